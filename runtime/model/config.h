@@ -1,0 +1,74 @@
+// One struct describes the model. The converter (rdrr/hf_config.cpp) resolves every architecture
+// quirk into these fields; the runtime reads flags, never architecture names.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bs {
+
+enum class Activation : uint8_t { silu, gelu_tanh };
+enum class RopeScaling : uint8_t { none, linear, llama3 };
+enum class AttentionType : uint8_t { full, sliding };
+
+struct RopeConfig {
+  float theta = 10000.0f;                  // base of the global (full-attention) layers
+  float local_theta = 0.0f;                // base of sliding layers; 0 = same as theta
+  RopeScaling scaling = RopeScaling::none;
+  float factor = 1.0f;                     // linear and llama3
+  float low_freq_factor = 1.0f;            // llama3
+  float high_freq_factor = 4.0f;           // llama3
+  int32_t original_max_position = 8192;    // llama3
+};
+
+struct ModelConfig {
+  std::string arch;                 // HF model_type, for display only ("llama", "gemma3_text", ...)
+  int32_t n_layers = 0;
+  int32_t dim = 0;                  // hidden size
+  int32_t ffn_dim = 0;              // intermediate size
+  int32_t n_heads = 0;
+  int32_t n_kv_heads = 0;           // GQA: n_heads % n_kv_heads == 0; MQA: 1
+  int32_t head_dim = 0;             // may differ from dim / n_heads (Gemma, Qwen3)
+  int32_t vocab = 0;
+  int32_t max_seq = 0;              // max_position_embeddings
+  float norm_eps = 1e-5f;
+
+  // --- feature flags ---
+  bool norm_offset = false;         // RMSNorm scales by (1 + w) (every Gemma norm, q/k norms too)
+  bool qk_norm = false;             // RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
+  bool qkv_bias = false;            // q/k/v projections have biases (Qwen2)
+  bool sandwich_norm = false;       // post-attention and post-FFN norms on the branch output (Gemma 3)
+  bool tied_embeddings = true;      // lm_head = embedding table
+  float embed_scale = 1.0f;         // multiply embeddings (Gemma: sqrt(dim), cast to the model dtype)
+  Activation act = Activation::silu;
+  float attn_scale = 0.0f;          // softmax scale; 0 = 1/sqrt(head_dim) (Gemma: query_pre_attn_scalar^-0.5)
+  float attn_softcap = 0.0f;        // 0 = off; else scores = cap * tanh(scores / cap)
+  float final_softcap = 0.0f;       // 0 = off; same on the logits
+  int32_t sliding_window = 0;       // window of sliding layers (keys at positions > pos - window)
+  std::vector<AttentionType> layer_types;  // n_layers entries
+  RopeConfig rope;
+
+  std::vector<int32_t> eos_ids;     // generation stops on any of these
+  int32_t bos_id = -1;
+
+  int32_t q_dim() const { return n_heads * head_dim; }
+  int32_t kv_dim() const { return n_kv_heads * head_dim; }
+  float softmax_scale() const;      // attn_scale or 1/sqrt(head_dim)
+};
+
+inline float ModelConfig::softmax_scale() const {
+  return attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim));
+}
+
+// Internal tensor names, written once. The converter maps HF names onto these; the model binds by them.
+//   embed            [vocab, dim]
+//   output           [vocab, dim]       (absent when tied)
+//   output_norm      [dim]
+//   blk.N.attn_norm  [dim]              blk.N.attn_q [q_dim, dim]   blk.N.attn_k/v [kv_dim, dim]
+//   blk.N.attn_q_bias/k_bias/v_bias     blk.N.attn_q_norm/k_norm [head_dim]
+//   blk.N.attn_out   [dim, q_dim]       blk.N.attn_post_norm [dim]  (sandwich)
+//   blk.N.ffn_norm   [dim]              blk.N.ffn_gate/ffn_up [ffn_dim, dim]  blk.N.ffn_down [dim, ffn_dim]
+//   blk.N.ffn_post_norm [dim]           (sandwich)
+// The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
+
+}  // namespace bs

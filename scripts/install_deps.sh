@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs everything blueshift needs to build and test on Debian 12. Idempotent.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends \
+  build-essential cmake ninja-build pkg-config git \
+  libvulkan-dev glslc libshaderc-dev glslang-tools spirv-tools \
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
+  libzstd-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
+  libgtest-dev googletest libfmt-dev python3 python3-numpy tmux

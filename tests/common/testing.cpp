@@ -1,0 +1,102 @@
+#include "tests/common/testing.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace bs::testing {
+
+fs::path shared_dir() {
+  const char* env = std::getenv("BS_SHARED_DIR");
+  if (!env) return {};
+  fs::path p(env);
+  std::error_code ec;
+  if (!fs::exists(p / "data", ec)) return {};
+  return fs::canonical(p, ec);
+}
+
+fs::path binary() {
+  const char* env = std::getenv("BS_BINARY");
+  return env ? fs::path(env) : fs::path("blueshift");
+}
+
+fs::path source_dir() {
+  const char* env = std::getenv("BS_SOURCE_DIR");
+  return env ? fs::path(env) : fs::current_path();
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "bs-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) std::abort();
+  path = tmpl;
+}
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+static std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+static std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+RunResult run_blueshift(const std::vector<std::string>& args) {
+  TempDir tmp;
+  std::string cmd = shell_quote(binary().string());
+  for (auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " </dev/null >" + shell_quote((tmp / "out").string()) + " 2>" + shell_quote((tmp / "err").string());
+  int status = std::system(cmd.c_str());
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {code, slurp(tmp / "out"), slurp(tmp / "err")};
+}
+
+uint64_t test_seed() {
+  static uint64_t seed = [] {
+    if (const char* env = std::getenv("BS_TEST_SEED")) return uint64_t(std::strtoull(env, nullptr, 10));
+    return uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+  }();
+  return seed;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(test_seed());
+  return r;
+}
+
+std::vector<float> random_floats(size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng());
+  return v;
+}
+
+double nmse(const float* a, const double* ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double d = double(a[i]) - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? num / den : num;
+}
+
+double nmse(const std::vector<float>& a, const std::vector<double>& ref) {
+  return nmse(a.data(), ref.data(), std::min(a.size(), ref.size()));
+}
+
+}  // namespace bs::testing

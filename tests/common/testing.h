@@ -1,0 +1,49 @@
+// Helpers every test may use: where the shared data and the binary are, fresh random data,
+// running the blueshift binary, temporary directories.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bs::testing {
+
+// ../shared, or empty when it is absent (tests then GTEST_SKIP with a message).
+std::filesystem::path shared_dir();
+// Skips the current test, with a message, when ../shared is absent. Use as: BS_REQUIRE_SHARED();
+#define BS_REQUIRE_SHARED()                                                                  \
+  do {                                                                                       \
+    if (::bs::testing::shared_dir().empty()) GTEST_SKIP() << "needs ../shared (reference data)"; \
+  } while (0)
+
+std::filesystem::path binary();      // the blueshift executable under test
+std::filesystem::path source_dir();  // repository root
+
+// A fresh temporary directory, removed when the object dies.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  std::filesystem::path path;
+  std::filesystem::path operator/(const std::string& s) const { return path / s; }
+};
+
+struct RunResult {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+// Runs `blueshift <args>` (args are shell-quoted here); returns exit code and captured output.
+RunResult run_blueshift(const std::vector<std::string>& args);
+
+// Fresh random data: a new seed every run unless BS_TEST_SEED is set; the seed is printed on failure.
+std::mt19937_64& rng();
+uint64_t test_seed();
+std::vector<float> random_floats(size_t n, float lo = -1.0f, float hi = 1.0f);
+
+// Normalized mean squared error: sum((a-b)^2) / sum(b^2).
+double nmse(const float* a, const double* ref, size_t n);
+double nmse(const std::vector<float>& a, const std::vector<double>& ref);
+
+}  // namespace bs::testing
