@@ -1,0 +1,104 @@
+// CommandEncoder and ComputePassEncoder, with automatic hazard tracking.
+//
+// The encoder knows which buffer ranges each dispatch (and copy) reads and writes. Before a command
+// it inserts one global memory barrier only if the command reads or writes a range an earlier command
+// wrote since the last barrier (RAW, WAW), or writes a range an earlier one read (WAR). Independent
+// dispatches — the Q, K and V projections — are recorded with no barrier between them.
+//
+// A finished CommandBuffer can be submitted any number of times (the decode loop records its steps
+// once and replays them).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/gpu/device.h"
+
+namespace bs::gpu {
+
+class QuerySet;
+
+class CommandBuffer {
+ public:
+  CommandBuffer() = default;
+  CommandBuffer(Device& device, VkCommandBuffer cb, std::string label, uint64_t dispatches, uint64_t barriers)
+      : device_(&device), cb_(cb), label_(std::move(label)), dispatches_(dispatches), barriers_(barriers) {}
+  ~CommandBuffer();
+  CommandBuffer(CommandBuffer&& o) noexcept { *this = std::move(o); }
+  CommandBuffer& operator=(CommandBuffer&& o) noexcept;
+
+  VkCommandBuffer handle() const { return cb_; }
+  uint64_t dispatchCount() const { return dispatches_; }
+  uint64_t barrierCount() const { return barriers_; }
+  const std::string& label() const { return label_; }
+
+ private:
+  Device* device_ = nullptr;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  std::string label_;
+  uint64_t dispatches_ = 0, barriers_ = 0;
+};
+
+class ComputePassEncoder;
+
+class CommandEncoder {
+ public:
+  CommandEncoder(Device& device, std::string label);
+  ~CommandEncoder();
+  CommandEncoder(CommandEncoder&&) noexcept;
+  CommandEncoder(const CommandEncoder&) = delete;
+
+  ComputePassEncoder beginComputePass(std::string label = {});
+  void copyBufferToBuffer(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
+                          uint64_t size);
+  // Small inline update (≤ 64 KiB, multiple of 4), recorded into the command buffer.
+  void writeBuffer(const Buffer& dst, uint64_t offset, const void* data, uint64_t size);
+  void fillBuffer(const Buffer& dst, uint64_t offset, uint64_t size, uint32_t value);
+  // Extension: a timestamp once every earlier command has finished its compute work.
+  void writeTimestamp(QuerySet& set, uint32_t index);
+  void resetQueries(QuerySet& set, uint32_t first, uint32_t count);
+  CommandBuffer finish();
+
+  uint64_t barrierCount() const { return barriers_; }
+  uint64_t dispatchCount() const { return dispatches_; }
+  VkCommandBuffer handle() const { return cb_; }
+
+  // Hazard tracking (used by the pass encoder).
+  struct Access {
+    VkBuffer buffer;
+    uint64_t offset, size;
+    bool writes;
+  };
+  void prepare(std::span<const Access> reads_writes);
+  void barrier();  // an unconditional full barrier (counted)
+
+ private:
+  friend class ComputePassEncoder;
+  Device* device_;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  std::string label_;
+  std::vector<Access> pending_writes_, pending_reads_;
+  uint64_t barriers_ = 0, dispatches_ = 0;
+};
+
+class ComputePassEncoder {
+ public:
+  explicit ComputePassEncoder(CommandEncoder& enc) : enc_(&enc) {}
+
+  void setPipeline(const ComputePipeline& p);
+  void setBindGroup(uint32_t group, const BindGroup& g);
+  // Extension: push constants (bytes must match the shader's block, ≤ 128 bytes to be portable).
+  void setPushConstants(const void* data, uint32_t size);
+  template <class T> void setPushConstants(const T& params) { setPushConstants(&params, sizeof(T)); }
+  void dispatchWorkgroups(uint32_t x, uint32_t y = 1, uint32_t z = 1);
+  // Workgroup counts read from `indirect` at `offset` (3 x u32) when the GPU runs the dispatch.
+  void dispatchWorkgroupsIndirect(const Buffer& indirect, uint64_t offset);
+  void end() {}
+
+ private:
+  void track(const Buffer* indirect, uint64_t indirect_offset);
+  CommandEncoder* enc_;
+  const ComputePipeline* pipeline_ = nullptr;
+  std::vector<const BindGroup*> groups_;
+};
+
+}  // namespace bs::gpu

@@ -1,0 +1,392 @@
+#include "runtime/gpu/device.h"
+
+#include <cstring>
+
+#include "runtime/gpu/command.h"
+#include "runtime/gpu/queue.h"
+
+namespace bs::gpu {
+
+Device::Device(int adapter_index, int enable_validation)
+    : instance_(std::make_unique<Instance>(enable_validation)) {
+  if (adapter_index >= 0) {
+    auto all = instance_->enumerateAdapters();
+    if (size_t(adapter_index) >= all.size())
+      fail_kind(ErrorKind::gpu, "adapter {} does not exist ({} adapters)", adapter_index, all.size());
+    adapter_ = all[adapter_index];
+    if (!adapter_.usable()) {
+      std::string m;
+      for (auto& s : adapter_.missing) m += "\n  - " + s;
+      fail_kind(ErrorKind::gpu, "{} lacks features blueshift needs:{}", adapter_.name, m);
+    }
+  } else {
+    adapter_ = instance_->requestAdapter();
+  }
+  physical_ = instance_->physical(adapter_.index);
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, qs.data());
+  queue_family_ = UINT32_MAX;
+  for (uint32_t i = 0; i < nq; ++i)  // prefer a queue with graphics too: it is the fast general queue on NVIDIA
+    if ((qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qs[i].timestampValidBits && queue_family_ == UINT32_MAX)
+      queue_family_ = i;
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+
+  // Features: only what the engine needs, plus int8 / 8-bit storage where present.
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f12.shaderFloat16 = VK_TRUE;
+  f12.shaderInt8 = adapter_.int8;
+  f12.storageBuffer8BitAccess = adapter_.storage8;
+  f12.timelineSemaphore = VK_TRUE;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
+  f11.storageBuffer16BitAccess = VK_TRUE;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
+  VkPhysicalDeviceFeatures supported{};
+  vkGetPhysicalDeviceFeatures(physical_, &supported);
+  f2.features.shaderInt16 = supported.shaderInt16;
+  f2.features.shaderInt64 = supported.shaderInt64;
+
+  VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  std::vector<const char*> exts;
+  if (adapter_.subgroup_size_control) {
+    VkPhysicalDeviceSubgroupSizeControlFeatures q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    VkPhysicalDeviceFeatures2 qf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q};
+    vkGetPhysicalDeviceFeatures2(physical_, &qf);
+    if (q.subgroupSizeControl && q.computeFullSubgroups) {
+      ssc.subgroupSizeControl = VK_TRUE;
+      ssc.computeFullSubgroups = VK_TRUE;
+      f12.pNext = &ssc;
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(physical_, &p);
+      if (p.apiVersion < VK_API_VERSION_1_3) exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    } else {
+      adapter_.subgroup_size_control = false;
+    }
+  }
+
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = uint32_t(exts.size());
+  dci.ppEnabledExtensionNames = exts.data();
+  VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
+
+  if (instance_->debug_utils())
+    set_name_ = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT");
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = queue_family_;
+  VK_CHECK(vkCreateCommandPool(device_, &pci, nullptr, &command_pool_));
+  queue_ = std::make_unique<Queue>(*this, queue_family_);
+}
+
+Device::~Device() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  queue_.reset();
+  for (auto p : descriptor_pools_) vkDestroyDescriptorPool(device_, p, nullptr);
+  vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+uint32_t Device::findMemoryType(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const {
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+    auto f = memory_.memoryTypes[i].propertyFlags;
+    if ((bits & (1u << i)) && (f & want) == want && !(f & avoid)) return i;
+  }
+  return UINT32_MAX;
+}
+
+void Device::setName(VkObjectType type, uint64_t handle, const std::string& name) const {
+  if (!set_name_ || name.empty()) return;
+  VkDebugUtilsObjectNameInfoEXT ni{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+  ni.objectType = type;
+  ni.objectHandle = handle;
+  ni.pObjectName = name.c_str();
+  set_name_(device_, &ni);
+}
+
+VkDescriptorPool Device::descriptorPool() {
+  constexpr uint32_t kSets = 1024;
+  if (descriptor_pools_.empty() || sets_in_pool_ >= kSets) {
+    VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSets * 8},
+                                    {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kSets}};
+    VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    ci.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
+    ci.maxSets = kSets;
+    ci.poolSizeCount = 2;
+    ci.pPoolSizes = sizes;
+    VkDescriptorPool pool;
+    VK_CHECK(vkCreateDescriptorPool(device_, &ci, nullptr, &pool));
+    descriptor_pools_.push_back(pool);
+    sets_in_pool_ = 0;
+  }
+  ++sets_in_pool_;
+  return descriptor_pools_.back();
+}
+
+CommandEncoder Device::createCommandEncoder(std::string label) { return CommandEncoder(*this, std::move(label)); }
+
+// ---------------------------------------------------------------------------------------------- Buffer
+
+Buffer::Buffer(Device& device, const BufferDesc& desc)
+    : device_(&device), size_(desc.size), usage_(desc.usage), label_(desc.label) {
+  if (desc.size == 0) fail_kind(ErrorKind::internal, "createBuffer({}): size 0", desc.label);
+  VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  ci.size = desc.size;
+  ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+             VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+  ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VK_CHECK(vkCreateBuffer(device.handle(), &ci, nullptr, &buffer_));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device.handle(), buffer_, &req);
+
+  constexpr auto kLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  constexpr auto kHost = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  constexpr auto kCoherent = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  constexpr auto kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  uint32_t type = UINT32_MAX;
+  switch (desc.usage) {
+    case BufferUsage::storage:
+      type = device.findMemoryType(req.memoryTypeBits, kLocal);
+      break;
+    case BufferUsage::upload:  // plain host memory, write-combined: the GPU reads it once
+      type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent, kLocal);
+      if (type == UINT32_MAX) type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent);
+      break;
+    case BufferUsage::readback:
+      type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent | kCached);
+      if (type == UINT32_MAX) type = device.findMemoryType(req.memoryTypeBits, kHost | kCached);
+      if (type == UINT32_MAX) type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent);
+      break;
+  }
+  if (type == UINT32_MAX) fail_kind(ErrorKind::gpu, "createBuffer({}): no suitable memory type", desc.label);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = type;
+  VkResult r = vkAllocateMemory(device.handle(), &ai, nullptr, &memory_);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+    vkDestroyBuffer(device.handle(), buffer_, nullptr);
+    buffer_ = VK_NULL_HANDLE;
+    fail_kind(ErrorKind::resources, "out of GPU memory allocating {} ({} bytes; {} bytes already allocated)",
+              desc.label.empty() ? "a buffer" : desc.label, desc.size, device.allocatedBytes());
+  }
+  VK_CHECK(r);
+  VK_CHECK(vkBindBufferMemory(device.handle(), buffer_, memory_, 0));
+  VkMemoryPropertyFlags flags = 0;
+  {
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(device.physical(), &mp);
+    flags = mp.memoryTypes[type].propertyFlags;
+  }
+  coherent_ = flags & kCoherent;
+  if (desc.usage != BufferUsage::storage) VK_CHECK(vkMapMemory(device.handle(), memory_, 0, VK_WHOLE_SIZE, 0, &mapped_));
+  device.trackAllocation(int64_t(req.size));
+  device.setName(VK_OBJECT_TYPE_BUFFER, uint64_t(buffer_), desc.label);
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    this->~Buffer();
+    device_ = o.device_; buffer_ = o.buffer_; memory_ = o.memory_; mapped_ = o.mapped_;
+    coherent_ = o.coherent_; size_ = o.size_; usage_ = o.usage_; label_ = std::move(o.label_);
+    o.buffer_ = VK_NULL_HANDLE; o.memory_ = VK_NULL_HANDLE; o.mapped_ = nullptr;
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  if (!device_ || !buffer_) return;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_->handle(), buffer_, &req);
+  device_->trackAllocation(-int64_t(req.size));
+  vkDestroyBuffer(device_->handle(), buffer_, nullptr);
+  vkFreeMemory(device_->handle(), memory_, nullptr);
+  buffer_ = VK_NULL_HANDLE;
+  memory_ = VK_NULL_HANDLE;
+}
+
+void Buffer::invalidate() const {
+  if (coherent_ || !mapped_) return;
+  VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  r.memory = memory_;
+  r.size = VK_WHOLE_SIZE;
+  vkInvalidateMappedMemoryRanges(device_->handle(), 1, &r);
+}
+
+// ----------------------------------------------------------------------------------------- ShaderModule
+
+ShaderModule::ShaderModule(Device& device, std::span<const uint32_t> spirv, std::string label)
+    : device_(&device), reflection_(reflect_spirv(spirv)), label_(std::move(label)) {
+  VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  ci.codeSize = spirv.size() * 4;
+  ci.pCode = spirv.data();
+  VK_CHECK(vkCreateShaderModule(device.handle(), &ci, nullptr, &module_));
+  device.setName(VK_OBJECT_TYPE_SHADER_MODULE, uint64_t(module_), label_);
+}
+
+ShaderModule& ShaderModule::operator=(ShaderModule&& o) noexcept {
+  if (this != &o) {
+    this->~ShaderModule();
+    device_ = o.device_; module_ = o.module_; reflection_ = std::move(o.reflection_); label_ = std::move(o.label_);
+    o.module_ = VK_NULL_HANDLE;
+  }
+  return *this;
+}
+
+ShaderModule::~ShaderModule() {
+  if (device_ && module_) vkDestroyShaderModule(device_->handle(), module_, nullptr);
+  module_ = VK_NULL_HANDLE;
+}
+
+// -------------------------------------------------------------------------------------- ComputePipeline
+
+ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc)
+    : device_(&device), label_(desc.label) {
+  const auto& refl = desc.module->reflection();
+  bindings_ = refl.bindings;
+  push_bytes_ = refl.push_constant_bytes;
+  local_size_ = refl.local_size;
+
+  // Descriptor set layouts derived from the SPIR-V: one per set index used.
+  uint32_t n_sets = 0;
+  for (auto& b : bindings_) n_sets = std::max(n_sets, b.set + 1);
+  set_layouts_.resize(n_sets, VK_NULL_HANDLE);
+  for (uint32_t s = 0; s < n_sets; ++s) {
+    std::vector<VkDescriptorSetLayoutBinding> lb;
+    for (auto& b : bindings_) {
+      if (b.set != s) continue;
+      lb.push_back({b.binding,
+                    b.kind == BindingKind::storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                    1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    }
+    VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    ci.bindingCount = uint32_t(lb.size());
+    ci.pBindings = lb.data();
+    VK_CHECK(vkCreateDescriptorSetLayout(device.handle(), &ci, nullptr, &set_layouts_[s]));
+  }
+  VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_};
+  VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  lci.setLayoutCount = n_sets;
+  lci.pSetLayouts = set_layouts_.data();
+  lci.pushConstantRangeCount = push_bytes_ ? 1 : 0;
+  lci.pPushConstantRanges = &pcr;
+  VK_CHECK(vkCreatePipelineLayout(device.handle(), &lci, nullptr, &layout_));
+
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<uint32_t> data;
+  for (auto& c : desc.constants) {
+    entries.push_back({c.id, uint32_t(data.size() * 4), 4});
+    data.push_back(c.value);
+    for (int k = 0; k < 3; ++k)
+      if (refl.local_size_spec_id[k] == int32_t(c.id)) local_size_[k] = c.value;
+  }
+  VkSpecializationInfo si{uint32_t(entries.size()), entries.data(), data.size() * 4, data.data()};
+
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rss{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  rss.requiredSubgroupSize = desc.required_subgroup_size;
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = desc.module->handle();
+  ci.stage.pName = refl.entry.c_str();
+  ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &si;
+  if (desc.required_subgroup_size && device.adapter().subgroup_size_control) {
+    ci.stage.pNext = &rss;
+    ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
+  ci.layout = layout_;
+  VK_CHECK(vkCreateComputePipelines(device.handle(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_));
+  device.setName(VK_OBJECT_TYPE_PIPELINE, uint64_t(pipeline_), label_);
+}
+
+ComputePipeline& ComputePipeline::operator=(ComputePipeline&& o) noexcept {
+  if (this != &o) {
+    this->~ComputePipeline();
+    device_ = o.device_; pipeline_ = o.pipeline_; layout_ = o.layout_; set_layouts_ = std::move(o.set_layouts_);
+    bindings_ = std::move(o.bindings_); push_bytes_ = o.push_bytes_; local_size_ = o.local_size_;
+    label_ = std::move(o.label_);
+    o.pipeline_ = VK_NULL_HANDLE; o.layout_ = VK_NULL_HANDLE; o.set_layouts_.clear();
+  }
+  return *this;
+}
+
+ComputePipeline::~ComputePipeline() {
+  if (!device_) return;
+  if (pipeline_) vkDestroyPipeline(device_->handle(), pipeline_, nullptr);
+  if (layout_) vkDestroyPipelineLayout(device_->handle(), layout_, nullptr);
+  for (auto l : set_layouts_) vkDestroyDescriptorSetLayout(device_->handle(), l, nullptr);
+  pipeline_ = VK_NULL_HANDLE; layout_ = VK_NULL_HANDLE; set_layouts_.clear();
+}
+
+// -------------------------------------------------------------------------------------------- BindGroup
+
+BindGroup::BindGroup(Device& device, const ComputePipeline& p, uint32_t group, std::span<const BindGroupEntry> entries,
+                     std::string label)
+    : device_(&device), group_(group) {
+  pool_ = device.descriptorPool();
+  VkDescriptorSetLayout layout = p.bindGroupLayout(group);
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool_;
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &layout;
+  VK_CHECK(vkAllocateDescriptorSets(device.handle(), &ai, &set_));
+
+  std::vector<VkDescriptorBufferInfo> infos(entries.size());
+  std::vector<VkWriteDescriptorSet> writes;
+  size_t expected = 0;
+  for (auto& b : p.bindings()) expected += b.set == group;
+  if (entries.size() != expected)
+    fail_kind(ErrorKind::internal, "createBindGroup({}): pipeline {} group {} has {} bindings, {} given", label,
+              p.label(), group, expected, entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    const ReflectedBinding* rb = nullptr;
+    for (auto& b : p.bindings())
+      if (b.set == group && b.binding == e.binding) rb = &b;
+    if (!rb) fail_kind(ErrorKind::internal, "createBindGroup({}): pipeline {} has no binding {}", label, p.label(), e.binding);
+    uint64_t size = e.size ? e.size : e.buffer->size() - e.offset;
+    if (e.offset + size > e.buffer->size())
+      fail_kind(ErrorKind::internal, "createBindGroup({}): binding {} range [{}, +{}) exceeds buffer {} of {} bytes",
+                label, e.binding, e.offset, size, e.buffer->label(), e.buffer->size());
+    if (size > device.maxBindingRange())
+      fail_kind(ErrorKind::resources, "createBindGroup({}): binding {} covers {} bytes, over the device's {} byte limit",
+                label, e.binding, size, device.maxBindingRange());
+    infos[i] = {e.buffer->handle(), e.offset, size};
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set_;
+    w.dstBinding = e.binding;
+    w.descriptorCount = 1;
+    w.descriptorType = rb->kind == BindingKind::storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    w.pBufferInfo = &infos[i];
+    writes.push_back(w);
+    ranges_.push_back({e.buffer->handle(), e.offset, size, rb->reads, rb->writes});
+  }
+  vkUpdateDescriptorSets(device.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  device.setName(VK_OBJECT_TYPE_DESCRIPTOR_SET, uint64_t(set_), label);
+}
+
+BindGroup& BindGroup::operator=(BindGroup&& o) noexcept {
+  if (this != &o) {
+    this->~BindGroup();
+    device_ = o.device_; pool_ = o.pool_; set_ = o.set_; group_ = o.group_; ranges_ = std::move(o.ranges_);
+    o.set_ = VK_NULL_HANDLE;
+  }
+  return *this;
+}
+
+BindGroup::~BindGroup() {
+  if (device_ && set_) vkFreeDescriptorSets(device_->handle(), pool_, 1, &set_);
+  set_ = VK_NULL_HANDLE;
+}
+
+}  // namespace bs::gpu

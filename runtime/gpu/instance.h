@@ -1,0 +1,75 @@
+// Instance and Adapter: WebGPU's entry points over a VkInstance and its physical devices.
+//
+// The validation layer is enabled when installed (vulkan-validationlayers) unless BLUESHIFT_VALIDATION=0;
+// every message it reports is counted, so tests can fail the test that caused one.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu/vk.h"
+
+namespace bs::gpu {
+
+// What blueshift reads off an adapter, for `blueshift devices` and for device creation.
+struct AdapterInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;          // discrete | integrated | virtual | cpu | other
+  std::string driver;        // driver name + info, e.g. "NVIDIA 580.82"
+  std::string api_version;   // "1.3.239"
+  uint32_t vendor_id = 0, device_id = 0;
+  uint32_t subgroup_size = 0;
+  bool f16 = false;          // shaderFloat16
+  bool int8 = false;         // shaderInt8
+  bool storage16 = false;    // storageBuffer16BitAccess
+  bool storage8 = false;     // storageBuffer8BitAccess
+  bool subgroup_basic = false, subgroup_arithmetic = false, subgroup_shuffle = false;
+  bool timeline = false;
+  bool timestamps = false;
+  bool subgroup_size_control = false;
+  bool coopmat_nv = false;   // VK_NV_cooperative_matrix
+  bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
+  uint64_t max_storage_range = 0;
+  uint32_t max_shared_memory = 0;
+  uint32_t max_push_constants = 0;
+  uint32_t max_workgroup_invocations = 0;
+  uint64_t device_local_bytes = 0;
+  float timestamp_period_ns = 1.0f;
+  std::vector<std::string> missing;  // required features this adapter lacks; empty = usable
+  bool usable() const { return missing.empty(); }
+};
+
+class Instance {
+ public:
+  // enable_validation: -1 = auto (layer installed and BLUESHIFT_VALIDATION != 0), 0 = off, 1 = on.
+  explicit Instance(int enable_validation = -1);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance handle() const { return instance_; }
+  bool validation() const { return validation_; }
+  bool debug_utils() const { return debug_utils_; }
+
+  std::vector<AdapterInfo> enumerateAdapters() const;
+  VkPhysicalDevice physical(uint32_t index) const;
+
+  // Picks discrete, then integrated, then CPU; BLUESHIFT_DEVICE=<index|name substring> overrides.
+  // Throws bs::Error(gpu) listing the adapters and what each lacks when none is usable.
+  AdapterInfo requestAdapter() const;
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool validation_ = false;
+  bool debug_utils_ = false;
+};
+
+// Validation messages (errors and warnings) reported since the last reset, across all instances.
+uint64_t validation_message_count();
+std::string last_validation_message();
+void reset_validation_messages();
+
+}  // namespace bs::gpu

@@ -1,0 +1,13 @@
+# Runs spirv-val on every .spv in SPV_DIR; fails on the first invalid module.
+file(GLOB mods ${SPV_DIR}/*.spv)
+list(LENGTH mods n)
+if(n EQUAL 0)
+  message(FATAL_ERROR "no SPIR-V modules found in ${SPV_DIR}")
+endif()
+foreach(m ${mods})
+  execute_process(COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${m} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "spirv-val failed on ${m}:\n${out}${err}")
+  endif()
+endforeach()
+message(STATUS "spirv-val: ${n} modules valid")

@@ -1,0 +1,119 @@
+// The hazard tracker: barriers exactly where a dispatch depends on an earlier one.
+#include <gtest/gtest.h>
+
+#include "tests/gpu/gpu_test.h"
+
+namespace bs::testing {
+namespace {
+
+using kparams::MatvecParams;
+
+class Hazards : public GpuTest {
+ protected:
+  // y = W x through matvec_f16 with W = identity * scale, so a chain multiplies by scale each step.
+  gpu::Buffer identity(uint32_t n, float scale) {
+    std::vector<uint16_t> w(size_t(n) * n, float_to_half(0.0f));
+    for (uint32_t i = 0; i < n; ++i) w[size_t(i) * n + i] = float_to_half(scale);
+    return upload(w, "identity");
+  }
+};
+
+TEST_F(Hazards, DependentChainIsCorrectAndBarriered) {
+  const uint32_t n = 64, steps = 6;
+  auto w = identity(n, 2.0f);
+  auto x = random_floats(n);
+  std::vector<gpu::Buffer> bufs;
+  bufs.push_back(upload(x));
+  for (uint32_t i = 0; i < steps; ++i) bufs.push_back(poisoned(n * 4));
+  const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
+  std::vector<gpu::BindGroup> groups;
+  for (uint32_t i = 0; i < steps; ++i) {
+    gpu::BindGroupEntry e[] = {{0, &w}, {1, &bufs[i]}, {2, &bufs[i + 1]}};
+    groups.push_back(device().createBindGroup(p, 0, e));
+  }
+  auto enc = device().createCommandEncoder("chain");
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(p);
+  for (uint32_t i = 0; i < steps; ++i) {
+    pass.setBindGroup(0, groups[i]);
+    pass.setPushConstants(MatvecParams{n, n, 1, 0});
+    pass.dispatchWorkgroups(n);
+  }
+  EXPECT_EQ(enc.barrierCount(), steps - 1);  // each step reads what the previous one wrote
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto y = download<float>(bufs[steps], n);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(y[i], x[i] * 64.0f);
+}
+
+TEST_F(Hazards, IndependentDispatchesGetNoBarrier) {
+  const uint32_t n = 48, count = 10;
+  auto w = identity(n, 3.0f);
+  auto x = upload(random_floats(n));
+  auto out = poisoned(n * 4 * count);
+  const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
+  std::vector<gpu::BindGroup> groups;
+  for (uint32_t i = 0; i < count; ++i) {  // disjoint output ranges of one buffer
+    gpu::BindGroupEntry e[] = {{0, &w}, {1, &x}, {2, &out, uint64_t(i) * n * 4, n * 4}};
+    groups.push_back(device().createBindGroup(p, 0, e));
+  }
+  auto enc = device().createCommandEncoder("independent");
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(p);
+  for (auto& g : groups) {
+    pass.setBindGroup(0, g);
+    pass.setPushConstants(MatvecParams{n, n, 1, 0});
+    pass.dispatchWorkgroups(n);
+  }
+  EXPECT_EQ(enc.barrierCount(), 0u);
+  EXPECT_EQ(enc.dispatchCount(), count);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto xs = download<float>(x, n);
+  auto y = download<float>(out, n * count);
+  for (uint32_t i = 0; i < count; ++i)
+    for (uint32_t j = 0; j < n; ++j) ASSERT_FLOAT_EQ(y[i * n + j], 3.0f * xs[j]);
+}
+
+TEST_F(Hazards, WriteAfterReadIsCaught) {
+  const uint32_t n = 32;
+  auto w = identity(n, 1.0f);
+  auto a = upload(random_floats(n));
+  auto b = poisoned(n * 4);
+  const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
+  gpu::BindGroupEntry read_a[] = {{0, &w}, {1, &a}, {2, &b}};   // reads a, writes b
+  gpu::BindGroupEntry write_a[] = {{0, &w}, {1, &w}, {2, &a}};  // writes a (reads only w)
+  auto g1 = device().createBindGroup(p, 0, read_a);
+  auto g2 = device().createBindGroup(p, 0, write_a);
+  auto enc = device().createCommandEncoder("war");
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(p);
+  pass.setBindGroup(0, g1);
+  pass.setPushConstants(MatvecParams{n, n, 1, 0});
+  pass.dispatchWorkgroups(n);
+  EXPECT_EQ(enc.barrierCount(), 0u);
+  pass.setBindGroup(0, g2);
+  pass.dispatchWorkgroups(n);
+  EXPECT_EQ(enc.barrierCount(), 1u);  // the second dispatch writes what the first one read
+  enc.finish();
+}
+
+TEST_F(Hazards, OverlappingRangesConflictAndDisjointOnesDoNot) {
+  auto buf = poisoned(1024);
+  auto enc = device().createCommandEncoder("ranges");
+  enc.fillBuffer(buf, 0, 512, 1);
+  enc.fillBuffer(buf, 512, 512, 2);  // disjoint: no barrier
+  EXPECT_EQ(enc.barrierCount(), 0u);
+  enc.fillBuffer(buf, 508, 8, 3);    // overlaps both earlier writes (WAW)
+  EXPECT_EQ(enc.barrierCount(), 1u);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto v = download<uint32_t>(buf, 256);
+  EXPECT_EQ(v[0], 1u);
+  EXPECT_EQ(v[127], 3u);
+  EXPECT_EQ(v[128], 3u);
+  EXPECT_EQ(v[255], 2u);
+}
+
+}  // namespace
+}  // namespace bs::testing

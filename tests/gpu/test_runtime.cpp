@@ -1,0 +1,171 @@
+// The WebGPU-shaped layer: adapters, buffers, reflection, pools, submits.
+#include <gtest/gtest.h>
+
+#include "kernels_glsl/kernels.h"
+#include "tests/gpu/gpu_test.h"
+
+namespace bs::testing {
+namespace {
+
+using gpu::BufferUsage;
+
+class Runtime : public GpuTest {};
+
+TEST_F(Runtime, AdapterIsUsableAndListed) {
+  gpu::Instance inst(0);
+  auto adapters = inst.enumerateAdapters();
+  ASSERT_FALSE(adapters.empty());
+  auto& a = device().adapter();
+  EXPECT_TRUE(a.usable());
+  EXPECT_GT(a.subgroup_size, 0u);
+  EXPECT_TRUE(a.f16);
+}
+
+TEST_F(Runtime, BufferRoundTripEveryUsage) {
+  auto data = random_floats(100003);
+  for (auto usage : {BufferUsage::storage, BufferUsage::upload, BufferUsage::readback}) {
+    auto b = device().createBuffer({data.size() * 4, usage, "roundtrip"});
+    device().queue().writeBuffer(b, 0, data.data(), data.size() * 4);
+    auto back = download<float>(b, data.size());
+    EXPECT_EQ(std::memcmp(back.data(), data.data(), data.size() * 4), 0) << "usage " << int(usage);
+  }
+}
+
+TEST_F(Runtime, CopyBufferToBufferAtOffsets) {
+  auto data = random_floats(4099);
+  auto src = upload(data);
+  auto dst = poisoned(data.size() * 4);
+  auto enc = device().createCommandEncoder("copy");
+  enc.copyBufferToBuffer(src, 4, dst, 8, (data.size() - 3) * 4);  // dst[2 + i] = src[1 + i]
+  enc.copyBufferToBuffer(src, 0, dst, 0, 4);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto back = download<float>(dst, data.size());
+  EXPECT_EQ(back[0], data[0]);
+  for (size_t i = 0; i + 3 < data.size(); ++i) ASSERT_EQ(back[2 + i], data[1 + i]) << i;
+}
+
+TEST_F(Runtime, EveryEmbeddedKernelReflectsAndBuilds) {
+  size_t n = 0;
+  for (auto& k : kernels::all()) {
+    auto refl = gpu::reflect_spirv(k.spirv);
+    EXPECT_FALSE(refl.bindings.empty()) << k.name;
+    EXPECT_LE(refl.push_constant_bytes, 128u) << k.name;
+    kernels().get(std::string(k.name));
+    ++n;
+  }
+  EXPECT_GT(n, 3u);
+}
+
+TEST_F(Runtime, ReflectionReadsAccessAndSpecializedWorkgroupSize) {
+  const auto& p = kernels().get("rms_norm_f32", {{0, 64}});
+  ASSERT_EQ(p.bindings().size(), 3u);
+  EXPECT_TRUE(p.bindings()[0].reads);
+  EXPECT_FALSE(p.bindings()[0].writes);  // readonly X
+  EXPECT_TRUE(p.bindings()[2].writes);
+  EXPECT_FALSE(p.bindings()[2].reads);   // writeonly Y
+  EXPECT_EQ(p.workgroupSize()[0], 64u);
+  EXPECT_EQ(p.pushConstantBytes(), 16u);
+}
+
+TEST_F(Runtime, ShaderFromGlslAtRunTime) {
+  const char* src = R"(#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint v[]; };
+void main() { v[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x * FACTOR; })";
+  auto module = device().createShaderModuleGLSL(src, "runtime glsl", {{"FACTOR", "3u"}});
+  auto pipe = device().createComputePipeline({&module, {}, 0, "runtime glsl"});
+  auto buf = poisoned(256 * 4);
+  gpu::BindGroupEntry e{0, &buf};
+  auto bg = device().createBindGroup(pipe, 0, std::span(&e, 1));
+  auto enc = device().createCommandEncoder();
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(pipe);
+  pass.setBindGroup(0, bg);
+  pass.dispatchWorkgroups(4);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto v = download<uint32_t>(buf, 256);
+  for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(v[i], i * 3);
+}
+
+TEST_F(Runtime, GlslCompileErrorIsReported) {
+  EXPECT_THROW(device().createShaderModuleGLSL("#version 450\nvoid main() { undefined_thing; }", "bad"), bs::Error);
+}
+
+TEST_F(Runtime, BufferPoolReusesSizeClasses) {
+  gpu::BufferPool pool(device(), BufferUsage::storage);
+  auto a = pool.acquire(1000);
+  EXPECT_EQ(a->size(), 1024u);
+  auto* raw = a.get();
+  pool.release(std::move(a));
+  auto b = pool.acquire(700);  // same class
+  EXPECT_EQ(b.get(), raw);
+  auto c = pool.acquire(5000);
+  EXPECT_EQ(c->size(), 8192u);
+  EXPECT_EQ(pool.created(), 2u);
+}
+
+TEST_F(Runtime, TimelineCountsBatchesOfOneSubmit) {
+  auto buf = poisoned(16);
+  std::vector<gpu::CommandBuffer> cbs;
+  for (uint32_t i = 0; i < 3; ++i) {
+    auto enc = device().createCommandEncoder();
+    enc.fillBuffer(buf, 4 * i, 4, i + 1);
+    cbs.push_back(enc.finish());
+  }
+  std::vector<std::vector<const gpu::CommandBuffer*>> batches = {{&cbs[0]}, {&cbs[1]}, {&cbs[2]}};
+  uint64_t submits_before = device().counters().submits;
+  uint64_t last = device().queue().submitBatches(batches);
+  EXPECT_EQ(device().counters().submits, submits_before + 1);
+  EXPECT_TRUE(device().queue().wait(last));
+  EXPECT_GE(device().queue().completedValue(), last);
+  auto v = download<uint32_t>(buf, 3);
+  EXPECT_EQ(v, (std::vector<uint32_t>{1, 2, 3}));
+}
+
+TEST_F(Runtime, ProfilerAttributesTimeToLabels) {
+  gpu::Profiler prof(device(), 8);
+  auto data = random_floats(1 << 16);
+  auto src = upload(data);
+  auto dst = poisoned(64 * 4);
+  const auto& p = kernels().get("stream_read", {{0, 64}});
+  gpu::BindGroupEntry e[] = {{0, &src}, {1, &dst}};
+  auto bg = device().createBindGroup(p, 0, e);
+  auto enc = device().createCommandEncoder();
+  prof.begin(enc);
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(p);
+  pass.setBindGroup(0, bg);
+  kparams::StreamParams sp{uint32_t(data.size() / 4), 1};
+  pass.setPushConstants(sp);
+  pass.dispatchWorkgroups(64);
+  prof.mark(enc, "stream");
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  prof.collect();
+  ASSERT_EQ(prof.ms_by_label().count("stream"), 1u);
+  EXPECT_GT(prof.ms_by_label().at("stream"), 0.0);
+}
+
+}  // namespace
+}  // namespace bs::testing
+
+namespace bs::testing {
+namespace {
+
+// The validation layer is live: a dispatch with no bind group is reported, and counted.
+TEST_F(Runtime, ValidationLayerCatchesMisuse) {
+  if (!gpu::Instance(-1).validation()) GTEST_SKIP() << "vulkan-validationlayers not installed";
+  const auto& p = kernels().get("noop");
+  auto enc = device().createCommandEncoder("misuse");
+  vkCmdBindPipeline(enc.handle(), VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
+  vkCmdDispatch(enc.handle(), 1, 1, 1);  // descriptor set 0 never bound
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  EXPECT_GT(gpu::validation_message_count(), 0u);
+  gpu::reset_validation_messages();
+}
+
+}  // namespace
+}  // namespace bs::testing
