@@ -1,0 +1,143 @@
+// ModelConfig <-> JSON for manifest.json's x-blueshift.config. Every field is written by its C++ name,
+// so the manifest is the complete model description and needs no HF config.json to run.
+#include <algorithm>
+
+#include "rdrr/hf_config.h"
+#include "runtime/base/error.h"
+
+namespace bs {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+const char* kActivations[] = {"silu", "gelu_tanh"};
+const char* kScalings[] = {"none", "linear", "llama3"};
+const char* kAttention[] = {"full", "sliding"};
+
+template <size_t N>
+int parse_enum(const json& j, const char* (&names)[N], const std::string& label, const char* key) {
+  if (!j.is_string()) fail("{}: x-blueshift.config.{} must be a string", label, key);
+  auto s = j.get<std::string>();
+  for (size_t i = 0; i < N; ++i)
+    if (s == names[i]) return int(i);
+  fail("{}: x-blueshift.config.{}: unknown value '{}'", label, key, s);
+}
+
+struct Fields {
+  const json& j;
+  const std::string& label;
+  const json& at(const char* key) const {
+    auto it = j.find(key);
+    if (it == j.end()) fail("{}: x-blueshift.config is missing '{}'", label, key);
+    return *it;
+  }
+  int32_t i32(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX)
+      fail("{}: x-blueshift.config.{} must be a 32-bit integer, got {}", label, key, v.dump());
+    return v.get<int32_t>();
+  }
+  float f32(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number()) fail("{}: x-blueshift.config.{} must be a number, got {}", label, key, v.dump());
+    return v.get<float>();
+  }
+  bool flag(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) fail("{}: x-blueshift.config.{} must be a boolean, got {}", label, key, v.dump());
+    return v.get<bool>();
+  }
+};
+
+}  // namespace
+
+ordered_json config_to_json(const ModelConfig& c) {
+  ordered_json j;
+  j["arch"] = c.arch;
+  j["n_layers"] = c.n_layers;
+  j["dim"] = c.dim;
+  j["ffn_dim"] = c.ffn_dim;
+  j["n_heads"] = c.n_heads;
+  j["n_kv_heads"] = c.n_kv_heads;
+  j["head_dim"] = c.head_dim;
+  j["vocab"] = c.vocab;
+  j["max_seq"] = c.max_seq;
+  j["norm_eps"] = c.norm_eps;
+  j["norm_offset"] = c.norm_offset;
+  j["qk_norm"] = c.qk_norm;
+  j["qkv_bias"] = c.qkv_bias;
+  j["sandwich_norm"] = c.sandwich_norm;
+  j["tied_embeddings"] = c.tied_embeddings;
+  j["embed_scale"] = c.embed_scale;
+  j["act"] = kActivations[int(c.act)];
+  j["attn_scale"] = c.attn_scale;
+  j["attn_softcap"] = c.attn_softcap;
+  j["final_softcap"] = c.final_softcap;
+  j["sliding_window"] = c.sliding_window;
+  auto& lt = j["layer_types"] = ordered_json::array();
+  for (auto t : c.layer_types) lt.push_back(kAttention[int(t)]);
+  j["rope"] = {{"theta", c.rope.theta},
+               {"local_theta", c.rope.local_theta},
+               {"scaling", kScalings[int(c.rope.scaling)]},
+               {"factor", c.rope.factor},
+               {"low_freq_factor", c.rope.low_freq_factor},
+               {"high_freq_factor", c.rope.high_freq_factor},
+               {"original_max_position", c.rope.original_max_position}};
+  j["eos_ids"] = c.eos_ids;
+  j["bos_id"] = c.bos_id;
+  return j;
+}
+
+ModelConfig config_from_json(const json& j, const std::string& label) {
+  if (!j.is_object()) fail("{}: x-blueshift.config must be an object", label);
+  Fields f{j, label};
+  ModelConfig c;
+  const json& arch = f.at("arch");
+  if (!arch.is_string()) fail("{}: x-blueshift.config.arch must be a string", label);
+  c.arch = arch.get<std::string>();
+  c.n_layers = f.i32("n_layers");
+  c.dim = f.i32("dim");
+  c.ffn_dim = f.i32("ffn_dim");
+  c.n_heads = f.i32("n_heads");
+  c.n_kv_heads = f.i32("n_kv_heads");
+  c.head_dim = f.i32("head_dim");
+  c.vocab = f.i32("vocab");
+  c.max_seq = f.i32("max_seq");
+  c.norm_eps = f.f32("norm_eps");
+  c.norm_offset = f.flag("norm_offset");
+  c.qk_norm = f.flag("qk_norm");
+  c.qkv_bias = f.flag("qkv_bias");
+  c.sandwich_norm = f.flag("sandwich_norm");
+  c.tied_embeddings = f.flag("tied_embeddings");
+  c.embed_scale = f.f32("embed_scale");
+  c.act = Activation(parse_enum(f.at("act"), kActivations, label, "act"));
+  c.attn_scale = f.f32("attn_scale");
+  c.attn_softcap = f.f32("attn_softcap");
+  c.final_softcap = f.f32("final_softcap");
+  c.sliding_window = f.i32("sliding_window");
+  const json& lt = f.at("layer_types");
+  if (!lt.is_array()) fail("{}: x-blueshift.config.layer_types must be a list", label);
+  for (auto& t : lt) c.layer_types.push_back(AttentionType(parse_enum(t, kAttention, label, "layer_types")));
+  Fields r{f.at("rope"), label};
+  if (!r.j.is_object()) fail("{}: x-blueshift.config.rope must be an object", label);
+  c.rope.theta = r.f32("theta");
+  c.rope.local_theta = r.f32("local_theta");
+  c.rope.scaling = RopeScaling(parse_enum(r.at("scaling"), kScalings, label, "rope.scaling"));
+  c.rope.factor = r.f32("factor");
+  c.rope.low_freq_factor = r.f32("low_freq_factor");
+  c.rope.high_freq_factor = r.f32("high_freq_factor");
+  c.rope.original_max_position = r.i32("original_max_position");
+  const json& eos = f.at("eos_ids");
+  if (!eos.is_array()) fail("{}: x-blueshift.config.eos_ids must be a list", label);
+  for (auto& e : eos) {
+    if (!e.is_number_integer()) fail("{}: x-blueshift.config.eos_ids must hold integers", label);
+    c.eos_ids.push_back(e.get<int32_t>());
+  }
+  c.bos_id = f.i32("bos_id");
+  validate_config(c, label);
+  return c;
+}
+
+}  // namespace bs

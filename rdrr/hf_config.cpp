@@ -1,0 +1,320 @@
+#include "rdrr/hf_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "runtime/base/error.h"
+#include "runtime/base/half.h"
+
+namespace bs {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string>& supported_architectures() {
+  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gemma3"};
+  return kArchs;
+}
+
+namespace {
+
+// Gemma3TextConfig's defaults: multimodal gemma3 checkpoints write only what differs from them in
+// text_config (the 4B model's text_config has no head counts at all).
+const json kGemma3TextDefaults = {
+    {"vocab_size", 262208},  {"hidden_size", 2304},        {"intermediate_size", 9216},
+    {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+    {"head_dim", 256},       {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
+    {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0}, {"query_pre_attn_scalar", 256},
+    {"sliding_window", 4096}, {"hidden_activation", "gelu_pytorch_tanh"}, {"tie_word_embeddings", true}};
+
+// Fields read from one config object, with defaults for the architecture and the file's name in errors.
+struct Reader {
+  const json& j;
+  const json& defaults;
+  const std::string& label;
+
+  const json* find(const char* key) const {
+    auto it = j.find(key);
+    if (it != j.end() && !it->is_null()) return &*it;
+    auto d = defaults.find(key);
+    if (d != defaults.end() && !d->is_null()) return &*d;
+    return nullptr;
+  }
+  bool has(const char* key) const { return find(key) != nullptr; }
+  int32_t int_(const char* key) const {
+    const json* v = find(key);
+    if (!v) fail("{}: missing required field '{}'", label, key);
+    if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > INT32_MAX)
+      fail("{}: '{}' must be a non-negative 32-bit integer, got {}", label, key, v->dump());
+    return v->get<int32_t>();
+  }
+  int32_t int_or(const char* key, int32_t dflt) const { return has(key) ? int_(key) : dflt; }
+  double num(const char* key) const {
+    const json* v = find(key);
+    if (!v) fail("{}: missing required field '{}'", label, key);
+    if (!v->is_number()) fail("{}: '{}' must be a number, got {}", label, key, v->dump());
+    return v->get<double>();
+  }
+  double num_or(const char* key, double dflt) const { return has(key) ? num(key) : dflt; }
+  bool flag_or(const char* key, bool dflt) const {
+    const json* v = find(key);
+    if (!v) return dflt;
+    if (!v->is_boolean()) fail("{}: '{}' must be true or false, got {}", label, key, v->dump());
+    return v->get<bool>();
+  }
+  std::string str_or(const char* key, const std::string& dflt) const {
+    const json* v = find(key);
+    if (!v) return dflt;
+    if (!v->is_string()) fail("{}: '{}' must be a string, got {}", label, key, v->dump());
+    return v->get<std::string>();
+  }
+};
+
+Activation parse_activation(const std::string& s, const std::string& label) {
+  if (s == "silu" || s == "swish") return Activation::silu;
+  if (s == "gelu_pytorch_tanh" || s == "gelu_tanh") return Activation::gelu_tanh;
+  fail("{}: activation '{}' is not supported (expected silu or gelu_pytorch_tanh)", label, s);
+}
+
+// One RoPE parameter set: {rope_type|type, rope_theta?, factor, low_freq_factor, ...}.
+// Fills scaling fields of `rope` and returns the theta it names (or `theta` when it has none).
+double apply_rope_params(const json& p, RopeConfig& rope, double theta, const std::string& label,
+                         const std::string& where) {
+  if (!p.is_object()) fail("{}: '{}' must be an object", label, where);
+  std::string type = "default";
+  if (p.contains("rope_type") && p["rope_type"].is_string()) type = p["rope_type"].get<std::string>();
+  else if (p.contains("type") && p["type"].is_string()) type = p["type"].get<std::string>();
+  auto num = [&](const char* k, double d) {
+    if (!p.contains(k) || p[k].is_null()) return d;
+    if (!p[k].is_number()) fail("{}: '{}.{}' must be a number", label, where, k);
+    return p[k].get<double>();
+  };
+  theta = num("rope_theta", theta);
+  if (type == "default") {
+    rope.scaling = RopeScaling::none;
+  } else if (type == "linear") {
+    rope.scaling = RopeScaling::linear;
+    rope.factor = float(num("factor", 1.0));
+  } else if (type == "llama3") {
+    rope.scaling = RopeScaling::llama3;
+    for (const char* k : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+      if (!p.contains(k) || !p[k].is_number()) fail("{}: '{}' has rope_type llama3 but no number '{}'", label, where, k);
+    rope.factor = float(num("factor", 1.0));
+    rope.low_freq_factor = float(num("low_freq_factor", 1.0));
+    rope.high_freq_factor = float(num("high_freq_factor", 4.0));
+    rope.original_max_position = int32_t(num("original_max_position_embeddings", 8192));
+  } else {
+    fail("{}: '{}': rope_type '{}' is not supported (default, linear, llama3)", label, where, type);
+  }
+  return theta;
+}
+
+void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
+  double theta = r.num_or("rope_theta", 10000.0);
+  double local = model_type == "gemma3_text" ? r.num_or("rope_local_base_freq", 10000.0) : 0.0;
+  const std::string& label = r.label;
+  if (const json* p = r.find("rope_parameters")) {
+    // transformers 5: either one parameter set, or one per layer type (Gemma 3: full and sliding).
+    if (p->contains("full_attention") || p->contains("sliding_attention")) {
+      if (p->contains("full_attention"))
+        theta = apply_rope_params((*p)["full_attention"], c.rope, theta, label, "rope_parameters.full_attention");
+      if (p->contains("sliding_attention")) {
+        RopeConfig local_rope;
+        local = apply_rope_params((*p)["sliding_attention"], local_rope, local > 0 ? local : theta, label,
+                                  "rope_parameters.sliding_attention");
+        if (local_rope.scaling != RopeScaling::none)
+          fail("{}: rope_parameters.sliding_attention: scaled RoPE on sliding layers is not supported", label);
+      }
+    } else {
+      theta = apply_rope_params(*p, c.rope, theta, label, "rope_parameters");
+    }
+  } else if (const json* s = r.find("rope_scaling")) {
+    apply_rope_params(*s, c.rope, theta, label, "rope_scaling");
+  }
+  if (!(theta > 0)) fail("{}: rope_theta must be positive, got {}", label, theta);
+  c.rope.theta = float(theta);
+  c.rope.local_theta = float(local);
+}
+
+std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& model_type, int32_t n_layers,
+                                            bool& any_sliding) {
+  std::vector<AttentionType> types;
+  if (const json* lt = r.find("layer_types")) {
+    if (!lt->is_array()) fail("{}: 'layer_types' must be a list", r.label);
+    for (auto& t : *lt) {
+      std::string s = t.is_string() ? t.get<std::string>() : t.dump();
+      if (s == "full_attention") types.push_back(AttentionType::full);
+      else if (s == "sliding_attention") types.push_back(AttentionType::sliding);
+      else fail("{}: layer_types: '{}' is not supported (full_attention, sliding_attention)", r.label, s);
+    }
+    if (types.size() != size_t(n_layers))
+      fail("{}: layer_types has {} entries, num_hidden_layers is {}", r.label, types.size(), n_layers);
+  } else if (model_type == "gemma3_text") {
+    // Every `pattern`-th layer is global, the others local (Gemma 3: 5 local : 1 global).
+    int32_t pattern = r.int_or("sliding_window_pattern", r.int_or("_sliding_window_pattern", 6));
+    if (pattern <= 0) fail("{}: sliding_window_pattern must be positive", r.label);
+    for (int32_t i = 0; i < n_layers; ++i)
+      types.push_back((i + 1) % pattern == 0 ? AttentionType::full : AttentionType::sliding);
+  } else if (model_type == "mistral") {
+    types.assign(size_t(n_layers), r.has("sliding_window") ? AttentionType::sliding : AttentionType::full);
+  } else if ((model_type == "qwen2" || model_type == "qwen3") && r.flag_or("use_sliding_window", false)) {
+    int32_t first = r.int_or("max_window_layers", n_layers);
+    for (int32_t i = 0; i < n_layers; ++i)
+      types.push_back(i >= first ? AttentionType::sliding : AttentionType::full);
+  } else {
+    types.assign(size_t(n_layers), AttentionType::full);
+  }
+  any_sliding = std::count(types.begin(), types.end(), AttentionType::sliding) > 0;
+  return types;
+}
+
+void add_ids(const json* v, std::vector<int32_t>& ids, const std::string& label, const char* field) {
+  if (!v || v->is_null()) return;
+  auto add = [&](const json& x) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > INT32_MAX)
+      fail("{}: '{}' must be a token id or a list of them, got {}", label, field, x.dump());
+    int32_t id = x.get<int32_t>();
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  if (v->is_array()) for (auto& x : *v) add(x);
+  else add(*v);
+}
+
+const json* field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+HfArch hf_arch(const json& config, const std::string& label) {
+  if (!config.is_object()) fail("{}: must be a JSON object", label);
+  std::string mt = config.contains("model_type") && config["model_type"].is_string()
+                       ? config["model_type"].get<std::string>() : "";
+  const auto& sup = supported_architectures();
+  if (std::find(sup.begin(), sup.end(), mt) == sup.end()) {
+    std::string list;
+    for (auto& a : sup) list += (list.empty() ? "" : ", ") + a;
+    fail("{}: model_type '{}' is not supported (supported: {})", label, mt, list);
+  }
+  if (mt == "gemma3") return {"gemma3_text", true};
+  return {mt, false};
+}
+
+ModelConfig config_from_hf(const json& config, const json* generation, DType weight_dtype, const std::string& label) {
+  HfArch arch = hf_arch(config, label);
+  const json* text = &config;
+  static const json kNone = json::object();
+  if (arch.multimodal) {
+    text = field(config, "text_config");
+    if (!text || !text->is_object()) fail("{}: gemma3 checkpoint without an object 'text_config'", label);
+  }
+  const std::string& mt = arch.model_type;
+  const bool gemma = mt == "gemma3_text";
+  Reader r{*text, gemma ? kGemma3TextDefaults : kNone, label};
+
+  ModelConfig c;
+  c.arch = mt;
+  c.n_layers = r.int_("num_hidden_layers");
+  c.dim = r.int_("hidden_size");
+  c.ffn_dim = r.int_("intermediate_size");
+  c.n_heads = r.int_("num_attention_heads");
+  c.n_kv_heads = r.int_or("num_key_value_heads", c.n_heads);
+  c.head_dim = r.int_or("head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0);
+  c.vocab = r.int_("vocab_size");
+  c.max_seq = r.int_or("max_position_embeddings", 2048);
+  c.norm_eps = float(r.num_or("rms_norm_eps", 1e-6));
+  c.act = parse_activation(r.str_or(gemma ? "hidden_activation" : "hidden_act", "silu"), label);
+  // HF's default for tie_word_embeddings is true for Gemma and false for the others. A multimodal
+  // config may state it at the top level.
+  bool tie_default = gemma;
+  if (arch.multimodal && field(config, "tie_word_embeddings")) tie_default = config["tie_word_embeddings"].get<bool>();
+  c.tied_embeddings = r.flag_or("tie_word_embeddings", tie_default);
+
+  bool attention_bias = r.flag_or("attention_bias", false);
+  if (mt == "qwen2") {
+    c.qkv_bias = true;  // Qwen2 always has q/k/v biases (and none on o_proj)
+  } else if (attention_bias) {
+    fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
+  }
+  if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
+  c.qk_norm = mt == "qwen3" || gemma;
+  if (gemma) {
+    c.norm_offset = true;
+    c.sandwich_norm = true;
+    // Gemma3TextScaledWordEmbedding multiplies by sqrt(hidden) cast to the weights' dtype.
+    float s = std::sqrt(float(c.dim));
+    if (weight_dtype == DType::BF16) s = bf16_to_float(float_to_bf16(s));
+    else if (weight_dtype == DType::F16) s = round_half(s);
+    c.embed_scale = s;
+    double qpas = r.num("query_pre_attn_scalar");
+    if (!(qpas > 0)) fail("{}: query_pre_attn_scalar must be positive, got {}", label, qpas);
+    c.attn_scale = float(1.0 / std::sqrt(qpas));
+    c.attn_softcap = float(r.num_or("attn_logit_softcapping", 0.0));
+    c.final_softcap = float(r.num_or("final_logit_softcapping", 0.0));
+  }
+  read_rope(r, mt, c);
+  bool any_sliding = false;
+  c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding);
+  if (any_sliding) c.sliding_window = r.int_("sliding_window");
+
+  // EOS: generation_config.json first (what generate() uses), then config.json, then text_config.
+  if (generation) add_ids(field(*generation, "eos_token_id"), c.eos_ids, "generation_config.json", "eos_token_id");
+  add_ids(field(config, "eos_token_id"), c.eos_ids, label, "eos_token_id");
+  if (text != &config) add_ids(field(*text, "eos_token_id"), c.eos_ids, label, "text_config.eos_token_id");
+  std::vector<int32_t> bos;
+  if (generation) add_ids(field(*generation, "bos_token_id"), bos, "generation_config.json", "bos_token_id");
+  add_ids(field(config, "bos_token_id"), bos, label, "bos_token_id");
+  if (text != &config) add_ids(field(*text, "bos_token_id"), bos, label, "text_config.bos_token_id");
+  if (!bos.empty()) c.bos_id = bos[0];
+
+  validate_config(c, label);
+  return c;
+}
+
+void validate_config(const ModelConfig& c, const std::string& label) {
+  auto positive = [&](const char* name, int64_t v) {
+    if (v <= 0) fail("{}: {} must be positive, got {}", label, name, v);
+  };
+  positive("n_layers", c.n_layers);
+  positive("dim", c.dim);
+  positive("ffn_dim", c.ffn_dim);
+  positive("n_heads", c.n_heads);
+  positive("n_kv_heads", c.n_kv_heads);
+  positive("head_dim", c.head_dim);
+  positive("vocab", c.vocab);
+  positive("max_seq", c.max_seq);
+  if (c.n_heads % c.n_kv_heads)
+    fail("{}: n_heads {} is not a multiple of n_kv_heads {}", label, c.n_heads, c.n_kv_heads);
+  if (c.head_dim % 2) fail("{}: head_dim {} must be even for RoPE", label, c.head_dim);
+  if (int64_t(c.n_heads) * c.head_dim > INT32_MAX) fail("{}: n_heads * head_dim overflows", label);
+  if (c.layer_types.size() != size_t(c.n_layers))
+    fail("{}: layer_types has {} entries, expected n_layers = {}", label, c.layer_types.size(), c.n_layers);
+  bool sliding = std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding) > 0;
+  if (sliding && c.sliding_window <= 0)
+    fail("{}: sliding layers need a positive sliding_window, got {}", label, c.sliding_window);
+  if (!(c.norm_eps > 0)) fail("{}: norm_eps must be positive, got {}", label, c.norm_eps);
+  for (int32_t id : c.eos_ids)
+    if (id >= c.vocab) fail("{}: eos id {} is outside the vocabulary ({})", label, id, c.vocab);
+}
+
+json read_json_file(const fs::path& path) {
+  std::ifstream f(path);
+  if (!f) fail("{}: cannot open", path.string());
+  try {
+    return json::parse(f);
+  } catch (const json::exception& e) {
+    fail("{}: not valid JSON: {}", path.string(), e.what());
+  }
+}
+
+ModelConfig load_hf_config(const fs::path& dir, DType weight_dtype) {
+  json config = read_json_file(dir / "config.json");
+  json gen;
+  bool has_gen = fs::exists(dir / "generation_config.json");
+  if (has_gen) gen = read_json_file(dir / "generation_config.json");
+  return config_from_hf(config, has_gen ? &gen : nullptr, weight_dtype, (dir / "config.json").string());
+}
+
+}  // namespace bs

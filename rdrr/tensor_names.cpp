@@ -1,0 +1,178 @@
+#include "rdrr/tensor_names.h"
+
+#include <charconv>
+#include <span>
+
+#include "runtime/base/error.h"
+
+namespace bs {
+
+namespace {
+
+// Which norm layout a row applies to: Gemma's sandwich layers name their norms differently, and
+// `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in Gemma 3.
+enum class Only { any, plain, sandwich };
+
+struct NameRow {
+  const char* hf;        // after the text-model prefix; "{}" is the layer index
+  const char* internal;  // "{}" is the layer index
+  Only only;
+};
+
+constexpr NameRow kNames[] = {
+    {"embed_tokens.weight", "embed", Only::any},
+    {"norm.weight", "output_norm", Only::any},
+    {"layers.{}.input_layernorm.weight", "blk.{}.attn_norm", Only::any},
+    {"layers.{}.self_attn.q_proj.weight", "blk.{}.attn_q", Only::any},
+    {"layers.{}.self_attn.k_proj.weight", "blk.{}.attn_k", Only::any},
+    {"layers.{}.self_attn.v_proj.weight", "blk.{}.attn_v", Only::any},
+    {"layers.{}.self_attn.q_proj.bias", "blk.{}.attn_q_bias", Only::any},
+    {"layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k_bias", Only::any},
+    {"layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v_bias", Only::any},
+    {"layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm", Only::any},
+    {"layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm", Only::any},
+    {"layers.{}.self_attn.o_proj.weight", "blk.{}.attn_out", Only::any},
+    {"layers.{}.post_attention_layernorm.weight", "blk.{}.ffn_norm", Only::plain},
+    {"layers.{}.post_attention_layernorm.weight", "blk.{}.attn_post_norm", Only::sandwich},
+    {"layers.{}.pre_feedforward_layernorm.weight", "blk.{}.ffn_norm", Only::sandwich},
+    {"layers.{}.post_feedforward_layernorm.weight", "blk.{}.ffn_post_norm", Only::sandwich},
+    {"layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate", Only::any},
+    {"layers.{}.mlp.up_proj.weight", "blk.{}.ffn_up", Only::any},
+    {"layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down", Only::any},
+};
+constexpr const char* kLmHead = "lm_head.weight";
+
+// Matches `s` against `pattern` with one optional "{}" standing for a decimal layer index.
+// Returns the index (or 0 without "{}"), or -1 on no match.
+int64_t match(std::string_view pattern, std::string_view s) {
+  size_t at = pattern.find("{}");
+  if (at == std::string_view::npos) return pattern == s ? 0 : -1;
+  std::string_view pre = pattern.substr(0, at), post = pattern.substr(at + 2);
+  if (s.size() <= pre.size() + post.size() || s.substr(0, pre.size()) != pre ||
+      s.substr(s.size() - post.size()) != post)
+    return -1;
+  std::string_view num = s.substr(pre.size(), s.size() - pre.size() - post.size());
+  if (num.size() > 6 || (num.size() > 1 && num[0] == '0')) return -1;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (ec != std::errc() || p != num.data() + num.size()) return -1;
+  return v;
+}
+
+std::string fill(std::string_view pattern, int64_t layer) {
+  std::string s(pattern);
+  size_t at = s.find("{}");
+  if (at != std::string::npos) s.replace(at, 2, std::to_string(layer));
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+}  // namespace
+
+TensorNames::TensorNames(std::string model_type, bool multimodal)
+    : model_type_(std::move(model_type)), multimodal_(multimodal), sandwich_(model_type_ == "gemma3_text") {}
+
+TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
+  // Text-model prefixes: text-only checkpoints use "model."; multimodal Gemma 3 uses
+  // "language_model.model." (transformers 4) or "model.language_model." (transformers 5).
+  static constexpr std::string_view kText[] = {"model."};
+  static constexpr std::string_view kMulti[] = {"model.language_model.", "language_model.model."};
+  if (multimodal_) {
+    for (auto p : {"vision_tower.", "model.vision_tower.", "multi_modal_projector.", "model.multi_modal_projector."})
+      if (starts_with(hf, p)) return {Kind::skipped, {}};
+    if (hf == kLmHead || hf == "language_model.lm_head.weight") return {Kind::mapped, "output"};
+  } else if (hf == kLmHead) {
+    return {Kind::mapped, "output"};
+  }
+  if (ends_with(hf, ".rotary_emb.inv_freq")) return {Kind::skipped, {}};
+  std::string_view rest;
+  bool found = false;
+  for (auto p : multimodal_ ? std::span<const std::string_view>(kMulti) : std::span<const std::string_view>(kText))
+    if (starts_with(hf, p)) {
+      rest = hf.substr(p.size());
+      found = true;
+      break;
+    }
+  if (!found) return {Kind::unknown, {}};
+  for (auto& row : kNames) {
+    if (row.only == Only::plain && sandwich_) continue;
+    if (row.only == Only::sandwich && !sandwich_) continue;
+    int64_t layer = match(row.hf, rest);
+    if (layer >= 0) return {Kind::mapped, fill(row.internal, layer)};
+  }
+  return {Kind::unknown, {}};
+}
+
+std::string TensorNames::to_hf(std::string_view internal) const {
+  if (internal == "output") return kLmHead;
+  for (auto& row : kNames) {
+    if (row.only == Only::plain && sandwich_) continue;
+    if (row.only == Only::sandwich && !sandwich_) continue;
+    int64_t layer = match(row.internal, internal);
+    if (layer >= 0) return "model." + fill(row.hf, layer);
+  }
+  fail("no HF name for internal tensor '{}'", internal);
+}
+
+std::vector<std::string> expected_tensors(const ModelConfig& c) {
+  std::vector<std::string> v{"embed"};
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    std::string b = "blk." + std::to_string(l) + ".";
+    v.push_back(b + "attn_norm");
+    for (auto n : {"attn_q", "attn_k", "attn_v"}) v.push_back(b + n);
+    if (c.qkv_bias)
+      for (auto n : {"attn_q_bias", "attn_k_bias", "attn_v_bias"}) v.push_back(b + n);
+    if (c.qk_norm)
+      for (auto n : {"attn_q_norm", "attn_k_norm"}) v.push_back(b + n);
+    v.push_back(b + "attn_out");
+    if (c.sandwich_norm) v.push_back(b + "attn_post_norm");
+    for (auto n : {"ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
+    if (c.sandwich_norm) v.push_back(b + "ffn_post_norm");
+  }
+  v.push_back("output_norm");
+  if (!c.tied_embeddings) v.push_back("output");
+  return v;
+}
+
+int32_t tensor_layer(std::string_view internal) {
+  int64_t l = match("blk.{}.", internal.substr(0, internal.find('.', 4) + 1));
+  return l < 0 ? -1 : int32_t(l);
+}
+
+std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view internal) {
+  if (internal == "embed" || internal == "output") return {c.vocab, c.dim};
+  if (internal == "output_norm") return {c.dim};
+  if (tensor_layer(internal) < 0) fail("unknown internal tensor '{}'", internal);
+  std::string_view n = internal.substr(internal.find('.', 4) + 1);
+  const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
+  struct Row { std::string_view name; std::vector<int64_t> shape; };
+  const Row rows[] = {
+      {"attn_norm", {dim}},      {"attn_q", {q, dim}},       {"attn_k", {kv, dim}},       {"attn_v", {kv, dim}},
+      {"attn_q_bias", {q}},      {"attn_k_bias", {kv}},      {"attn_v_bias", {kv}},       {"attn_q_norm", {c.head_dim}},
+      {"attn_k_norm", {c.head_dim}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
+      {"ffn_gate", {ffn, dim}},  {"ffn_up", {ffn, dim}},     {"ffn_down", {dim, ffn}},    {"ffn_post_norm", {dim}},
+  };
+  for (auto& r : rows)
+    if (r.name == n) return r.shape;
+  fail("unknown internal tensor '{}'", internal);
+}
+
+std::string tensor_role(std::string_view internal) {
+  if (internal == "embed") return "embedding";
+  if (internal == "output") return "lm_head";
+  if (ends_with(internal, "norm")) return "norm";
+  if (ends_with(internal, "_bias")) return "bias";
+  return "matmul";
+}
+
+std::string tensor_group(std::string_view internal) {
+  if (internal == "embed") return "embed";
+  int32_t l = tensor_layer(internal);
+  return l >= 0 ? "layer." + std::to_string(l) : "head";
+}
+
+}  // namespace bs

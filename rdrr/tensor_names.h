@@ -1,0 +1,49 @@
+// The one table that knows Llama from Gemma: HF checkpoint tensor names <-> the internal names of
+// runtime/model/config.h, plus each internal tensor's expected shape, role and group.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/model/config.h"
+
+namespace bs {
+
+class TensorNames {
+ public:
+  // `model_type`: the text model's type (llama, mistral, qwen2, qwen3, gemma3_text). `multimodal`:
+  // tensors of the text model live under language_model prefixes and vision tensors are skipped.
+  TensorNames(std::string model_type, bool multimodal);
+
+  enum class Kind { mapped, skipped, unknown };
+  struct Result {
+    Kind kind;
+    std::string internal;  // when mapped
+  };
+  // Maps one HF tensor name. `skipped`: not part of the text model (vision tower, rotary caches).
+  Result to_internal(std::string_view hf) const;
+  // The HF name a text-only checkpoint of this architecture uses for `internal` (synth, DOPPLER).
+  std::string to_hf(std::string_view internal) const;
+
+ private:
+  std::string model_type_;
+  bool multimodal_;
+  bool sandwich_;
+};
+
+// Internal names of every tensor the model needs, in the order the converter writes them
+// (embed, layer by layer, output_norm, output).
+std::vector<std::string> expected_tensors(const ModelConfig& c);
+// Expected HF shape ([out, in] for matmuls) of an internal tensor; throws for unknown names.
+std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view internal);
+
+// "embedding", "lm_head", "norm", "bias" or "matmul" (manifest `role`).
+std::string tensor_role(std::string_view internal);
+// "embed", "layer.N" or "head" (manifest `group`).
+std::string tensor_group(std::string_view internal);
+// Layer index of blk.N.*, or -1.
+int32_t tensor_layer(std::string_view internal);
+
+}  // namespace bs

@@ -1,0 +1,212 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "rdrr/hf_config.h"
+#include "runtime/base/error.h"
+#include "runtime/base/half.h"
+#include "tests/common/testing.h"
+
+using namespace bs;
+using nlohmann::json;
+
+namespace {
+
+json llama_config() {
+  return json::parse(R"({
+    "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256,
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "hidden_act": "silu", "eos_token_id": 128001,
+    "bos_token_id": 128000, "tie_word_embeddings": true,
+    "rope_parameters": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                        "original_max_position_embeddings": 8192, "rope_theta": 500000.0, "rope_type": "llama3"}})");
+}
+
+json gemma_config() {
+  json layer_types = json::array();
+  for (int i = 0; i < 26; ++i) layer_types.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
+  json c = json::parse(R"({
+    "model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
+    "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "hidden_activation": "gelu_pytorch_tanh",
+    "query_pre_attn_scalar": 256, "sliding_window": 512, "eos_token_id": 1, "bos_token_id": 2,
+    "rope_parameters": {"full_attention": {"rope_theta": 1000000.0, "rope_type": "default"},
+                        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}})");
+  c["layer_types"] = layer_types;
+  return c;
+}
+
+std::string error_of(const json& c) {
+  try {
+    config_from_hf(c, nullptr, DType::BF16);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(HfConfig, LlamaWithRopeParameters) {
+  json gen = {{"eos_token_id", {128001, 128008, 128009}}, {"bos_token_id", 128000}};
+  ModelConfig c = config_from_hf(llama_config(), &gen, DType::BF16);
+  EXPECT_EQ(c.n_layers, 16);
+  EXPECT_EQ(c.q_dim(), 2048);
+  EXPECT_EQ(c.kv_dim(), 512);
+  EXPECT_EQ(c.rope.scaling, RopeScaling::llama3);
+  EXPECT_FLOAT_EQ(c.rope.theta, 500000.0f);
+  EXPECT_FLOAT_EQ(c.rope.factor, 32.0f);
+  EXPECT_EQ(c.rope.original_max_position, 8192);
+  EXPECT_EQ(c.eos_ids, (std::vector<int32_t>{128001, 128008, 128009}));
+  EXPECT_EQ(c.bos_id, 128000);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_FALSE(c.norm_offset || c.qk_norm || c.qkv_bias || c.sandwich_norm);
+  EXPECT_EQ(c.act, Activation::silu);
+  EXPECT_EQ(c.softmax_scale(), 0.125f);
+}
+
+TEST(HfConfig, LlamaClassicRopeKeys) {
+  json j = llama_config();
+  j.erase("rope_parameters");
+  j["rope_theta"] = 500000.0;
+  j["rope_scaling"] = {{"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 8192}, {"rope_type", "llama3"}};
+  j.erase("tie_word_embeddings");
+  ModelConfig c = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(c.rope.scaling, RopeScaling::llama3);
+  EXPECT_FLOAT_EQ(c.rope.factor, 8.0f);
+  EXPECT_FLOAT_EQ(c.rope.theta, 500000.0f);
+  EXPECT_FALSE(c.tied_embeddings);  // HF's LlamaConfig default
+  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+  EXPECT_NE(error_of(j).find("yarn"), std::string::npos);
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  EXPECT_NE(error_of(j).find("low_freq_factor"), std::string::npos);
+}
+
+TEST(HfConfig, Gemma3Text) {
+  ModelConfig c = config_from_hf(gemma_config(), nullptr, DType::BF16);
+  EXPECT_TRUE(c.norm_offset && c.qk_norm && c.sandwich_norm && c.tied_embeddings);
+  EXPECT_EQ(c.act, Activation::gelu_tanh);
+  EXPECT_FLOAT_EQ(c.embed_scale, 34.0f);  // sqrt(1152) = 33.94 rounded to bf16
+  EXPECT_FLOAT_EQ(config_from_hf(gemma_config(), nullptr, DType::F32).embed_scale, std::sqrt(1152.0f));
+  EXPECT_FLOAT_EQ(config_from_hf(gemma_config(), nullptr, DType::F16).embed_scale, round_half(std::sqrt(1152.0f)));
+  EXPECT_FLOAT_EQ(c.attn_scale, 1.0f / 16);
+  EXPECT_FLOAT_EQ(c.rope.theta, 1e6f);
+  EXPECT_FLOAT_EQ(c.rope.local_theta, 1e4f);
+  EXPECT_EQ(c.sliding_window, 512);
+  ASSERT_EQ(c.layer_types.size(), 26u);
+  EXPECT_EQ(c.layer_types[5], AttentionType::full);
+  EXPECT_EQ(c.layer_types[6], AttentionType::sliding);
+
+  // Without layer_types and rope_parameters: the pattern and the classic keys.
+  json j = gemma_config();
+  j.erase("layer_types");
+  j.erase("rope_parameters");
+  j["rope_theta"] = 1e6;
+  j["rope_local_base_freq"] = 1e4;
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  ModelConfig c2 = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(c2.layer_types, c.layer_types);
+  EXPECT_FLOAT_EQ(c2.rope.local_theta, 1e4f);
+  EXPECT_EQ(c2.rope.scaling, RopeScaling::linear);
+  EXPECT_FLOAT_EQ(c2.rope.factor, 8.0f);
+}
+
+TEST(HfConfig, Gemma3MultimodalUsesTextConfigAndDefaults) {
+  json j = {{"model_type", "gemma3"},
+            {"eos_token_id", {1, 106}},
+            {"text_config", {{"model_type", "gemma3_text"}, {"hidden_size", 2560}, {"intermediate_size", 10240},
+                             {"num_hidden_layers", 34}, {"sliding_window", 1024},
+                             {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}}}},
+            {"vision_config", {{"hidden_size", 1152}}}};
+  ModelConfig c = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(c.arch, "gemma3_text");
+  EXPECT_EQ(c.dim, 2560);
+  EXPECT_EQ(c.n_heads, 8);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.vocab, 262208);
+  EXPECT_EQ(c.sliding_window, 1024);
+  EXPECT_EQ(c.rope.scaling, RopeScaling::linear);
+  EXPECT_EQ(c.eos_ids, (std::vector<int32_t>{1, 106}));
+  EXPECT_TRUE(c.tied_embeddings);
+}
+
+TEST(HfConfig, QwenFlags) {
+  json q2 = llama_config();
+  q2["model_type"] = "qwen2";
+  q2.erase("rope_parameters");
+  q2["rope_theta"] = 1e6;
+  ModelConfig c2 = config_from_hf(q2, nullptr, DType::BF16);
+  EXPECT_TRUE(c2.qkv_bias);
+  EXPECT_FALSE(c2.qk_norm);
+  EXPECT_EQ(c2.rope.scaling, RopeScaling::none);
+  json q3 = q2;
+  q3["model_type"] = "qwen3";
+  ModelConfig c3 = config_from_hf(q3, nullptr, DType::BF16);
+  EXPECT_TRUE(c3.qk_norm);
+  EXPECT_FALSE(c3.qkv_bias);
+  q3["attention_bias"] = true;
+  EXPECT_NE(error_of(q3).find("attention_bias"), std::string::npos);
+}
+
+TEST(HfConfig, MistralSlidingWindow) {
+  json m = llama_config();
+  m["model_type"] = "mistral";
+  m["sliding_window"] = 4096;
+  ModelConfig c = config_from_hf(m, nullptr, DType::BF16);
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_EQ(c.layer_types[0], AttentionType::sliding);
+  m["sliding_window"] = nullptr;
+  EXPECT_EQ(config_from_hf(m, nullptr, DType::BF16).layer_types[0], AttentionType::full);
+}
+
+TEST(HfConfig, RejectsUnsupportedAndInconsistent) {
+  json j = llama_config();
+  j["model_type"] = "gpt2";
+  std::string e = error_of(j);
+  EXPECT_NE(e.find("gpt2"), std::string::npos) << e;
+  EXPECT_NE(e.find("llama, mistral, qwen2, qwen3, gemma3_text"), std::string::npos) << e;
+  j = llama_config();
+  j["num_key_value_heads"] = 5;
+  EXPECT_NE(error_of(j).find("multiple"), std::string::npos);
+  j = llama_config();
+  j.erase("hidden_size");
+  EXPECT_NE(error_of(j).find("hidden_size"), std::string::npos);
+  j = llama_config();
+  j["hidden_act"] = "relu";
+  EXPECT_NE(error_of(j).find("relu"), std::string::npos);
+  j = gemma_config();
+  j["layer_types"].erase(0);
+  EXPECT_NE(error_of(j).find("layer_types"), std::string::npos);
+}
+
+TEST(HfConfig, JsonRoundTrip) {
+  for (const json& j : {llama_config(), gemma_config()}) {
+    ModelConfig a = config_from_hf(j, nullptr, DType::BF16);
+    ModelConfig b = config_from_json(json::parse(config_to_json(a).dump()), "m");
+    EXPECT_EQ(config_to_json(a).dump(), config_to_json(b).dump());
+    EXPECT_EQ(a.layer_types, b.layer_types);
+    EXPECT_EQ(a.embed_scale, b.embed_scale);
+  }
+  json bad = json::parse(config_to_json(config_from_hf(llama_config(), nullptr, DType::BF16)).dump());
+  bad["act"] = "relu";
+  EXPECT_THROW(config_from_json(bad, "m"), Error);
+}
+
+TEST(HfConfig, SharedConfigs) {
+  BS_REQUIRE_SHARED();
+  namespace fs = std::filesystem;
+  int n = 0;
+  for (auto& e : fs::directory_iterator(bs::testing::shared_dir() / "data/configs")) {
+    ModelConfig c = config_from_hf(read_json_file(e.path()), nullptr, DType::BF16, e.path().string());
+    EXPECT_GT(c.n_layers, 0) << e.path();
+    ++n;
+  }
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny"}) {
+    ModelConfig c = load_hf_config(bs::testing::shared_dir() / "data/models" / m, DType::BF16);
+    EXPECT_EQ(c.vocab, 1024);
+    ++n;
+  }
+  EXPECT_GE(n, 8);
+}

@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "rdrr/tensor_names.h"
+#include "rdrr/safetensors.h"
+#include "rdrr/hf_config.h"
+#include "tests/common/testing.h"
+
+using namespace bs;
+
+TEST(TensorNames, LlamaVsGemmaNorms) {
+  TensorNames llama("llama", false), gemma("gemma3_text", false);
+  EXPECT_EQ(llama.to_internal("model.layers.3.post_attention_layernorm.weight").internal, "blk.3.ffn_norm");
+  EXPECT_EQ(gemma.to_internal("model.layers.3.post_attention_layernorm.weight").internal, "blk.3.attn_post_norm");
+  EXPECT_EQ(gemma.to_internal("model.layers.3.pre_feedforward_layernorm.weight").internal, "blk.3.ffn_norm");
+  EXPECT_EQ(gemma.to_internal("model.layers.12.post_feedforward_layernorm.weight").internal, "blk.12.ffn_post_norm");
+  EXPECT_EQ(llama.to_internal("model.layers.3.pre_feedforward_layernorm.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(llama.to_internal("model.embed_tokens.weight").internal, "embed");
+  EXPECT_EQ(llama.to_internal("lm_head.weight").internal, "output");
+  EXPECT_EQ(llama.to_internal("model.norm.weight").internal, "output_norm");
+  EXPECT_EQ(llama.to_internal("model.layers.0.self_attn.q_proj.bias").internal, "blk.0.attn_q_bias");
+  EXPECT_EQ(llama.to_internal("model.layers.x.self_attn.q_proj.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(llama.to_internal("model.layers.01.self_attn.q_proj.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(llama.to_internal("model.layers.0.self_attn.rotary_emb.inv_freq").kind, TensorNames::Kind::skipped);
+  EXPECT_EQ(llama.to_hf("blk.7.ffn_norm"), "model.layers.7.post_attention_layernorm.weight");
+  EXPECT_EQ(gemma.to_hf("blk.7.ffn_norm"), "model.layers.7.pre_feedforward_layernorm.weight");
+}
+
+TEST(TensorNames, MultimodalGemma) {
+  TensorNames g("gemma3_text", true);
+  EXPECT_EQ(g.to_internal("language_model.model.layers.1.mlp.down_proj.weight").internal, "blk.1.ffn_down");
+  EXPECT_EQ(g.to_internal("model.language_model.embed_tokens.weight").internal, "embed");
+  EXPECT_EQ(g.to_internal("vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight").kind,
+            TensorNames::Kind::skipped);
+  EXPECT_EQ(g.to_internal("model.multi_modal_projector.mm_input_projection_weight").kind,
+            TensorNames::Kind::skipped);
+  EXPECT_EQ(g.to_internal("model.layers.1.mlp.down_proj.weight").kind, TensorNames::Kind::unknown);
+}
+
+TEST(TensorNames, ExpectedTensorsRoundTripThroughHfNames) {
+  ModelConfig c;
+  c.n_layers = 2;
+  c.dim = 64;
+  c.ffn_dim = 128;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.head_dim = 16;
+  c.vocab = 100;
+  for (auto [arch, sandwich] : {std::pair{"llama", false}, {"gemma3_text", true}}) {
+    c.sandwich_norm = sandwich;
+    c.qk_norm = sandwich;
+    c.qkv_bias = !sandwich;
+    c.tied_embeddings = sandwich;
+    TensorNames names(arch, false);
+    std::set<std::string> seen;
+    for (auto& n : expected_tensors(c)) {
+      EXPECT_TRUE(seen.insert(n).second) << n;
+      EXPECT_EQ(names.to_internal(names.to_hf(n)).internal, n);
+      auto shape = expected_shape(c, n);
+      EXPECT_EQ(shape.size(), tensor_role(n) == "matmul" || tensor_role(n) == "embedding" || tensor_role(n) == "lm_head" ? 2u : 1u) << n;
+    }
+    EXPECT_EQ(seen.count("output"), sandwich ? 0u : 1u);
+    EXPECT_EQ(seen.count("blk.1.attn_post_norm"), sandwich ? 1u : 0u);
+  }
+  EXPECT_EQ(expected_shape(c, "blk.1.attn_out"), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(expected_shape(c, "blk.1.attn_k"), (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(expected_shape(c, "blk.0.ffn_down"), (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(tensor_group("blk.12.attn_q"), "layer.12");
+  EXPECT_EQ(tensor_group("output_norm"), "head");
+  EXPECT_EQ(tensor_role("blk.0.attn_q_norm"), "norm");
+}
+
+TEST(TensorNames, SharedTinyModelsMapCompletely) {
+  BS_REQUIRE_SHARED();
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny"}) {
+    auto dir = bs::testing::shared_dir() / "data/models" / m;
+    ModelConfig c = load_hf_config(dir, DType::BF16);
+    Checkpoint ck(dir);
+    TensorNames names(c.arch, false);
+    std::set<std::string> got;
+    for (auto& t : ck.tensors()) {
+      auto r = names.to_internal(t.name);
+      ASSERT_EQ(r.kind, TensorNames::Kind::mapped) << m << " " << t.name;
+      EXPECT_EQ(t.shape, expected_shape(c, r.internal)) << m << " " << t.name;
+      got.insert(r.internal);
+    }
+    auto want = expected_tensors(c);
+    EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end())) << m;
+  }
+}
