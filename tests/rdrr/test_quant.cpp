@@ -1,0 +1,173 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "rdrr/quant.h"
+#include "runtime/base/half.h"
+#include "tests/common/testing.h"
+
+using namespace bs;
+using bs::testing::rng;
+
+namespace {
+
+std::vector<float> gaussian(size_t n, float sigma = 1.0f) {
+  std::normal_distribution<float> d(0.0f, sigma);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng());
+  return v;
+}
+
+// Student-t with 3 degrees of freedom: the heavy tails of real LLM weight rows.
+std::vector<float> heavy_tailed(size_t n) {
+  std::student_t_distribution<float> d(3.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng()) * 0.02f;
+  return v;
+}
+
+std::vector<float> round_trip(DType t, const std::vector<float>& x) {
+  std::vector<uint8_t> q(*row_bytes(t, x.size()));
+  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  std::vector<float> y(x.size());
+  dequantize_row(t, q.data(), y.data(), int64_t(x.size()));
+  return y;
+}
+
+double rmse(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += double(a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(s / double(a.size()));
+}
+
+double rms(const std::vector<float>& a) {
+  double s = 0;
+  for (float v : a) s += double(v) * v;
+  return std::sqrt(s / double(a.size()));
+}
+
+double q4k_minmax_rmse(const std::vector<float>& x) {
+  std::vector<float> y(x.size());
+  uint8_t block[144];
+  for (size_t b = 0; b < x.size() / 256; ++b) {
+    quantize_block_q4_k_minmax(x.data() + 256 * b, block);
+    dequantize_row(DType::Q4_K, block, y.data() + 256 * b, 256);
+  }
+  return rmse(x, y);
+}
+
+}  // namespace
+
+// The search must clearly beat plain min/max scales on the row shapes that matter.
+TEST(Quant, Q4KSearchBeatsMinMax) {
+  for (int kind = 0; kind < 2; ++kind) {
+    auto x = kind == 0 ? gaussian(256 * 512) : heavy_tailed(256 * 512);
+    double search = rmse(x, round_trip(DType::Q4_K, x)), minmax = q4k_minmax_rmse(x);
+    RecordProperty(kind == 0 ? "gaussian_ratio" : "heavy_ratio", std::to_string(search / minmax));
+    std::printf("%s rows: Q4_K search RMSE %.5f, min/max %.5f (ratio %.3f, relative %.4f)\n",
+                kind == 0 ? "gaussian" : "heavy-tailed", search, minmax, search / minmax, search / rms(x));
+    EXPECT_LT(search, 0.94 * minmax) << (kind == 0 ? "gaussian" : "heavy-tailed");
+  }
+}
+
+// Stated error bounds: relative RMSE per format on N(0,1) rows, and the per-value bound of Q8_0.
+TEST(Quant, RoundTripErrorBounds) {
+  auto x = gaussian(256 * 256, 0.02f);
+  struct Bound { DType t; double rel_rmse; };
+  for (auto [t, bound] : {Bound{DType::Q8_0, 0.0065}, Bound{DType::Q6_K, 0.021}, Bound{DType::Q4_K, 0.085},
+                          Bound{DType::F16, 0.0003}, Bound{DType::BF16, 0.0023}}) {
+    double rel = rmse(x, round_trip(t, x)) / rms(x);
+    std::printf("%-5s relative RMSE %.5f (bound %.4f)\n", dtype_name(t).data(), rel, bound);
+    EXPECT_LT(rel, bound) << dtype_name(t);
+  }
+  // Q8_0: every value within half a step of its block's (f16) scale.
+  auto y = round_trip(DType::Q8_0, x);
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[32 * b + i]));
+    float d = round_half(amax / 127.0f);
+    for (int i = 0; i < 32; ++i) ASSERT_LE(std::abs(x[32 * b + i] - y[32 * b + i]), 0.5f * d * 1.01f + 1e-7f);
+  }
+}
+
+// DOPPLER's min/max quantizer errs by ~1.0 on a block of values in [1, 2]; a sound Q4_K by half a
+// step (2/30; a least-squares fit trades a little max error for RMSE), Q6_K by half a step of its
+// signed range (2/64) plus scale rounding.
+TEST(Quant, PositiveBlockAndConstants) {
+  std::uniform_real_distribution<float> u(1.0f, 2.0f);
+  std::vector<float> x(256);
+  for (auto& v : x) v = u(rng());
+  auto y = round_trip(DType::Q4_K, x);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_LT(std::abs(x[i] - y[i]), 2.0f / 30 * 1.15f) << i;
+  y = round_trip(DType::Q6_K, x);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_LT(std::abs(x[i] - y[i]), 2.0f / 64 * 1.25f) << i;
+  for (DType t : {DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    std::vector<float> zero(256, 0.0f), neg(256, -0.75f);
+    for (float v : round_trip(t, zero)) ASSERT_EQ(v, 0.0f) << dtype_name(t);
+    for (float v : round_trip(t, neg)) ASSERT_NEAR(v, -0.75f, 0.75f / 60) << dtype_name(t);
+  }
+}
+
+// Hand-built blocks, decoded from GGML's documented layout, pin the byte layout of the dequantizers.
+TEST(Quant, GgmlLayoutGoldens) {
+  uint8_t q4[144] = {};
+  uint16_t one = 0x3c00, half = 0x3800;
+  std::memcpy(q4, &one, 2);
+  std::memcpy(q4 + 2, &half, 2);
+  uint8_t* sc = q4 + 4;
+  sc[1] = 0xC3;  // sub-block 1: scale 3; top bits -> sub-block 5 scale bits 4..5 = 3
+  sc[5] = 0x44;  // sub-block 1: min 4; top bits -> sub-block 5 min bits 4..5 = 1
+  sc[9] = 0x21;  // sub-block 5: scale low 4 bits 1, min low 4 bits 2  => scale 49, min 18
+  q4[16 + 7] = 0x50;        // sub-block 1 (high nibbles of group 0), element 7: q = 5
+  q4[16 + 64 + 7] = 0xA0;   // sub-block 5 (high nibbles of group 2), element 7: q = 10
+  float y[256];
+  dequantize_row(DType::Q4_K, q4, y, 256);
+  EXPECT_FLOAT_EQ(y[32 + 7], 1.0f * 3 * 5 - 0.5f * 4);
+  EXPECT_FLOAT_EQ(y[5 * 32 + 7], 1.0f * 49 * 10 - 0.5f * 18);
+  EXPECT_FLOAT_EQ(y[4 * 32 + 7], 0.0f);
+
+  uint8_t q6[210] = {};
+  std::memcpy(q6 + 208, &half, 2);
+  auto* s6 = reinterpret_cast<int8_t*>(q6 + 192);
+  s6[3] = -2;
+  s6[14] = 5;
+  q6[53] = 0x07;        // element 53: low 4 bits in ql[32 + 21] (low nibble)
+  q6[128 + 21] = 0x08;  // its high 2 bits: qh[21] bits 2..3 = 2  => q = 39
+  q6[99] = 0xF0;        // element 227 (second half, last quarter): ql[64 + 32 + 3] high nibble = 15
+  q6[128 + 35] = 0x40;  // qh[32 + 3] bits 6..7 = 1  => q = 31
+  dequantize_row(DType::Q6_K, q6, y, 256);
+  EXPECT_FLOAT_EQ(y[53], 0.5f * -2 * (39 - 32));
+  EXPECT_FLOAT_EQ(y[227], 0.5f * 5 * (31 - 32));
+  EXPECT_FLOAT_EQ(y[0], 0.0f);
+
+  uint8_t q8[34] = {};
+  std::memcpy(q8, &half, 2);
+  q8[2 + 9] = uint8_t(int8_t(-100));
+  dequantize_row(DType::Q8_0, q8, y, 32);
+  EXPECT_FLOAT_EQ(y[9], -50.0f);
+}
+
+TEST(Quant, FallbacksForRowLength) {
+  std::string why;
+  EXPECT_EQ(storable_dtype(DType::Q4_K, 2048, &why), DType::Q4_K);
+  EXPECT_TRUE(why.empty());
+  EXPECT_EQ(storable_dtype(DType::Q4_K, 1152, &why), DType::Q8_0);
+  EXPECT_NE(why.find("1152"), std::string::npos);
+  EXPECT_EQ(storable_dtype(DType::Q6_K, 1152, &why), DType::Q8_0);
+  EXPECT_EQ(storable_dtype(DType::Q4_K, 1000, &why), DType::F16);
+  EXPECT_EQ(storable_dtype(DType::Q8_0, 48, &why), DType::F16);
+  EXPECT_EQ(storable_dtype(DType::F16, 7, &why), DType::F16);
+}
+
+TEST(Quant, Throughput) {
+  auto x = gaussian(256 * 4096, 0.02f);
+  std::vector<uint8_t> q(*row_bytes(DType::Q8_0, x.size()));
+  for (DType t : {DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    auto t0 = std::chrono::steady_clock::now();
+    quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-5s quantize %.1f M weights/s (one thread)\n", dtype_name(t).data(), double(x.size()) / s / 1e6);
+  }
+}
