@@ -1,0 +1,93 @@
+// blueshift info MODEL_DIR [--json]: architecture, tensors, sizes, quantization, hashes.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "rdrr/hf_config.h"
+#include "rdrr/manifest.h"
+
+namespace {
+
+struct Args {
+  std::string dir;
+  bool json = false, tensors = false;
+};
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("MODEL_DIR", a->dir, "RDRR model directory")->required();
+  app.add_flag("--json", a->json, "print as JSON");
+  app.add_flag("--tensors", a->tensors, "list every tensor");
+  app.callback([a] {
+    bs::Manifest m = bs::read_manifest(a->dir);
+    std::map<std::string, std::pair<size_t, uint64_t>> by_dtype;  // dtype -> (count, bytes)
+    for (auto& t : m.tensors) {
+      auto& e = by_dtype[std::string(bs::dtype_name(t.dtype))];
+      e.first++;
+      e.second += t.size;
+    }
+    uint64_t stored = 0;
+    for (auto& s : m.shards) stored += s.file_size();
+    if (a->json) {
+      nlohmann::ordered_json j;
+      j["modelId"] = m.model_id;
+      j["modelType"] = m.model_type;
+      j["quantization"] = m.quantization;
+      if (m.config) j["config"] = bs::config_to_json(*m.config);
+      else j["configError"] = m.config_error;
+      j["rawBytes"] = m.total_size;
+      j["storedBytes"] = stored;
+      auto& dt = j["dtypes"] = nlohmann::ordered_json::object();
+      for (auto& [k, v] : by_dtype) dt[k] = {{"tensors", v.first}, {"bytes", v.second}};
+      auto& sh = j["shards"] = nlohmann::ordered_json::array();
+      for (auto& s : m.shards)
+        sh.push_back({{"file", s.filename}, {"size", s.size}, {"storedSize", s.file_size()}, {"hash", s.hash}});
+      if (a->tensors) {
+        auto& ts = j["tensors"] = nlohmann::ordered_json::array();
+        for (auto& t : m.tensors) {
+          nlohmann::ordered_json o = {{"name", t.name}, {"internal", t.internal}, {"dtype", bs::dtype_name(t.dtype)},
+                                      {"shape", t.shape}, {"size", t.size}, {"shard", t.spans[0].shard}};
+          if (!t.requested_dtype.empty()) o["requested"] = t.requested_dtype;
+          if (!t.fallback.empty()) o["fallback"] = t.fallback;
+          ts.push_back(std::move(o));
+        }
+      }
+      std::printf("%s\n", j.dump(2).c_str());
+      return;
+    }
+    std::printf("model      %s (%s), %s\n", m.model_id.c_str(), m.model_type.c_str(), m.quantization.c_str());
+    if (m.config) {
+      const bs::ModelConfig& c = *m.config;
+      int sliding = 0;
+      for (auto t : c.layer_types) sliding += t == bs::AttentionType::sliding;
+      std::printf("shape      %d layers, dim %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, max_seq %d\n", c.n_layers,
+                  c.dim, c.ffn_dim, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab, c.max_seq);
+      std::printf("features   %s%s%s%s%s%s act=%s rope=%.0f%s%s\n", c.norm_offset ? "norm(1+w) " : "",
+                  c.qk_norm ? "qk_norm " : "", c.qkv_bias ? "qkv_bias " : "", c.sandwich_norm ? "sandwich " : "",
+                  c.tied_embeddings ? "tied " : "", sliding ? fmt::format("sliding({} layers, window {}) ", sliding, c.sliding_window).c_str() : "",
+                  c.act == bs::Activation::silu ? "silu" : "gelu_tanh", double(c.rope.theta),
+                  c.rope.local_theta > 0 ? fmt::format("/local {:.0f}", c.rope.local_theta).c_str() : "",
+                  c.rope.scaling == bs::RopeScaling::llama3 ? " llama3" : c.rope.scaling == bs::RopeScaling::linear ? " linear" : "");
+    } else {
+      std::printf("config     unavailable: %s\n", m.config_error.c_str());
+    }
+    std::printf("size       %.1f MB raw, %.1f MB on disk, %zu shards, %zu tensors\n", double(m.total_size) / 1e6,
+                double(stored) / 1e6, m.shards.size(), m.tensors.size());
+    for (auto& [k, v] : by_dtype) std::printf("  %-6s   %4zu tensors %10.1f MB\n", k.c_str(), v.first, double(v.second) / 1e6);
+    size_t fallbacks = 0;
+    for (auto& t : m.tensors) fallbacks += !t.fallback.empty();
+    if (fallbacks) std::printf("fallbacks  %zu tensors stored at another dtype than requested (see --tensors)\n", fallbacks);
+    if (a->tensors)
+      for (auto& t : m.tensors)
+        std::printf("  %-52s %-22s %-5s %12llu B shard %u%s%s\n", t.name.c_str(), t.internal.c_str(),
+                    std::string(bs::dtype_name(t.dtype)).c_str(), (unsigned long long)t.size, t.spans[0].shard,
+                    t.fallback.empty() ? "" : "  requested ", t.fallback.empty() ? "" : (t.requested_dtype + ": " + t.fallback).c_str());
+  });
+}
+
+bs::cli::Command info_cmd{"info", "Show an RDRR model's architecture, tensors, sizes and shards", setup};
+
+}  // namespace

@@ -1,0 +1,279 @@
+#include "rdrr/convert.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "rdrr/hf_config.h"
+#include "rdrr/quant.h"
+#include "rdrr/safetensors.h"
+#include "rdrr/tensor_names.h"
+#include "runtime/base/error.h"
+#include "runtime/base/half.h"
+
+namespace bs {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Output bytes per parallel chunk of rows: large enough to keep threads busy, small enough to bound memory.
+constexpr uint64_t kChunkBytes = 16ull << 20;
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int sig) { g_signal = sig; }
+
+// Turns SIGINT/SIGTERM into a clean stop between chunks (the temp dir is removed); restores on exit.
+struct SignalGuard {
+  struct sigaction old_int{}, old_term{};
+  SignalGuard() {
+    g_signal = 0;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+  void check() const {
+    if (g_signal) fail_kind(ErrorKind::usage, "interrupted by signal {}; nothing was written to the output", int(g_signal));
+  }
+};
+
+// A directory removed on scope exit unless released.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const fs::path& out) {
+    fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    std::string tmpl = (parent / ("." + out.filename().string() + ".partial-XXXXXX")).string();
+    if (!mkdtemp(tmpl.data())) fail("{}: cannot create a temporary directory: {}", parent.string(), std::strerror(errno));
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+float load_value(DType t, const std::byte* p, uint64_t i) {
+  uint16_t h;
+  switch (t) {
+    case DType::F32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
+    case DType::F16: std::memcpy(&h, p + 2 * i, 2); return half_to_float(h);
+    default: std::memcpy(&h, p + 2 * i, 2); return bf16_to_float(h);
+  }
+}
+
+// Runs fn(begin, end) over [0, n) on up to `threads` threads.
+void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& fn) {
+  int t = int(std::min<int64_t>(threads, n));
+  if (t <= 1) return fn(0, n);
+  std::vector<std::thread> pool;
+  std::exception_ptr err;
+  std::mutex mu;
+  for (int k = 0; k < t; ++k)
+    pool.emplace_back([&, k] {
+      try {
+        fn(n * k / t, n * (k + 1) / t);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        err = std::current_exception();
+      }
+    });
+  for (auto& th : pool) th.join();
+  if (err) std::rethrow_exception(err);
+}
+
+struct Planned {
+  const SafeTensor* src;
+  std::string internal;
+  DType requested, stored;
+  std::string fallback;
+};
+
+json tokenizer_block(const fs::path& hf_dir, const fs::path& tmp, const ModelConfig& c) {
+  json tok;
+  for (auto f : {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "special_tokens_map.json"})
+    if (fs::exists(hf_dir / f)) fs::copy_file(hf_dir / f, tmp / f);
+  if (fs::exists(hf_dir / "tokenizer.json")) tok = {{"type", "bundled"}, {"file", "tokenizer.json"}};
+  else if (fs::exists(hf_dir / "tokenizer.model")) tok = {{"type", "sentencepiece"}, {"file", "tokenizer.model"}};
+  else return json();
+  tok["vocabSize"] = c.vocab;
+  if (fs::exists(hf_dir / "tokenizer_config.json")) {
+    json tc = read_json_file(hf_dir / "tokenizer_config.json");
+    if (tc.contains("add_bos_token") && tc["add_bos_token"].is_boolean()) tok["addBosToken"] = tc["add_bos_token"];
+    if (tc.contains("add_eos_token") && tc["add_eos_token"].is_boolean()) tok["addEosToken"] = tc["add_eos_token"];
+  }
+  return tok;
+}
+
+}  // namespace
+
+QuantMode parse_quant_mode(const std::string& s) {
+  if (s == "f16") return QuantMode::f16;
+  if (s == "q8_0") return QuantMode::q8_0;
+  if (s == "q4_k_m") return QuantMode::q4_k_m;
+  fail_kind(ErrorKind::usage, "--quant: expected f16, q8_0 or q4_k_m, got '{}'", s);
+}
+
+bool promoted_layer(int32_t i, int32_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& internal, size_t rank) {
+  if (rank < 2) return DType::F32;
+  if (mode == QuantMode::f16) return DType::F16;
+  if (mode == QuantMode::q8_0) return DType::Q8_0;
+  if (internal == "embed" || internal == "output") return DType::Q6_K;
+  int32_t layer = tensor_layer(internal);
+  bool sensitive = internal.ends_with(".attn_v") || internal.ends_with(".ffn_down");
+  return sensitive && promoted_layer(layer, c.n_layers) ? DType::Q6_K : DType::Q4_K;
+}
+
+ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, const ConvertOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (fs::exists(out_dir) && !opt.force)
+    fail_kind(ErrorKind::usage, "{}: already exists (use --force to replace it)", out_dir.string());
+  const int threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
+
+  json config_json = read_json_file(hf_dir / "config.json");
+  json gen;
+  bool has_gen = fs::exists(hf_dir / "generation_config.json");
+  if (has_gen) gen = read_json_file(hf_dir / "generation_config.json");
+  const std::string label = (hf_dir / "config.json").string();
+  HfArch arch = hf_arch(config_json, label);
+  TensorNames names(arch.model_type, arch.multimodal);
+  Checkpoint ck(hf_dir);
+
+  // The embedding's dtype is the checkpoint's dtype (it rounds Gemma's embedding scale).
+  DType weight_dtype = DType::BF16;
+  for (auto& t : ck.tensors()) {
+    auto r = names.to_internal(t.name);
+    if (r.kind == TensorNames::Kind::mapped && r.internal == "embed") weight_dtype = t.dtype;
+  }
+  ModelConfig cfg = config_from_hf(config_json, has_gen ? &gen : nullptr, weight_dtype, label);
+
+  // Map every checkpoint tensor, then check the set against what the config needs.
+  std::map<std::string, const SafeTensor*> by_internal;
+  for (auto& t : ck.tensors()) {
+    auto r = names.to_internal(t.name);
+    if (r.kind == TensorNames::Kind::skipped) continue;
+    if (r.kind == TensorNames::Kind::unknown)
+      fail("{}: tensor '{}' is not part of a {} model (no mapping)", t.file, t.name, cfg.arch);
+    if (r.internal == "output" && cfg.tied_embeddings) continue;  // tied: HF ignores lm_head too
+    if (!by_internal.emplace(r.internal, &t).second)
+      fail("{}: tensors '{}' and '{}' both map to '{}'", t.file, by_internal[r.internal]->name, t.name, r.internal);
+  }
+  std::vector<Planned> plan;
+  uint64_t source_bytes = 0;
+  for (auto& internal : expected_tensors(cfg)) {
+    auto it = by_internal.find(internal);
+    if (it == by_internal.end())
+      fail("{}: checkpoint has no tensor for '{}' ({})", hf_dir.string(), internal, names.to_hf(internal));
+    const SafeTensor* t = it->second;
+    auto want = expected_shape(cfg, internal);
+    if (t->shape != want)
+      fail("{}: tensor '{}': expected shape {}, got {}", t->file, t->name, json(want).dump(), json(t->shape).dump());
+    Planned p{t, internal, requested_dtype(opt.quant, cfg, internal, t->shape.size()), DType::F32, {}};
+    p.stored = storable_dtype(p.requested, t->shape.back(), &p.fallback);
+    plan.push_back(std::move(p));
+    source_bytes += t->data.size();
+    by_internal.erase(it);
+  }
+  if (!by_internal.empty())
+    fail("{}: tensor '{}' ('{}') is not used by this config", hf_dir.string(), by_internal.begin()->second->name,
+         by_internal.begin()->first);
+
+  SignalGuard signals;
+  TempDir tmp(out_dir);
+  Manifest m;
+  {
+    ShardWriterOptions so = opt.shards;
+    if (so.threads <= 0) so.threads = threads;
+    ShardWriter writer(tmp.path, so);
+    uint64_t done = 0;
+    std::vector<std::byte> out;
+    for (auto& p : plan) {
+      const SafeTensor& t = *p.src;
+      const int64_t k = t.shape.back();
+      const int64_t rows = int64_t(t.elements() / uint64_t(std::max<int64_t>(k, 1)));
+      const uint64_t row_out = *row_bytes(p.stored, uint64_t(k));
+      const uint64_t row_in = uint64_t(k) * traits(t.dtype).block_bytes;
+      TensorEntry e;
+      e.name = t.name;
+      e.internal = p.internal;
+      e.dtype = p.stored;
+      e.shape = t.shape;
+      e.size = uint64_t(rows) * row_out;
+      e.spans = writer.begin_tensor(e.size);
+      e.role = tensor_role(p.internal);
+      e.group = tensor_group(p.internal);
+      e.source_dtype = std::string(dtype_name(t.dtype));
+      e.requested_dtype = std::string(dtype_name(p.requested));
+      e.fallback = p.fallback;
+      const int64_t chunk_rows = std::max<int64_t>(1, int64_t(kChunkBytes / std::max<uint64_t>(row_out, 1)));
+      for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+        signals.check();
+        int64_t n = std::min(chunk_rows, rows - r0);
+        out.resize(uint64_t(n) * row_out);
+        parallel_for(n, threads, [&](int64_t a, int64_t b) {
+          std::vector<float> row(static_cast<size_t>(k));
+          for (int64_t r = a; r < b; ++r) {
+            const std::byte* in = t.data.data() + uint64_t(r0 + r) * row_in;
+            for (int64_t i = 0; i < k; ++i) row[size_t(i)] = load_value(t.dtype, in, uint64_t(i));
+            quantize_row(p.stored, row.data(), out.data() + uint64_t(r) * row_out, k);
+          }
+        });
+        writer.write(out);
+        done += uint64_t(n) * row_in;
+        if (opt.progress) opt.progress(done, source_bytes);
+      }
+      m.tensors.push_back(std::move(e));
+    }
+    m.shards = writer.finish();
+  }
+  signals.check();
+  for (auto& s : m.shards) m.total_size += s.size;
+  m.model_id = hf_dir.filename().empty() ? hf_dir.parent_path().filename().string() : hf_dir.filename().string();
+  m.model_type = config_json["model_type"].get<std::string>();
+  const char* qname[] = {"F16", "Q8_0", "Q4_K_M"};
+  m.quantization = qname[int(opt.quant)];
+  std::string embed_dtype = std::string(dtype_name(plan.front().stored));
+  m.quantization_info = {{"weights", m.quantization}, {"embeddings", embed_dtype},
+                         {"lmHead", cfg.tied_embeddings ? embed_dtype : std::string(dtype_name(plan.back().stored))},
+                         {"compute", "f32"}, {"layout", "row"}};
+  m.config = cfg;
+  m.eos_ids = cfg.eos_ids;
+  m.tokenizer = tokenizer_block(hf_dir, tmp.path, cfg);
+  m.metadata = {{"source", fs::absolute(hf_dir).lexically_normal().string()},
+                {"convertedAt", std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch()).count()},
+                {"converter", "blueshift 0.1.0"},
+                {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)}};
+  write_manifest(m, tmp.path / "manifest.json");
+  signals.check();
+
+  // Into place: an existing OUT_DIR (with --force) is moved aside first and removed after.
+  fs::path trash;
+  if (fs::exists(out_dir)) {
+    trash = out_dir.parent_path() / ("." + out_dir.filename().string() + ".old-" + std::to_string(::getpid()));
+    fs::rename(out_dir, trash);
+  }
+  fs::rename(tmp.path, out_dir);
+  tmp.path.clear();
+  if (!trash.empty()) fs::remove_all(trash);
+
+  ConvertResult res;
+  res.manifest = read_manifest(out_dir);  // what a reader sees, re-validated
+  res.source_bytes = source_bytes;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace bs

@@ -1,0 +1,357 @@
+#include "rdrr/manifest.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "rdrr/checked.h"
+#include "rdrr/hf_config.h"
+#include "rdrr/tensor_names.h"
+#include "runtime/base/error.h"
+
+namespace bs {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// A manifest larger than this is not a manifest (a 400-layer model's is a few MB).
+constexpr size_t kMaxManifestBytes = 256u << 20;
+
+namespace {
+
+struct Ctx {
+  const std::string& label;
+
+  const json& need(const json& obj, const char* key, const std::string& where) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail("{}: {}: missing field '{}'", label, where, key);
+    return *it;
+  }
+  uint64_t u64(const json& v, const std::string& where) const {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      fail("{}: {}: expected a non-negative integer, got {}", label, where, v.dump());
+    return v.get<uint64_t>();
+  }
+  std::string str(const json& v, const std::string& where) const {
+    if (!v.is_string()) fail("{}: {}: expected a string, got {}", label, where, v.dump());
+    return v.get<std::string>();
+  }
+  std::string hex_hash(const json& v, const std::string& where) const {
+    std::string s = str(v, where);
+    bool ok = s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+              });
+    if (!ok) fail("{}: {}: expected 64 lowercase hex digits (SHA-256), got '{}'", label, where, s);
+    return s;
+  }
+};
+
+ShardInfo parse_shard(const Ctx& cx, const json& s, size_t i) {
+  std::string where = fmt::format("shards[{}]", i);
+  if (!s.is_object()) fail("{}: {}: expected an object", cx.label, where);
+  ShardInfo sh;
+  uint64_t index = cx.u64(cx.need(s, "index", where), where + ".index");
+  if (index != i) fail("{}: {}.index: expected {}, got {}", cx.label, where, i, index);
+  sh.index = uint32_t(i);
+  const char* name_key = s.contains("filename") ? "filename" : "fileName";
+  sh.filename = cx.str(cx.need(s, name_key, where), where + "." + name_key);
+  if (!is_plain_filename(sh.filename))
+    fail("{}: {}.{}: '{}' is not a plain file name inside the model directory", cx.label, where, name_key,
+         sh.filename);
+  sh.size = cx.u64(cx.need(s, "size", where), where + ".size");
+  // Older DOPPLER manifests repeat the hash under "blake3" although it is the sha256 of the shard.
+  const char* hash_key = s.contains("hash") ? "hash" : "blake3";
+  sh.hash = cx.hex_hash(cx.need(s, hash_key, where), where + "." + hash_key);
+  sh.offset = s.contains("offset") ? cx.u64(s["offset"], where + ".offset") : 0;
+  std::string comp = s.contains("compression") && !s["compression"].is_null()
+                         ? cx.str(s["compression"], where + ".compression") : "none";
+  if (comp == "zstd") {
+    sh.compressed = true;
+    sh.stored_size = cx.u64(cx.need(s, "storedSize", where), where + ".storedSize");
+    sh.stored_hash = cx.hex_hash(cx.need(s, "storedHash", where), where + ".storedHash");
+  } else if (comp != "none") {
+    fail("{}: {}.compression: expected \"zstd\" or none, got '{}'", cx.label, where, comp);
+  }
+  return sh;
+}
+
+TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, const std::vector<ShardInfo>& shards) {
+  std::string where = "tensors['" + name + "']";
+  if (!t.is_object()) fail("{}: {}: expected an object", cx.label, where);
+  TensorEntry e;
+  e.name = name;
+  std::string dt = cx.str(cx.need(t, "dtype", where), where + ".dtype");
+  auto dtype = parse_dtype(dt);
+  if (!dtype)
+    fail("{}: {}.dtype: '{}' is not supported (F32, F16, BF16, Q8_0, Q4_K, Q4_K_M, Q6_K)", cx.label, where, dt);
+  e.dtype = *dtype;
+  const json& shape = cx.need(t, "shape", where);
+  if (!shape.is_array() || shape.size() > 8) fail("{}: {}.shape: expected a list of at most 8 dims", cx.label, where);
+  for (auto& d : shape) {
+    uint64_t v = cx.u64(d, where + ".shape");
+    if (v > uint64_t(INT64_MAX)) fail("{}: {}.shape: dimension {} too large", cx.label, where, v);
+    e.shape.push_back(int64_t(v));
+  }
+  e.size = cx.u64(cx.need(t, "size", where), where + ".size");
+  if (t.contains("layout") && !t["layout"].is_null()) {
+    std::string layout = cx.str(t["layout"], where + ".layout");
+    if (layout == "col")
+      fail("{}: {}.layout: 'col' (DOPPLER's transposed Q4_K) is not supported; convert with row layout", cx.label,
+           where);
+    if (layout != "row") fail("{}: {}.layout: expected 'row', got '{}'", cx.label, where, layout);
+  }
+  auto want = tensor_bytes(e.dtype, e.shape);
+  if (!want)
+    fail("{}: {}: shape {} is not whole {} blocks of {} or overflows", cx.label, where, shape.dump(), dt,
+         traits(e.dtype).block_elems);
+  if (*want != e.size)
+    fail("{}: {}.size: {} {} needs {} bytes, size says {}", cx.label, where, dt, shape.dump(), *want, e.size);
+
+  auto add_span = [&](uint64_t shard, uint64_t offset, uint64_t size, const std::string& w) {
+    if (shard >= shards.size())
+      fail("{}: {}: shard {} does not exist ({} shards)", cx.label, w, shard, shards.size());
+    auto end = checked_add(offset, size);
+    if (!end || *end > shards[shard].size)
+      fail("{}: {}: bytes [{}, {}+{}) leave shard {} ({} bytes)", cx.label, w, offset, offset, size, shard,
+           shards[shard].size);
+    if (!e.spans.empty() && shard <= e.spans.back().shard)
+      fail("{}: {}: spans must be in increasing shard order", cx.label, w);
+    e.spans.push_back({uint32_t(shard), offset, size});
+  };
+  if (t.contains("spans") && !t["spans"].is_null()) {
+    const json& spans = t["spans"];
+    if (!spans.is_array() || spans.empty()) fail("{}: {}.spans: expected a non-empty list", cx.label, where);
+    uint64_t total = 0;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      std::string w = fmt::format("{}.spans[{}]", where, i);
+      if (!spans[i].is_object()) fail("{}: {}: expected an object", cx.label, w);
+      uint64_t size = cx.u64(cx.need(spans[i], "size", w), w + ".size");
+      add_span(cx.u64(cx.need(spans[i], "shardIndex", w), w + ".shardIndex"),
+               cx.u64(cx.need(spans[i], "offset", w), w + ".offset"), size, w);
+      total += size;  // each size <= its shard, so the sum of a bounded list cannot overflow 64 bits
+    }
+    if (total != e.size) fail("{}: {}.spans: sizes add up to {}, size is {}", cx.label, where, total, e.size);
+  } else {
+    add_span(cx.u64(cx.need(t, "shard", where), where + ".shard"), cx.u64(cx.need(t, "offset", where), where + ".offset"),
+             e.size, where);
+  }
+  if (t.contains("role") && t["role"].is_string()) e.role = t["role"].get<std::string>();
+  if (t.contains("group") && t["group"].is_string()) e.group = t["group"].get<std::string>();
+  if (t.contains("x-blueshift") && t["x-blueshift"].is_object()) {
+    const json& x = t["x-blueshift"];
+    auto s = [&](const char* k) { return x.contains(k) ? cx.str(x[k], where + ".x-blueshift." + k) : std::string(); };
+    e.internal = s("name");
+    e.source_dtype = s("source");
+    e.requested_dtype = s("requested");
+    e.fallback = s("fallback");
+  }
+  return e;
+}
+
+// Rejects two tensors sharing bytes of a shard.
+void check_overlaps(const Ctx& cx, const std::vector<TensorEntry>& tensors) {
+  struct Piece { uint32_t shard; uint64_t begin, end; const std::string* name; };
+  std::vector<Piece> pieces;
+  for (auto& t : tensors)
+    for (auto& s : t.spans)
+      if (s.size) pieces.push_back({s.shard, s.offset, s.offset + s.size, &t.name});
+  std::sort(pieces.begin(), pieces.end(), [](auto& a, auto& b) {
+    return a.shard != b.shard ? a.shard < b.shard : a.begin < b.begin;
+  });
+  for (size_t i = 1; i < pieces.size(); ++i)
+    if (pieces[i].shard == pieces[i - 1].shard && pieces[i].begin < pieces[i - 1].end)
+      fail("{}: tensors '{}' and '{}' overlap in shard {} at byte {}", cx.label, *pieces[i - 1].name, *pieces[i].name,
+           pieces[i].shard, pieces[i].begin);
+}
+
+}  // namespace
+
+std::optional<uint64_t> tensor_bytes(DType t, const std::vector<int64_t>& shape) {
+  if (shape.empty()) return traits(t).block_elems == 1 ? std::optional<uint64_t>(traits(t).block_bytes) : std::nullopt;
+  for (int64_t d : shape)
+    if (d < 0) return std::nullopt;
+  auto row = row_bytes(t, uint64_t(shape.back()));
+  if (!row) return std::nullopt;
+  auto rows = checked_elements(std::span<const int64_t>(shape.data(), shape.size() - 1));
+  return rows ? checked_mul(*rows, *row) : std::nullopt;
+}
+
+Manifest parse_manifest(std::string_view text, const std::string& label) {
+  if (text.size() > kMaxManifestBytes) fail("{}: {} bytes is larger than any manifest ({} max)", label, text.size(),
+                                            kMaxManifestBytes);
+  // nlohmann keeps the last of duplicate keys silently; a manifest naming a tensor twice is rejected.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  json j;
+  try {
+    j = json::parse(text, [&](int, json::parse_event_t ev, json& v) {
+      if (ev == json::parse_event_t::object_start) keys.emplace_back();
+      else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      else if (ev == json::parse_event_t::key && !keys.empty() && !keys.back().insert(v.get<std::string>()).second &&
+               duplicate.empty())
+        duplicate = v.get<std::string>();
+      return true;
+    });
+  } catch (const json::exception& e) {
+    fail("{}: not valid JSON: {}", label, e.what());
+  }
+  if (!duplicate.empty()) fail("{}: key '{}' appears twice in one object", label, duplicate);
+  return parse_manifest_json(j, label);
+}
+
+Manifest parse_manifest_json(const json& j, const std::string& label) {
+  Ctx cx{label};
+  if (!j.is_object()) fail("{}: expected a JSON object", label);
+  Manifest m;
+  const json& ver = cx.need(j, "version", "manifest");
+  if (!ver.is_number_integer() || ver.get<int64_t>() != 1)
+    fail("{}: version: expected 1, got {} (this blueshift reads RDRR version 1)", label, ver.dump());
+  auto opt_str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; };
+  m.model_id = opt_str("modelId");
+  m.model_type = opt_str("modelType");
+  m.quantization = opt_str("quantization");
+  if (j.contains("hashAlgorithm")) {
+    m.hash_algorithm = cx.str(j["hashAlgorithm"], "hashAlgorithm");
+    if (m.hash_algorithm != "sha256")
+      fail("{}: hashAlgorithm: expected \"sha256\", got \"{}\" (blueshift verifies SHA-256 only)", label,
+           m.hash_algorithm);
+  }
+  const json& shards = cx.need(j, "shards", "manifest");
+  if (!shards.is_array()) fail("{}: shards: expected a list", label);
+  std::set<std::string> names;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    ShardInfo s = parse_shard(cx, shards[i], i);
+    if (!names.insert(s.filename).second) fail("{}: shards[{}]: file '{}' is listed twice", label, i, s.filename);
+    if (s.offset != m.total_size)
+      fail("{}: shards[{}].offset: expected {} (the sizes of the shards before it), got {}", label, i, m.total_size,
+           s.offset);
+    auto total = checked_add(m.total_size, s.size);
+    if (!total) fail("{}: shards[{}].size: total size overflows", label, i);
+    m.total_size = *total;
+    m.shards.push_back(std::move(s));
+  }
+  const json& tensors = cx.need(j, "tensors", "manifest");
+  if (!tensors.is_object()) fail("{}: tensors: expected an object", label);
+  for (auto& [name, t] : tensors.items()) m.tensors.push_back(parse_tensor(cx, name, t, m.shards));
+  check_overlaps(cx, m.tensors);
+  std::sort(m.tensors.begin(), m.tensors.end(), [](auto& a, auto& b) {
+    return a.spans[0].shard != b.spans[0].shard ? a.spans[0].shard < b.spans[0].shard
+                                                : a.spans[0].offset < b.spans[0].offset;
+  });
+
+  if (j.contains("eos_token_id") && !j["eos_token_id"].is_null()) {
+    const json& e = j["eos_token_id"];
+    for (auto& id : e.is_array() ? e : json::array({e})) m.eos_ids.push_back(int32_t(cx.u64(id, "eos_token_id")));
+  }
+  m.tokenizer = j.contains("tokenizer") ? j["tokenizer"] : json();
+  m.metadata = j.contains("metadata") && j["metadata"].is_object() ? j["metadata"] : json::object();
+  m.quantization_info = j.contains("quantizationInfo") ? j["quantizationInfo"] : json();
+
+  // The model description: ours when present (it is complete), else DOPPLER's blocks.
+  const json* xb = j.contains("x-blueshift") && j["x-blueshift"].is_object() ? &j["x-blueshift"] : nullptr;
+  if (xb && xb->contains("config")) {
+    m.config = config_from_json((*xb)["config"], label);
+  } else {
+    try {
+      m.config = config_from_doppler(j, label);
+    } catch (const Error& e) {
+      m.config_error = e.what();
+    }
+  }
+  // DOPPLER manifests have no internal names: derive them from the HF names.
+  if (m.config) {
+    std::string type = m.model_type == "gemma3" ? "gemma3_text" : m.config->arch;
+    TensorNames map(type, m.model_type == "gemma3");
+    for (auto& t : m.tensors)
+      if (t.internal.empty()) {
+        auto r = map.to_internal(t.name);
+        if (r.kind == TensorNames::Kind::mapped) t.internal = r.internal;
+      }
+  }
+  return m;
+}
+
+Manifest read_manifest(const fs::path& dir) {
+  fs::path p = dir / "manifest.json";
+  std::ifstream f(p, std::ios::binary);
+  if (!f) fail("{}: cannot open (is {} an RDRR model directory?)", p.string(), dir.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_manifest(ss.str(), p.string());
+}
+
+const TensorEntry* Manifest::find(std::string_view name) const {
+  for (auto& t : tensors)
+    if (t.name == name || t.internal == name) return &t;
+  return nullptr;
+}
+
+const ModelConfig& Manifest::model_config() const {
+  if (!config) throw Error(config_error.empty() ? "manifest has no model configuration" : config_error);
+  return *config;
+}
+
+ordered_json manifest_to_json(const Manifest& m) {
+  const ModelConfig& c = m.model_config();
+  ordered_json j;
+  j["version"] = m.version;
+  j["modelId"] = m.model_id;
+  j["modelType"] = m.model_type;
+  j["quantization"] = m.quantization;
+  if (!m.quantization_info.is_null()) j["quantizationInfo"] = m.quantization_info;
+  j["hashAlgorithm"] = m.hash_algorithm;
+  j["architecture"] = doppler_architecture(c);
+  j["inference"] = doppler_inference(c);
+  auto& shards = j["shards"] = ordered_json::array();
+  for (auto& s : m.shards) {
+    ordered_json o = {{"index", s.index}, {"filename", s.filename}, {"size", s.size}, {"hash", s.hash},
+                      {"offset", s.offset}};
+    if (s.compressed) {
+      o["compression"] = "zstd";
+      o["storedSize"] = s.stored_size;
+      o["storedHash"] = s.stored_hash;
+    }
+    shards.push_back(std::move(o));
+  }
+  auto& tensors = j["tensors"] = ordered_json::object();
+  for (auto& t : m.tensors) {
+    ordered_json o;
+    if (t.spans.size() == 1) {
+      o["shard"] = t.spans[0].shard;
+      o["offset"] = t.spans[0].offset;
+    }
+    o["size"] = t.size;
+    o["shape"] = t.shape;
+    o["dtype"] = dtype_name(t.dtype);
+    o["role"] = t.role;
+    o["group"] = t.group;
+    o["layout"] = "row";
+    if (t.spans.size() > 1) {
+      auto& sp = o["spans"] = ordered_json::array();
+      for (auto& s : t.spans) sp.push_back({{"shardIndex", s.shard}, {"offset", s.offset}, {"size", s.size}});
+    }
+    ordered_json x = {{"name", t.internal}};
+    if (!t.source_dtype.empty()) x["source"] = t.source_dtype;
+    if (!t.requested_dtype.empty()) x["requested"] = t.requested_dtype;
+    if (!t.fallback.empty()) x["fallback"] = t.fallback;
+    o["x-blueshift"] = std::move(x);
+    tensors[t.name] = std::move(o);
+  }
+  if (!m.tokenizer.is_null()) j["tokenizer"] = m.tokenizer;
+  j["eos_token_id"] = m.eos_ids;
+  j["totalSize"] = m.total_size;
+  j["metadata"] = m.metadata;
+  j["x-blueshift"] = {{"formatVersion", 1}, {"config", config_to_json(c)}};
+  return j;
+}
+
+void write_manifest(const Manifest& m, const fs::path& file) {
+  std::ofstream f(file, std::ios::binary | std::ios::trunc);
+  f << manifest_to_json(m).dump(1) << '\n';
+  f.flush();
+  if (!f) fail("{}: write failed", file.string());
+}
+
+}  // namespace bs

@@ -1,0 +1,51 @@
+// Loading an RDRR model's tensors: every shard is read, checked against the manifest (size and
+// SHA-256 of the stored file, zstd frame size, size and SHA-256 of the raw bytes) and decompressed on
+// worker threads, while the calling thread receives the tensors of earlier shards. Loading is always
+// verified; nothing reaches the sink from a shard that failed a check.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdrr/manifest.h"
+
+namespace bs {
+
+struct LoadOptions {
+  int threads = 0;  // 0 = hardware_concurrency
+  std::function<void(uint64_t done, uint64_t total)> progress;  // raw bytes, on the calling thread
+};
+
+// Verifies (SHA-256 of stored and raw bytes) and decompresses shards in parallel on a thread pool,
+// and calls sink(tensor, bytes) on the CALLING thread for every tensor, in manifest order of shards
+// (by offset within a shard), while later shards are still being verified/decompressed. At most
+// `threads` shards are in flight (plus the one being delivered), so host memory stays bounded by a few
+// shards whatever the model size; a tensor that crosses shards is assembled in one buffer of its size.
+// Any mismatch throws bs::Error(ErrorKind::integrity) naming the shard. The bytes passed to the sink
+// are valid only during the call.
+void load_tensors(const Manifest& manifest, const std::filesystem::path& dir, const LoadOptions& options,
+                  const std::function<void(const TensorEntry&, std::span<const std::byte>)>& sink);
+
+// Reads shard `s` of the model in `dir` and returns its verified raw bytes; throws
+// bs::Error(integrity) naming the file, the check and expected vs actual.
+std::vector<std::byte> read_verified_shard(const ShardInfo& s, const std::filesystem::path& dir);
+
+// What `blueshift verify` reports for one bad shard.
+struct ShardProblem {
+  uint32_t index = 0;
+  std::string filename;
+  std::string check;      // missing | size | hash | storedHash | zstd | rawSize
+  std::string expected;
+  std::string actual;
+  std::string message;    // one line naming the file, the check, expected vs actual
+};
+
+// Checks every shard (all of them, in parallel, collecting every problem rather than stopping at the
+// first). With `decompress`, compressed shards are also decoded and their raw size and hash checked.
+std::vector<ShardProblem> verify_shards(const Manifest& manifest, const std::filesystem::path& dir,
+                                        const LoadOptions& options, bool decompress = true);
+
+}  // namespace bs
