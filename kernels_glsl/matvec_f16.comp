@@ -1,42 +1,50 @@
 #version 450
-// y = W x for f16 W [m, k] (row-major) and f32 x [batch, k]: one workgroup per ROWS rows.
-// Each invocation strides over k reading W two halves at a time; partial sums are reduced per row.
-// accumulate != 0 adds into y (the residual add folded into the projection's epilogue).
+// y = W x for f16 W [m, k] (row-major) and f32 x [batch, k]; see matvec.glsl for the epilogue.
+// Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
+//
+// Weights are read as f16 pairs (32-bit words), consecutive invocations reading consecutive words,
+// so every load of a subgroup is one contiguous run. Each invocation takes 4 words per step (WG
+// apart, for loads in flight) and reuses their x values for all ROWS rows. Bindings are read with
+// 4-byte loads only: a wider vector straddling the end of an odd-sized binding reads as zero under
+// robust buffer access (lavapipe). Odd k (rows not word-aligned; in no model, but legal) takes a
+// per-element path. Choose the workgroup size near k/8 (at most 256) so every invocation is busy.
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
 layout(push_constant) uniform PC { MatvecParams p; };
-layout(std430, binding = 0) readonly buffer Wt { f16vec2 w2[]; };
+layout(std430, binding = 0) readonly buffer Wt { f16vec2 w[]; };
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
+#include "matvec.glsl"
+
+const uint kUnroll = 4;
 
 void main() {
-  uint row0 = gl_WorkGroupID.x * ROWS;
-  uint b = gl_WorkGroupID.y;
-  uint half_k = p.k / 2;  // k is even for every model blueshift runs; the odd tail is handled below
-  for (uint r = 0; r < ROWS; ++r) {
-    uint row = row0 + r;
-    float acc = 0.0;
-    if (row < p.m) {
-      uint wbase = row * p.k;  // in halves
-      if ((p.k & 1u) == 0u) {
-        for (uint i = gl_LocalInvocationID.x; i < half_k; i += gl_WorkGroupSize.x) {
-          vec2 wv = vec2(w2[wbase / 2 + i]);
-          acc += wv.x * x[b * p.k + 2 * i] + wv.y * x[b * p.k + 2 * i + 1];
-        }
-      } else {
-        for (uint i = gl_LocalInvocationID.x; i < p.k; i += gl_WorkGroupSize.x) {
-          uint e = wbase + i;
-          f16vec2 pair = w2[e / 2];
-          acc += float((e & 1u) == 0u ? pair.x : pair.y) * x[b * p.k + i];
-        }
+  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint wg = gl_WorkGroupSize.x;
+  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  if ((p.k & 1u) == 0u) {
+    uint nw = p.k / 2u, xb = b * p.k;
+    for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
+      vec2 xv[kUnroll];
+      for (uint u = 0; u < kUnroll; ++u) {
+        uint j = min(j0 + u * wg, nw - 1u);
+        xv[u] = j0 + u * wg < nw ? vec2(x[xb + 2u * j], x[xb + 2u * j + 1u]) : vec2(0.0);
+      }
+      for (uint r = 0; r < ROWS; ++r) {
+        uint rb = min(row0 + r, p.m - 1u) * nw;  // rows past m compute a duplicate that is never written
+        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w[rb + min(j0 + u * wg, nw - 1u)]), xv[u]);
       }
     }
-    acc = workgroup_sum(acc);
-    if (row < p.m && gl_LocalInvocationID.x == 0) {
-      uint o = b * p.m + row;
-      y[o] = p.accumulate != 0u ? y[o] + acc : acc;
+  } else {
+    for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
+      float xv = x[b * p.k + i];
+      for (uint r = 0; r < ROWS; ++r) {
+        uint e = min(row0 + r, p.m - 1u) * p.k + i;
+        mv_acc[r] += float(w[e >> 1][e & 1u]) * xv;
+      }
     }
   }
+  mv_finish(row0, b);
 }

@@ -10,3 +10,7 @@ bs_kernel(reduce_max_f32 reduce.comp DEFINES REDUCE_MAX)
 # --- model kernels ---
 bs_kernel(rms_norm_f32 rms_norm.comp)
 bs_kernel(matvec_f16 matvec_f16.comp)
+# --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
+bs_kernel(matvec_q8_0 matvec_q8_0.comp)
+bs_kernel(matvec_q4k matvec_q4k.comp)
+bs_kernel(matvec_q6k matvec_q6k.comp)

@@ -1,0 +1,49 @@
+#version 450
+// y = W x for Q4_K W [m, k] (k % 256 == 0) and f32 x [batch, k]; see matvec.glsl for the epilogue.
+// Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
+//
+// Bandwidth layout: a 144-byte block is 9 uvec4s (header: d, dmin, 12 scale bytes; then 8 of qs) and
+// rows are 16-byte aligned, so all weight loads are 16 B. A block is split into 8 parts, one per
+// qs uvec4: part t covers 16 elements of sub-block 2(t/2) (low nibbles) and the same 16 of sub-block
+// 2(t/2)+1 (high nibbles). Consecutive invocations take consecutive parts, so a subgroup reads whole
+// blocks contiguously. Each invocation loads its 32 x values once and reuses them for all ROWS rows
+// (x traffic from cache is then 1/ROWS of what one row per workgroup would need). Choose the workgroup
+// size near k/32 (the number of parts) so no invocation idles: 64 for k = 2048.
+#include "common.glsl"
+#include "params.h"
+#include "dequant.glsl"
+layout(local_size_x = 64, local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 4;
+layout(push_constant) uniform PC { MatvecParams p; };
+layout(std430, binding = 0) readonly buffer Wt { uvec4 w[]; };
+layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+#include "matvec.glsl"
+
+void main() {
+  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint nb = p.k / 256u, nparts = nb * 8u;
+  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
+    uint blk = part >> 3, t = part & 7u, j = t >> 1;
+    uint xo = (b * p.k + blk * 256u + 64u * j + 16u * (t & 1u)) / 4u;
+    vec4 xa0 = x[xo], xa1 = x[xo + 1], xa2 = x[xo + 2], xa3 = x[xo + 3];
+    vec4 xb0 = x[xo + 8], xb1 = x[xo + 9], xb2 = x[xo + 10], xb3 = x[xo + 11];
+    float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
+    for (uint r = 0; r < ROWS; ++r) {
+      uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written
+      uint base = (row * nb + blk) * 9u;
+      uvec4 hdr = w[base], q = w[base + 1u + t];
+      vec2 dm = unpackHalf2x16(hdr.x);
+      uvec2 s0 = q4k_scale_min(hdr.yzw, 2u * j), s1 = q4k_scale_min(hdr.yzw, 2u * j + 1u);
+      // sum(f*x) with f = 1 + q/16; sum(q*x) = 16 * (sum(f*x) - sum(x)).
+      float fa = dot(bs_nib_lo(q.x), xa0) + dot(bs_nib_lo(q.y), xa1) + dot(bs_nib_lo(q.z), xa2) +
+                 dot(bs_nib_lo(q.w), xa3);
+      float fb = dot(bs_nib_hi(q.x), xb0) + dot(bs_nib_hi(q.y), xb1) + dot(bs_nib_hi(q.z), xb2) +
+                 dot(bs_nib_hi(q.w), xb3);
+      mv_acc[r] += dm.x * 16.0 * (float(s0.x) * (fa - sa) + float(s1.x) * (fb - sb)) -
+                   dm.y * (float(s0.y) * sa + float(s1.y) * sb);
+    }
+  }
+  mv_finish(row0, b);
+}

@@ -1,0 +1,65 @@
+#version 450
+// y = W x for Q6_K W [m, k] (k % 256 == 0) and f32 x [batch, k]; see matvec.glsl for the epilogue.
+// Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
+//
+// A 210-byte block {ql[128], qh[64], scales[16] (i8), d (f16)} is 2-byte aligned at best (every odd
+// block starts mid-word), so weights are read as words and joined with bs_funnel. A block is split
+// into 8 parts: part t takes half h = t/4 (128 elements) and 8 consecutive l = 8(t%4) + 0..7 of it,
+// i.e. 8 bytes of ql at l, 8 at l + 32 and 8 of qh at l, which hold elements l, l + 32, l + 64, l + 96
+// of the half (GGML's interleaving). The 8 l share one scale per quarter. x values are loaded once
+// per part and reused for all ROWS rows.
+#include "common.glsl"
+#include "params.h"
+#include "dequant.glsl"
+layout(local_size_x = 64, local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ROWS = 4;
+layout(push_constant) uniform PC { MatvecParams p; };
+layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
+layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+#include "matvec.glsl"
+
+// The 8 bytes at byte offset o (2-byte aligned). The third word is clamped to the array: it is read
+// only when o is mid-word, and then it lies inside the same block.
+uvec2 load8(uint o) {
+  uint i = o >> 2, sh = (o & 2u) * 8u;
+  uint w0 = w[i], w1 = w[i + 1u], w2 = w[min(i + 2u, uint(w.length()) - 1u)];
+  return uvec2(bs_funnel(w0, w1, sh), bs_funnel(w1, w2, sh));
+}
+
+void main() {
+  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint nb = p.k / 256u, nparts = nb * 8u;
+  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
+    uint blk = part >> 3, h = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
+    uint xo = (b * p.k + blk * 256u + 128u * h + l0) / 4u;
+    vec4 xq[8];  // quarter qq, l0 + 0..3 and l0 + 4..7
+    float sx[4];
+    for (uint qq = 0; qq < 4u; ++qq) {
+      xq[2 * qq] = x[xo + 8u * qq];
+      xq[2 * qq + 1] = x[xo + 8u * qq + 1u];
+      sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
+    }
+    for (uint r = 0; r < ROWS; ++r) {
+      uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written
+      uint bo = (row * nb + blk) * 210u;
+      uvec2 qa = load8(bo + 64u * h + l0), qb = load8(bo + 64u * h + 32u + l0);
+      uvec2 qh = load8(bo + 128u + 32u * h + l0);
+      uvec2 sc = load8(bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq
+      uint dw = bo + 208u;
+      float d = bs_half_at(w[dw >> 2], dw);
+      uvec4 c0 = q6k_codes(qa.x, qb.x, qh.x), c1 = q6k_codes(qa.y, qb.y, qh.y);
+      // sum((q-32)*x) with f = 1 + q/64: 64*sum(f*x) - 96*sum(x).
+      float acc = 0.0;
+      for (uint qq = 0; qq < 4u; ++qq) {
+        uint bi = (l0 >> 4) + 2u * qq;
+        float s = float(int((bi < 4u ? sc.x : sc.y) << (24u - 8u * (bi & 3u))) >> 24);
+        float f = dot(bs_six(c0[qq]), xq[2 * qq]) + dot(bs_six(c1[qq]), xq[2 * qq + 1]);
+        acc += s * (64.0 * f - 96.0 * sx[qq]);
+      }
+      mv_acc[r] += d * acc;
+    }
+  }
+  mv_finish(row0, b);
+}

@@ -1,0 +1,79 @@
+// Helpers for the weight-kernel tests: random weights quantized with the project's quantizer (rdrr),
+// their dequantized values (what a float64 reference multiplies by, so the tests measure the kernel and
+// not quantization error), and a one-dispatch runner.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rdrr/quant.h"
+#include "tests/gpu/gpu_test.h"
+
+namespace bs::testing {
+
+// A weight matrix [m, k] in dtype t, as the kernels read it.
+struct Weights {
+  DType t;
+  uint32_t m, k;
+  std::vector<uint8_t> bytes;  // m rows of row_bytes(t, k), padded with zeros to a multiple of 16
+  std::vector<float> dq;       // the dequantized values [m, k]
+};
+
+// Random rows whose magnitude varies per 32 values (so block scales differ) and with some blocks all
+// positive or all negative (so Q4_K's min and Q6_K's sign handling are exercised).
+inline Weights random_weights(DType t, uint32_t m, uint32_t k) {
+  Weights w{t, m, k, {}, {}};
+  auto f = random_floats(size_t(m) * k);
+  std::uniform_real_distribution<float> mag(0.05f, 2.0f);
+  std::uniform_int_distribution<int> kind(0, 5);
+  for (size_t c = 0; c < f.size(); c += 32) {
+    float s = mag(rng());
+    int kd = kind(rng());
+    for (size_t i = c; i < std::min(f.size(), c + 32); ++i)
+      f[i] = s * (kd == 0 ? std::abs(f[i]) + 0.5f : kd == 1 ? -std::abs(f[i]) : f[i]);
+  }
+  uint64_t rb = *row_bytes(t, k);
+  w.bytes.assign((m * rb + 15) / 16 * 16, 0);
+  w.dq.resize(f.size());
+  for (uint32_t r = 0; r < m; ++r) {
+    quantize_row(t, f.data() + size_t(r) * k, w.bytes.data() + r * rb, k);
+    dequantize_row(t, w.bytes.data() + r * rb, w.dq.data() + size_t(r) * k, k);
+  }
+  return w;
+}
+
+// Kernel-name suffix of a weight dtype, as in variants.cmake.
+inline std::string kernel_suffix(DType t) {
+  switch (t) {
+    case DType::F16: return "f16";
+    case DType::Q8_0: return "q8_0";
+    case DType::Q4_K: return "q4k";
+    case DType::Q6_K: return "q6k";
+    default: return "unsupported";
+  }
+}
+
+inline const DType kWeightTypes[] = {DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K};
+
+class KernelTest : public GpuTest {
+ protected:
+  // Records one dispatch with one bind group and push constants, submits, waits.
+  template <class P>
+  void run_once(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, const P& params,
+                uint32_t gx, uint32_t gy = 1) {
+    auto bg = device().createBindGroup(p, 0, entries);
+    auto enc = device().createCommandEncoder(p.label());
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(p);
+    pass.setBindGroup(0, bg);
+    pass.setPushConstants(params);
+    pass.dispatchWorkgroups(gx, gy);
+    auto cb = enc.finish();
+    device().queue().wait(device().queue().submit(cb));
+  }
+};
+
+}  // namespace bs::testing

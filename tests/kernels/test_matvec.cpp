@@ -1,0 +1,73 @@
+// matvec_{f16,q8_0,q4k,q6k}: y (+)= W x for every weight dtype, at odd sizes (odd row counts, odd
+// block counts, rows that leave the last workgroup partly empty), several workgroup shapes, batch > 1,
+// a poisoned output, and the accumulate epilogue. Reference: float64 over the dequantized weights.
+#include <gtest/gtest.h>
+
+#include "tests/kernels/kernel_test.h"
+
+namespace bs::testing {
+namespace {
+
+using kparams::MatvecParams;
+
+struct Case {
+  uint32_t m, k, batch, accumulate;
+};
+
+// NMSE bound for f32 accumulation over f32 inputs: the biased-mantissa decoding costs a few ulps per
+// partial sum (dequant.glsl), which keeps errors near 1e-13; 1e-10 leaves room for long rows.
+constexpr double kMatvecNmse = 1e-10;
+
+class Matvec : public KernelTest {
+ protected:
+  void check(DType t, Case c) {
+    Weights w = random_weights(t, c.m, c.k);
+    auto x = random_floats(size_t(c.batch) * c.k, -2, 2);
+    auto y0 = random_floats(size_t(c.batch) * c.m);
+    std::vector<double> ref(size_t(c.batch) * c.m);
+    for (uint32_t b = 0; b < c.batch; ++b)
+      for (uint32_t r = 0; r < c.m; ++r) {
+        double s = c.accumulate ? y0[size_t(b) * c.m + r] : 0.0;
+        for (uint32_t i = 0; i < c.k; ++i) s += double(w.dq[size_t(r) * c.k + i]) * x[size_t(b) * c.k + i];
+        ref[size_t(b) * c.m + r] = s;
+      }
+    auto bw = upload(w.bytes), bx = upload(x);
+    struct Shape {
+      uint32_t wg, rows;
+    };
+    for (Shape s : {Shape{32, 1}, Shape{64, 3}, Shape{128, 4}, Shape{256, 8}}) {
+      auto by = c.accumulate ? upload(y0) : poisoned(ref.size() * 4);
+      const auto& p = kernels().get("matvec_" + kernel_suffix(t), {{0, s.wg}, {1, s.rows}});
+      run_once(p, {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
+               (c.m + s.rows - 1) / s.rows, c.batch);
+      auto y = download<float>(by, ref.size());
+      EXPECT_LT(nmse(y, ref), kMatvecNmse) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
+                                          << " acc=" << c.accumulate << " wg=" << s.wg << " rows=" << s.rows
+                                          << " seed=" << test_seed();
+    }
+  }
+};
+
+TEST_F(Matvec, F16) {
+  for (Case c : {Case{1, 8, 1, 0}, Case{37, 264, 1, 0}, Case{129, 2048, 2, 0}, Case{300, 136, 3, 1}, Case{5, 1000, 1, 1},
+                 Case{3, 4097, 2, 0}})
+    check(DType::F16, c);
+}
+
+TEST_F(Matvec, Q8_0) {
+  for (Case c : {Case{1, 32, 1, 0}, Case{37, 96, 1, 0}, Case{129, 1056, 2, 0}, Case{300, 160, 3, 1}, Case{5, 4096, 1, 1}})
+    check(DType::Q8_0, c);
+}
+
+TEST_F(Matvec, Q4K) {
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1}, Case{5, 4096, 1, 1}})
+    check(DType::Q4_K, c);
+}
+
+TEST_F(Matvec, Q6K) {
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1}, Case{5, 4096, 1, 1}})
+    check(DType::Q6_K, c);
+}
+
+}  // namespace
+}  // namespace bs::testing
