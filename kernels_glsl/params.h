@@ -23,6 +23,11 @@ BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };
 // reduce: sum or max over n elements, written to out[0].
 BS_PARAMS(ReduceParams) { uint n; uint pad0; uint pad1; uint pad2; };
 
+// --- weight kernels (matvec_*, matmul_*, embed_*) ---
+// matvec_* and matmul_* take MatvecParams (matmul: batch = M tokens, Y [M, m] (+)= X [M, k] W[m, k]^T).
+// embed: out[t, :] = W[tokens[t] - token_offset, :] * scale for t < n_tokens, rows of dim elements.
+BS_PARAMS(EmbedParams) { uint dim; uint n_tokens; float scale; uint token_offset; };
+
 #ifdef __cplusplus
 }  // namespace bs::kparams
 #endif

@@ -1,0 +1,28 @@
+#version 450
+// Embedding rows: out[t, :] = W[tokens[t] - token_offset, :] * scale for W [rows, dim] in the weight
+// dtype (W_F16 | W_Q8_0 | W_Q4K | W_Q6K, see weight_fetch.glsl). One workgroup per token; dispatch
+// (n_tokens, 1, 1).
+//
+// Tables larger than one binding may hold (lavapipe: 128 MiB; a 262144 x 2304 f16 table is 1.2 GB) are
+// bound in row ranges: a dispatch per range, token_offset = the range's first row, each writing only the
+// tokens that fall in its range. The rows a binding holds are read off its length, so its range must be
+// whole rows, optionally padded by fewer than row_bytes - 2 bytes (pad it to a multiple of 4).
+// The host checks token ids against the vocabulary; an id outside every range leaves its row unwritten.
+#include "common.glsl"
+#include "params.h"
+#include "weight_fetch.glsl"
+layout(local_size_x = 128, local_size_x_id = 0) in;
+layout(push_constant) uniform PC { EmbedParams p; };
+layout(std430, binding = 1) readonly buffer Tokens { int tokens[]; };
+layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
+
+void main() {
+  uint t = gl_WorkGroupID.x;
+  if (t >= p.n_tokens) return;
+  int row = tokens[t] - int(p.token_offset);
+  // Bytes the binding holds, rounded up to cover a final half word (see above).
+  uint bound = uint(wt.length()) * kWeightElemBytes + 2u;
+  if (row < 0 || uint(row) >= bound / weight_row_bytes(p.dim)) return;
+  for (uint i = gl_LocalInvocationID.x; i < p.dim; i += gl_WorkGroupSize.x)
+    out_rows[t * p.dim + i] = weight_at(uint(row), p.dim, i) * p.scale;
+}
