@@ -5,6 +5,8 @@
 //
 // The binding's range must be a multiple of 4 bytes: a word straddling its end reads as zero under
 // robust buffer access. Q4_K rows are 16-byte aligned and read as uvec4; the others as words.
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
 #include "dequant.glsl"
 
 #if defined(W_F16)

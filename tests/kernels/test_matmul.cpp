@@ -1,0 +1,82 @@
+// matmul_{f16,q8_0,q4k,q6k}: Y[M, m] (+)= X[M, k] W[m, k]^T for every weight dtype, with M and m that
+// leave the last 64 x 64 tile partly empty, k not a multiple of the 32-wide k step (f16), a poisoned
+// output, and the accumulate epilogue. Reference: float64 over the dequantized weights.
+#include <gtest/gtest.h>
+
+#include "tests/kernels/kernel_test.h"
+
+namespace bs::testing {
+namespace {
+
+using kparams::MatvecParams;
+
+// Plain f32 accumulation over exact weights: errors near 1e-14; 1e-10 is the stated bound.
+constexpr double kMatmulNmse = 1e-10;
+
+struct Case {
+  uint32_t tokens, m, k, accumulate;
+};
+
+class Matmul : public KernelTest {
+ protected:
+  void check(DType t, Case c) {
+    Weights w = random_weights(t, c.m, c.k);
+    auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
+    auto y0 = random_floats(size_t(c.tokens) * c.m);
+    std::vector<double> ref(size_t(c.tokens) * c.m);
+    for (uint32_t i = 0; i < c.tokens; ++i)
+      for (uint32_t r = 0; r < c.m; ++r) {
+        double s = c.accumulate ? y0[size_t(i) * c.m + r] : 0.0;
+        for (uint32_t e = 0; e < c.k; ++e) s += double(w.dq[size_t(r) * c.k + e]) * x[size_t(i) * c.k + e];
+        ref[size_t(i) * c.m + r] = s;
+      }
+    auto bw = upload(w.bytes), bx = upload(x);
+    auto by = c.accumulate ? upload(y0) : poisoned(ref.size() * 4);
+    run_once(kernels().get("matmul_" + kernel_suffix(t)), {{0, &bw}, {1, &bx}, {2, &by}},
+             MatvecParams{c.m, c.k, c.tokens, c.accumulate}, (c.m + 63) / 64, (c.tokens + 63) / 64);
+    auto y = download<float>(by, ref.size());
+    EXPECT_LT(nmse(y, ref), kMatmulNmse) << dtype_name(t) << " M=" << c.tokens << " m=" << c.m << " k=" << c.k
+                                         << " acc=" << c.accumulate << " seed=" << test_seed();
+  }
+};
+
+TEST_F(Matmul, F16) {
+  for (Case c : {Case{1, 37, 77, 0}, Case{7, 129, 250, 1}, Case{65, 64, 64, 0}, Case{130, 100, 33, 0}})
+    check(DType::F16, c);
+}
+
+TEST_F(Matmul, Q8_0) {
+  for (Case c : {Case{1, 37, 96, 0}, Case{7, 129, 160, 1}, Case{65, 64, 64, 0}, Case{130, 100, 288, 0}})
+    check(DType::Q8_0, c);
+}
+
+TEST_F(Matmul, Q4K) {
+  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{65, 64, 512, 0}, Case{130, 100, 256, 0}})
+    check(DType::Q4_K, c);
+}
+
+TEST_F(Matmul, Q6K) {
+  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{65, 64, 512, 0}, Case{130, 100, 256, 0}})
+    check(DType::Q6_K, c);
+}
+
+// One token through matmul equals matvec: the prefill and decode paths agree on every weight type.
+TEST_F(Matmul, OneTokenMatchesMatvec) {
+  for (DType t : kWeightTypes) {
+    uint32_t m = 45, k = 512;
+    Weights w = random_weights(t, m, k);
+    auto x = random_floats(k);
+    auto bw = upload(w.bytes), bx = upload(x);
+    auto y_mm = poisoned(m * 4), y_mv = poisoned(m * 4);
+    run_once(kernels().get("matmul_" + kernel_suffix(t)), {{0, &bw}, {1, &bx}, {2, &y_mm}}, MatvecParams{m, k, 1, 0},
+             1, 1);
+    run_once(kernels().get("matvec_" + kernel_suffix(t), {{0, 64}, {1, 4}}), {{0, &bw}, {1, &bx}, {2, &y_mv}},
+             MatvecParams{m, k, 1, 0}, (m + 3) / 4, 1);
+    auto a = download<float>(y_mm, m), b = download<float>(y_mv, m);
+    std::vector<double> bd(b.begin(), b.end());
+    EXPECT_LT(nmse(a, bd), 1e-10) << dtype_name(t);
+  }
+}
+
+}  // namespace
+}  // namespace bs::testing
