@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <future>
 #include <thread>
 
@@ -98,13 +100,14 @@ std::vector<std::byte> read_verified_shard(const ShardInfo& s, const fs::path& d
 
 void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt,
                   const std::function<void(const TensorEntry&, std::span<const std::byte>)>& sink) {
-  // Which tensors each shard completes, in offset order (m.tensors is sorted by first span).
-  std::vector<std::vector<const TensorEntry*>> pieces(m.shards.size());
+  // The pieces of tensors in each shard, as (tensor, span index), in offset order within the shard.
+  struct Piece { const TensorEntry* t; size_t span; };
+  std::vector<std::vector<Piece>> pieces(m.shards.size());
   for (auto& t : m.tensors)
-    for (auto& s : t.spans) pieces[s.shard].push_back(&t);
+    for (size_t k = 0; k < t.spans.size(); ++k) pieces[t.spans[k].shard].push_back({&t, k});
   for (auto& v : pieces)
-    std::stable_sort(v.begin(), v.end(), [&](const TensorEntry* a, const TensorEntry* b) {
-      return a->spans[0].offset < b->spans[0].offset;
+    std::stable_sort(v.begin(), v.end(), [](const Piece& a, const Piece& b) {
+      return a.t->spans[a.span].offset < b.t->spans[b.span].offset;
     });
 
   const size_t window = size_t(thread_count(opt));
@@ -114,36 +117,28 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
     const ShardInfo& s = m.shards[next++];
     in_flight.push_back(std::async(std::launch::async, [&s, &dir] { return read_verified_shard(s, dir); }));
   };
-  // A tensor crossing shards is assembled here until its last span arrives.
-  const TensorEntry* assembling = nullptr;
-  std::vector<std::byte> assembly;
+  // Tensors crossing shards are assembled here until their last span arrives (DOPPLER packs tensors
+  // back to back, so usually one at a time).
+  std::map<const TensorEntry*, std::vector<std::byte>> assembly;
   uint64_t done = 0;
   for (size_t i = 0; i < m.shards.size(); ++i) {
     while (next < m.shards.size() && in_flight.size() < window) launch();
     std::vector<std::byte> raw = in_flight.front().get();  // rethrows the worker's integrity error
     in_flight.pop_front();
     if (next < m.shards.size()) launch();  // keep the pipeline full while we deliver
-    for (const TensorEntry* t : pieces[i]) {
-      if (t->spans.size() == 1) {
-        sink(*t, std::span<const std::byte>(raw).subspan(t->spans[0].offset, t->size));
+    for (const Piece& p : pieces[i]) {
+      const TensorSpan& sp = p.t->spans[p.span];
+      auto part = std::span<const std::byte>(raw).subspan(sp.offset, sp.size);
+      if (p.t->spans.size() == 1) {
+        sink(*p.t, part);
         continue;
       }
-      size_t k = 0;
-      while (t->spans[k].shard != i) ++k;
-      const TensorSpan& sp = t->spans[k];
-      if (k == 0) {
-        assembling = t;
-        assembly.clear();
-        assembly.reserve(t->size);
-      }
-      if (assembling != t)
-        throw Error(fmt::format("{}: tensor '{}' crosses shards interleaved with another", dir.string(), t->name));
-      auto part = std::span<const std::byte>(raw).subspan(sp.offset, sp.size);
-      assembly.insert(assembly.end(), part.begin(), part.end());
-      if (k + 1 == t->spans.size()) {
-        sink(*t, assembly);
-        assembling = nullptr;
-        std::vector<std::byte>().swap(assembly);
+      auto& buf = assembly[p.t];
+      if (p.span == 0) buf.reserve(p.t->size);
+      buf.insert(buf.end(), part.begin(), part.end());
+      if (p.span + 1 == p.t->spans.size()) {
+        sink(*p.t, buf);
+        assembly.erase(p.t);
       }
     }
     done += m.shards[i].size;
