@@ -1,0 +1,261 @@
+// bs_gemv_bench: the weight kernels in isolation, timed with GPU timestamps.
+//
+// For each weight dtype (f16, q8_0, q4k, q6k) and matrix shape [m, k], it fills weights with random
+// bytes (no kernel branches on values, so timing does not depend on them), then for every
+// (workgroup size, rows per workgroup) pair:
+//   isolated: each dispatch between two barriers and two timestamps; the median of --reps;
+//   stream:   --reps dispatches back to back with no dependency between them (as Q, K and V are),
+//             total time / reps.
+// Dispatches rotate over enough copies of the weights to exceed the L2 cache (H100: 50 MB), so
+// the figures are DRAM bandwidth, not cache. GB/s counts weight + x + y bytes. A streaming-read probe
+// (stream_read) gives the device's measured peak next to the nominal --peak.
+//
+// --matmul M times the prefill kernels instead (M tokens): µs and TFLOP/s.
+//
+//   bs_gemv_bench [--json] [--reps 50] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "kernels_glsl/params.h"
+#include "runtime/base/dtype.h"
+#include "runtime/base/error.h"
+#include "runtime/gpu/gpu.h"
+#include "runtime/gpu/kernel_cache.h"
+
+namespace {
+
+using namespace bs;
+using kparams::MatvecParams;
+
+struct Options {
+  bool json = false;
+  uint32_t reps = 50;
+  double peak_gb_s = 3000;
+  uint32_t matmul_tokens = 0;
+  std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
+  // Llama-3.2-1B (2048 hidden, 8192 FFN, 128256 vocab), Llama-3.1-8B (4096 hidden, 14336 FFN).
+  std::vector<std::string> shapes{"2048x2048", "8192x2048", "2048x8192", "128256x2048", "4096x14336", "14336x4096"};
+  std::vector<uint32_t> wgs{32, 64, 128, 256};
+  std::vector<uint32_t> rows{1, 2, 4, 8};
+};
+
+DType dtype_of(const std::string& s) {
+  if (s == "f16") return DType::F16;
+  if (s == "q8_0") return DType::Q8_0;
+  if (s == "q4k") return DType::Q4_K;
+  if (s == "q6k") return DType::Q6_K;
+  fail_kind(ErrorKind::usage, "--dtype: unknown weight type '{}' (expected f16, q8_0, q4k, q6k)", s);
+}
+
+std::pair<uint32_t, uint32_t> parse_shape(const std::string& s) {
+  unsigned m = 0, k = 0;
+  if (std::sscanf(s.c_str(), "%ux%u", &m, &k) != 2 || !m || !k)
+    fail_kind(ErrorKind::usage, "--shape: '{}' is not MxK (e.g. 2048x8192)", s);
+  return {m, k};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// A device-local buffer of `bytes` random bytes, uploaded in chunks through one random block.
+gpu::Buffer random_buffer(gpu::Device& dev, uint64_t bytes, const std::vector<uint8_t>& block, const char* label) {
+  auto b = dev.createBuffer({(bytes + 15) / 16 * 16, gpu::BufferUsage::storage, label});
+  for (uint64_t o = 0; o < b.size(); o += block.size())
+    dev.queue().writeBuffer(b, o, block.data(), std::min<uint64_t>(block.size(), b.size() - o));
+  return b;
+}
+
+struct Timing {
+  double isolated_us, stream_us;
+};
+
+// Times `reps` dispatches of `pipe`, dispatch r using bind group r % groups.size().
+template <class Params>
+Timing time_dispatches(gpu::Device& dev, const gpu::ComputePipeline& pipe, const std::vector<gpu::BindGroup>& groups,
+                       const Params& params, uint32_t gx, uint32_t gy, uint32_t reps) {
+  gpu::QuerySet qs(dev, 2 * reps + 2);
+  auto record = [&](bool timed) {
+    auto enc = dev.createCommandEncoder("gemv_bench");
+    if (timed) enc.resetQueries(qs, 0, qs.count());
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(pipe);
+    pass.setPushConstants(params);
+    for (uint32_t r = 0; r < reps; ++r) {  // isolated
+      enc.barrier();
+      if (timed) enc.writeTimestamp(qs, 2 * r);
+      pass.setBindGroup(0, groups[r % groups.size()]);
+      pass.dispatchWorkgroups(gx, gy);
+      enc.barrier();
+      if (timed) enc.writeTimestamp(qs, 2 * r + 1);
+    }
+    if (timed) enc.writeTimestamp(qs, 2 * reps);
+    for (uint32_t r = 0; r < reps; ++r) {  // stream
+      pass.setBindGroup(0, groups[r % groups.size()]);
+      pass.dispatchWorkgroups(gx, gy);
+    }
+    enc.barrier();
+    if (timed) enc.writeTimestamp(qs, 2 * reps + 1);
+    return enc.finish();
+  };
+  auto warm = record(false);
+  dev.queue().wait(dev.queue().submit(warm));
+  auto cb = record(true);
+  dev.queue().wait(dev.queue().submit(cb));
+  auto ns = qs.resolve_ns(0, qs.count());
+  std::vector<double> iso(reps);
+  for (uint32_t r = 0; r < reps; ++r) iso[r] = (ns[2 * r + 1] - ns[2 * r]) * 1e-3;
+  return {median(iso), (ns[2 * reps + 1] - ns[2 * reps]) * 1e-3 / reps};
+}
+
+// GB/s of the streaming-read probe over a 1 GiB buffer (or the largest binding the device allows).
+double measured_peak(gpu::Device& dev, gpu::KernelCache& kc, const std::vector<uint8_t>& block) {
+  uint64_t bytes = std::min<uint64_t>(1ull << 30, dev.maxBindingRange() / 16 * 16);
+  auto src = random_buffer(dev, bytes, block, "stream src");
+  auto dst = dev.createBuffer({4096 * 4, gpu::BufferUsage::storage, "stream dst"});
+  const auto& p = kc.get("stream_read", {{0, 256}});
+  gpu::BindGroupEntry e[] = {{0, &src}, {1, &dst}};
+  std::vector<gpu::BindGroup> g;
+  g.push_back(dev.createBindGroup(p, 0, e));
+  Timing t = time_dispatches(dev, p, g, kparams::StreamParams{uint32_t(bytes / 16), 1}, 4096, 1, 10);
+  return double(bytes) / (t.isolated_us * 1e3);
+}
+
+nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& o, DType t, const std::string& dname,
+                         uint32_t m, uint32_t k, const std::vector<uint8_t>& block) {
+  auto rb = row_bytes(t, k);
+  if (!rb) return {{"dtype", dname}, {"m", m}, {"k", k}, {"skipped", "k is not a whole number of blocks"}};
+  uint64_t wbytes = *rb * m;
+  if (wbytes > dev.maxBindingRange())
+    return {{"dtype", dname}, {"m", m}, {"k", k}, {"skipped", "weights exceed one storage binding on this device"}};
+  bool mm = o.matmul_tokens > 0;
+  uint32_t tokens = mm ? o.matmul_tokens : 1;
+  // Enough copies that the rotation does not fit the L2 cache.
+  uint32_t copies = uint32_t(std::clamp<uint64_t>((256ull << 20) / wbytes + 1, 1, 16));
+  std::vector<gpu::Buffer> ws, ys;
+  for (uint32_t c = 0; c < copies; ++c) ws.push_back(random_buffer(dev, wbytes, block, "weights"));
+  auto x = random_buffer(dev, uint64_t(tokens) * k * 4, block, "x");
+  // Random bytes as f32 x can be NaN; timing does not care, but keep x finite for sanity.
+  dev.queue().writeBuffer(x, 0, std::vector<float>(size_t(tokens) * k, 0.5f).data(), uint64_t(tokens) * k * 4);
+  for (uint32_t r = 0; r < o.reps; ++r)
+    ys.push_back(dev.createBuffer({uint64_t(tokens) * m * 4, gpu::BufferUsage::storage, "y"}));
+  double bytes = double(wbytes) + 4.0 * tokens * (k + m);
+  MatvecParams params{m, k, tokens, 0};
+
+  nlohmann::json configs = nlohmann::json::array();
+  nlohmann::json best;
+  auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg) {
+    std::vector<gpu::BindGroup> groups;
+    for (uint32_t r = 0; r < o.reps; ++r) {
+      gpu::BindGroupEntry e[] = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
+      groups.push_back(dev.createBindGroup(p, 0, e));
+    }
+    Timing tm = time_dispatches(dev, p, groups, params, gx, gy, o.reps);
+    cfg["median_us"] = tm.isolated_us;
+    cfg["stream_us"] = tm.stream_us;
+    if (mm) {
+      cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
+    } else {
+      cfg["gb_s"] = bytes / (tm.isolated_us * 1e3);
+      cfg["stream_gb_s"] = bytes / (tm.stream_us * 1e3);
+      cfg["pct_of_peak"] = 100.0 * bytes / (tm.isolated_us * 1e3) / o.peak_gb_s;
+    }
+    if (best.is_null() || tm.isolated_us < best["median_us"].get<double>()) best = cfg;
+    configs.push_back(cfg);
+  };
+  if (mm) {
+    try_config(kc.get("matmul_" + dname), (m + 63) / 64, (tokens + 63) / 64, {{"tile", "64x64"}});
+  } else {
+    for (uint32_t wg : o.wgs)
+      for (uint32_t rows : o.rows)
+        try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
+                   {{"wg", wg}, {"rows", rows}});
+  }
+  return {{"dtype", dname}, {"m", m}, {"k", k}, {"tokens", tokens}, {"weight_bytes", wbytes},
+          {"copies", copies}, {"best", best}, {"configs", configs}};
+}
+
+void print_row(const nlohmann::json& r, bool mm) {
+  if (r.contains("skipped")) {
+    fmt::print("{:<5} {:>6}x{:<6} skipped: {}\n", r["dtype"].get<std::string>(), r["m"].get<uint32_t>(),
+               r["k"].get<uint32_t>(), r["skipped"].get<std::string>());
+    return;
+  }
+  const auto& b = r["best"];
+  if (mm) {
+    fmt::print("{:<5} {:>6}x{:<6} M={:<5} {:>9.1f} us {:>7.2f} TFLOP/s\n", r["dtype"].get<std::string>(),
+               r["m"].get<uint32_t>(), r["k"].get<uint32_t>(), r["tokens"].get<uint32_t>(),
+               b["median_us"].get<double>(), b["tflop_s"].get<double>());
+  } else {
+    fmt::print("{:<5} {:>6}x{:<6} {:>8.1f} MB  wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream {:>8.1f} us {:>7.0f} GB/s\n",
+               r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
+               r["weight_bytes"].get<double>() / 1e6, b["wg"].get<uint32_t>(), b["rows"].get<uint32_t>(),
+               b["median_us"].get<double>(), b["gb_s"].get<double>(), b["pct_of_peak"].get<double>(),
+               b["stream_us"].get<double>(), b["stream_gb_s"].get<double>());
+  }
+}
+
+int run(const Options& o) {
+  gpu::Device dev;
+  gpu::KernelCache kc(dev);
+  std::vector<uint8_t> block(16u << 20);
+  std::mt19937_64 rng(1234);
+  for (size_t i = 0; i < block.size(); i += 8) {
+    uint64_t v = rng();
+    std::memcpy(block.data() + i, &v, 8);
+  }
+  double peak = measured_peak(dev, kc, block);
+  bool mm = o.matmul_tokens > 0;
+  if (!o.json)
+    fmt::print("{} ({})\nstream_read: {:.0f} GB/s measured; percentages are of --peak {:.0f} GB/s; {} reps\n",
+               dev.adapter().name, dev.adapter().driver, peak, o.peak_gb_s, o.reps);
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& dn : o.dtypes) {
+    DType t = dtype_of(dn);
+    for (const auto& s : o.shapes) {
+      auto [m, k] = parse_shape(s);
+      auto r = run_shape(dev, kc, o, t, dn, m, k, block);
+      if (!o.json) {
+        print_row(r, mm);
+        std::fflush(stdout);
+      }
+      results.push_back(std::move(r));
+    }
+  }
+  if (o.json) {
+    nlohmann::json out{{"device", dev.adapter().name}, {"driver", dev.adapter().driver},
+                       {"mode", mm ? "matmul" : "matvec"}, {"reps", o.reps}, {"peak_gb_s", o.peak_gb_s},
+                       {"measured_stream_gb_s", peak}, {"results", results}};
+    fmt::print("{}\n", out.dump(1));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Times the weight kernels (matvec / matmul) for each dtype and shape with GPU timestamps"};
+  app.add_flag("--json", o.json, "print one JSON object");
+  app.add_option("--reps", o.reps, "dispatches timed per configuration")->check(CLI::Range(1u, 10000u));
+  app.add_option("--peak", o.peak_gb_s, "nominal bandwidth for the percentage column (GB/s)");
+  app.add_option("--dtype", o.dtypes, "weight types: f16, q8_0, q4k, q6k")->delimiter(',');
+  app.add_option("--shape", o.shapes, "matrix shapes MxK (rows x columns)")->delimiter(',');
+  app.add_option("--wg", o.wgs, "workgroup sizes to try")->delimiter(',');
+  app.add_option("--rows", o.rows, "rows per workgroup to try")->delimiter(',');
+  app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(o);
+  } catch (const bs::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return int(e.kind());
+  }
+}
