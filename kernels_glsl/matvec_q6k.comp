@@ -8,6 +8,8 @@
 // i.e. 8 bytes of ql at l, 8 at l + 32 and 8 of qh at l, which hold elements l, l + 32, l + 64, l + 96
 // of the half (GGML's interleaving). The 8 l share one scale per quarter. x values are loaded once
 // per part and reused for all ROWS rows.
+// The weight binding must start at row 0 of the rows it holds and its range must be a multiple of 4
+// bytes (pad the allocation): a word straddling the end of a binding reads as zero under robust access.
 #include "common.glsl"
 #include "params.h"
 #include "dequant.glsl"

@@ -6,6 +6,8 @@
 // weights are read as words and joined with bs_funnel. A block is split into 2 parts of 16 codes;
 // consecutive invocations take consecutive parts. x values are loaded once per part and reused for all
 // ROWS rows. Choose the workgroup size near k/16 so no invocation idles.
+// The weight binding must start at row 0 of the rows it holds and its range must be a multiple of 4
+// bytes (pad the allocation): a word straddling the end of a binding reads as zero under robust access.
 #include "common.glsl"
 #include "params.h"
 #include "dequant.glsl"
