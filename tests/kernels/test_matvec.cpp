@@ -69,5 +69,27 @@ TEST_F(Matvec, Q6K) {
     check(DType::Q6_K, c);
 }
 
+// A matrix split over two dispatches by binding offsets (how a table larger than one binding is bound):
+// rows [0, 64) and [64, 100), each with its own ranges of W and y, gives the single-dispatch result.
+TEST_F(Matvec, RowRangesThroughBindingOffsets) {
+  const uint32_t m = 100, k = 512, split = 64;  // 64 rows of every dtype is a multiple of 256 bytes
+  for (DType t : kWeightTypes) {
+    Weights w = random_weights(t, m, k);
+    auto x = random_floats(k);
+    std::vector<double> ref(m);
+    for (uint32_t r = 0; r < m; ++r)
+      for (uint32_t i = 0; i < k; ++i) ref[r] += double(w.dq[size_t(r) * k + i]) * x[i];
+    uint64_t rb = *row_bytes(t, k);
+    auto bw = upload(w.bytes), bx = upload(x);
+    auto by = poisoned(m * 4);
+    const auto& p = kernels().get("matvec_" + kernel_suffix(t), {{0, 64}, {1, 4}});
+    run_once(p, {{0, &bw, 0, split * rb}, {1, &bx}, {2, &by, 0, split * 4}}, MatvecParams{split, k, 1, 0},
+             split / 4, 1);
+    run_once(p, {{0, &bw, split * rb, (m - split) * rb}, {1, &bx}, {2, &by, split * 4, (m - split) * 4}},
+             MatvecParams{m - split, k, 1, 0}, (m - split + 3) / 4, 1);
+    EXPECT_LT(nmse(download<float>(by, m), ref), kMatvecNmse) << dtype_name(t) << " seed=" << test_seed();
+  }
+}
+
 }  // namespace
 }  // namespace bs::testing
