@@ -40,7 +40,8 @@ struct Options {
   uint32_t matmul_tokens = 0;
   std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
   // Llama-3.2-1B (2048 hidden, 8192 FFN, 128256 vocab), Llama-3.1-8B (4096 hidden, 14336 FFN).
-  std::vector<std::string> shapes{"2048x2048", "8192x2048", "2048x8192", "128256x2048", "4096x14336", "14336x4096"};
+  std::vector<std::string> shapes{"2048x2048",   "8192x2048",  "2048x8192",
+                                  "128256x2048", "4096x14336", "14336x4096"};
   std::vector<uint32_t> wgs{32, 64, 128, 256};
   std::vector<uint32_t> rows{1, 2, 4, 8};
 };
@@ -66,7 +67,8 @@ double median(std::vector<double> v) {
 }
 
 // A device-local buffer of `bytes` random bytes, uploaded in chunks through one random block.
-gpu::Buffer random_buffer(gpu::Device& dev, uint64_t bytes, const std::vector<uint8_t>& block, const char* label) {
+gpu::Buffer random_buffer(gpu::Device& dev, uint64_t bytes, const std::vector<uint8_t>& block,
+                          const char* label) {
   auto b = dev.createBuffer({(bytes + 15) / 16 * 16, gpu::BufferUsage::storage, label});
   for (uint64_t o = 0; o < b.size(); o += block.size())
     dev.queue().writeBuffer(b, o, block.data(), std::min<uint64_t>(block.size(), b.size() - o));
@@ -79,8 +81,9 @@ struct Timing {
 
 // Times `reps` dispatches of `pipe`, dispatch r using bind group r % groups.size().
 template <class Params>
-Timing time_dispatches(gpu::Device& dev, const gpu::ComputePipeline& pipe, const std::vector<gpu::BindGroup>& groups,
-                       const Params& params, uint32_t gx, uint32_t gy, uint32_t reps) {
+Timing time_dispatches(gpu::Device& dev, const gpu::ComputePipeline& pipe,
+                       const std::vector<gpu::BindGroup>& groups, const Params& params, uint32_t gx,
+                       uint32_t gy, uint32_t reps) {
   gpu::QuerySet qs(dev, 2 * reps + 2);
   auto record = [&](bool timed) {
     auto enc = dev.createCommandEncoder("gemv_bench");
@@ -128,13 +131,17 @@ double measured_peak(gpu::Device& dev, gpu::KernelCache& kc, const std::vector<u
   return double(bytes) / (t.isolated_us * 1e3);
 }
 
-nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& o, DType t, const std::string& dname,
-                         uint32_t m, uint32_t k, const std::vector<uint8_t>& block) {
+nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& o, DType t,
+                         const std::string& dname, uint32_t m, uint32_t k,
+                         const std::vector<uint8_t>& block) {
   auto rb = row_bytes(t, k);
   if (!rb) return {{"dtype", dname}, {"m", m}, {"k", k}, {"skipped", "k is not a whole number of blocks"}};
   uint64_t wbytes = *rb * m;
   if (wbytes > dev.maxBindingRange())
-    return {{"dtype", dname}, {"m", m}, {"k", k}, {"skipped", "weights exceed one storage binding on this device"}};
+    return {{"dtype", dname},
+            {"m", m},
+            {"k", k},
+            {"skipped", "weights exceed one storage binding on this device"}};
   bool mm = o.matmul_tokens > 0;
   uint32_t tokens = mm ? o.matmul_tokens : 1;
   // Enough copies that the rotation does not fit the L2 cache.
@@ -143,7 +150,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   for (uint32_t c = 0; c < copies; ++c) ws.push_back(random_buffer(dev, wbytes, block, "weights"));
   auto x = random_buffer(dev, uint64_t(tokens) * k * 4, block, "x");
   // Random bytes as f32 x can be NaN; timing does not care, but keep x finite for sanity.
-  dev.queue().writeBuffer(x, 0, std::vector<float>(size_t(tokens) * k, 0.5f).data(), uint64_t(tokens) * k * 4);
+  dev.queue().writeBuffer(x, 0, std::vector<float>(size_t(tokens) * k, 0.5f).data(),
+                          uint64_t(tokens) * k * 4);
   for (uint32_t r = 0; r < o.reps; ++r)
     ys.push_back(dev.createBuffer({uint64_t(tokens) * m * 4, gpu::BufferUsage::storage, "y"}));
   double bytes = double(wbytes) + 4.0 * tokens * (k + m);
@@ -178,8 +186,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
                    {{"wg", wg}, {"rows", rows}});
   }
-  return {{"dtype", dname}, {"m", m}, {"k", k}, {"tokens", tokens}, {"weight_bytes", wbytes},
-          {"copies", copies}, {"best", best}, {"configs", configs}};
+  return {{"dtype", dname},         {"m", m},           {"k", k},       {"tokens", tokens},
+          {"weight_bytes", wbytes}, {"copies", copies}, {"best", best}, {"configs", configs}};
 }
 
 void print_row(const nlohmann::json& r, bool mm) {
@@ -194,11 +202,13 @@ void print_row(const nlohmann::json& r, bool mm) {
                r["m"].get<uint32_t>(), r["k"].get<uint32_t>(), r["tokens"].get<uint32_t>(),
                b["median_us"].get<double>(), b["tflop_s"].get<double>());
   } else {
-    fmt::print("{:<5} {:>6}x{:<6} {:>8.1f} MB  wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream {:>8.1f} us {:>7.0f} GB/s\n",
-               r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
-               r["weight_bytes"].get<double>() / 1e6, b["wg"].get<uint32_t>(), b["rows"].get<uint32_t>(),
-               b["median_us"].get<double>(), b["gb_s"].get<double>(), b["pct_of_peak"].get<double>(),
-               b["stream_us"].get<double>(), b["stream_gb_s"].get<double>());
+    fmt::print(
+        "{:<5} {:>6}x{:<6} {:>8.1f} MB  wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream "
+        "{:>8.1f} us {:>7.0f} GB/s\n",
+        r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
+        r["weight_bytes"].get<double>() / 1e6, b["wg"].get<uint32_t>(), b["rows"].get<uint32_t>(),
+        b["median_us"].get<double>(), b["gb_s"].get<double>(), b["pct_of_peak"].get<double>(),
+        b["stream_us"].get<double>(), b["stream_gb_s"].get<double>());
   }
 }
 
@@ -230,9 +240,13 @@ int run(const Options& o) {
     }
   }
   if (o.json) {
-    nlohmann::json out{{"device", dev.adapter().name}, {"driver", dev.adapter().driver},
-                       {"mode", mm ? "matmul" : "matvec"}, {"reps", o.reps}, {"peak_gb_s", o.peak_gb_s},
-                       {"measured_stream_gb_s", peak}, {"results", results}};
+    nlohmann::json out{{"device", dev.adapter().name},
+                       {"driver", dev.adapter().driver},
+                       {"mode", mm ? "matmul" : "matvec"},
+                       {"reps", o.reps},
+                       {"peak_gb_s", o.peak_gb_s},
+                       {"measured_stream_gb_s", peak},
+                       {"results", results}};
     fmt::print("{}\n", out.dump(1));
   }
   return 0;

@@ -48,11 +48,16 @@ inline Weights random_weights(DType t, uint32_t m, uint32_t k) {
 // Kernel-name suffix of a weight dtype, as in variants.cmake.
 inline std::string kernel_suffix(DType t) {
   switch (t) {
-    case DType::F16: return "f16";
-    case DType::Q8_0: return "q8_0";
-    case DType::Q4_K: return "q4k";
-    case DType::Q6_K: return "q6k";
-    default: return "unsupported";
+    case DType::F16:
+      return "f16";
+    case DType::Q8_0:
+      return "q8_0";
+    case DType::Q4_K:
+      return "q4k";
+    case DType::Q6_K:
+      return "q6k";
+    default:
+      return "unsupported";
   }
 }
 

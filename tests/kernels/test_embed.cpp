@@ -33,7 +33,8 @@ class Embed : public KernelTest {
     float scale = random_floats(1, 0.5f, 3.0f)[0];
     std::vector<double> ref(size_t(n_tokens) * dim);
     for (uint32_t i = 0; i < n_tokens; ++i)
-      for (uint32_t j = 0; j < dim; ++j) ref[size_t(i) * dim + j] = double(w.dq[size_t(tokens[i]) * dim + j]) * scale;
+      for (uint32_t j = 0; j < dim; ++j)
+        ref[size_t(i) * dim + j] = double(w.dq[size_t(tokens[i]) * dim + j]) * scale;
 
     auto btok = upload(tokens);
     auto out = poisoned(ref.size() * 4);

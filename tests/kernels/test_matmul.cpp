@@ -68,8 +68,8 @@ TEST_F(Matmul, OneTokenMatchesMatvec) {
     auto x = random_floats(k);
     auto bw = upload(w.bytes), bx = upload(x);
     auto y_mm = poisoned(m * 4), y_mv = poisoned(m * 4);
-    run_once(kernels().get("matmul_" + kernel_suffix(t)), {{0, &bw}, {1, &bx}, {2, &y_mm}}, MatvecParams{m, k, 1, 0},
-             1, 1);
+    run_once(kernels().get("matmul_" + kernel_suffix(t)), {{0, &bw}, {1, &bx}, {2, &y_mm}},
+             MatvecParams{m, k, 1, 0}, 1, 1);
     run_once(kernels().get("matvec_" + kernel_suffix(t), {{0, 64}, {1, 4}}), {{0, &bw}, {1, &bx}, {2, &y_mv}},
              MatvecParams{m, k, 1, 0}, (m + 3) / 4, 1);
     auto a = download<float>(y_mm, m), b = download<float>(y_mv, m);

@@ -41,31 +41,34 @@ class Matvec : public KernelTest {
       run_once(p, {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
                (c.m + s.rows - 1) / s.rows, c.batch);
       auto y = download<float>(by, ref.size());
-      EXPECT_LT(nmse(y, ref), kMatvecNmse) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
-                                          << " acc=" << c.accumulate << " wg=" << s.wg << " rows=" << s.rows
-                                          << " seed=" << test_seed();
+      EXPECT_LT(nmse(y, ref), kMatvecNmse)
+          << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << c.accumulate
+          << " wg=" << s.wg << " rows=" << s.rows << " seed=" << test_seed();
     }
   }
 };
 
 TEST_F(Matvec, F16) {
-  for (Case c : {Case{1, 8, 1, 0}, Case{37, 264, 1, 0}, Case{129, 2048, 2, 0}, Case{300, 136, 3, 1}, Case{5, 1000, 1, 1},
-                 Case{3, 4097, 2, 0}})
+  for (Case c : {Case{1, 8, 1, 0}, Case{37, 264, 1, 0}, Case{129, 2048, 2, 0}, Case{300, 136, 3, 1},
+                 Case{5, 1000, 1, 1}, Case{3, 4097, 2, 0}})
     check(DType::F16, c);
 }
 
 TEST_F(Matvec, Q8_0) {
-  for (Case c : {Case{1, 32, 1, 0}, Case{37, 96, 1, 0}, Case{129, 1056, 2, 0}, Case{300, 160, 3, 1}, Case{5, 4096, 1, 1}})
+  for (Case c : {Case{1, 32, 1, 0}, Case{37, 96, 1, 0}, Case{129, 1056, 2, 0}, Case{300, 160, 3, 1},
+                 Case{5, 4096, 1, 1}})
     check(DType::Q8_0, c);
 }
 
 TEST_F(Matvec, Q4K) {
-  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1}, Case{5, 4096, 1, 1}})
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
+                 Case{5, 4096, 1, 1}})
     check(DType::Q4_K, c);
 }
 
 TEST_F(Matvec, Q6K) {
-  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1}, Case{5, 4096, 1, 1}})
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
+                 Case{5, 4096, 1, 1}})
     check(DType::Q6_K, c);
 }
 
