@@ -23,10 +23,55 @@ BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };
 // reduce: sum or max over n elements, written to out[0].
 BS_PARAMS(ReduceParams) { uint n; uint pad0; uint pad1; uint pad2; };
 
+
+// --- the forward pass (runtime/model) ---
+// Step state (binding "state" of several kernels): uint[0] = token, uint[1] = pos of row 0.
+
+// rope: rotates the first rot_dim dims of each head of x [rows, n_heads, head_dim] in place, rotate-half
+// (NeoX) pairing (i, i + rot_dim/2), at position state.pos + row. inv_freq[rot_dim/2] comes from the CPU.
+BS_PARAMS(RopeParams) { uint rows; uint n_heads; uint head_dim; uint rot_dim; };
+
+// kv_store: cache[(state.pos + row) * kv_dim + i] = f16(src[row * kv_dim + i]).
+BS_PARAMS(KvStoreParams) { uint rows; uint kv_dim; uint pad0; uint pad1; };
+
+// attention: out[row, h, :] = softmax_j(scale * q.k_j (softcapped), j in window) . v_j, one workgroup per
+// (head, row). GQA: kv head = h / (n_heads / n_kv_heads). window 0 = full causal.
+BS_PARAMS(AttentionParams) {
+  uint rows; uint n_heads; uint n_kv_heads; uint head_dim;
+  uint max_ctx; uint window; float scale; float softcap;
+};
+
+// gated activation: h[i] = act(g[i]) * u[i] over n elements; act 0 = silu, 1 = gelu_tanh.
+BS_PARAMS(GatedActParams) { uint n; uint act; uint pad0; uint pad1; };
+
+// add_bias: y[r, i] += b[i] for r < rows, i < n.
+BS_PARAMS(BiasParams) { uint n; uint rows; uint pad0; uint pad1; };
+
+// softcap: x = cap * tanh(x / cap) over n elements.
+BS_PARAMS(SoftcapParams) { uint n; float cap; uint pad0; uint pad1; };
+
+// get_rows: out[t, :] = table[tokens[t], :] * scale (f16 table), one workgroup per token.
+BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
+
 // --- weight kernels (matvec_*, matmul_*, embed_*) ---
 // matvec_* and matmul_* take MatvecParams (matmul: batch = M tokens, Y [M, m] (+)= X [M, k] W[m, k]^T).
 // embed: out[t, :] = W[tokens[t] - token_offset, :] * scale for t < n_tokens, rows of dim elements.
 BS_PARAMS(EmbedParams) { uint dim; uint n_tokens; float scale; uint token_offset; };
+
+
+// --- the decode loop (runtime/generate) ---
+// Step state, uint[16] on the GPU: [0] token fed to the next forward, [1] its position, [2] stop flag,
+// [3] tokens generated so far, [4] decode steps executed (the RNG counter).
+// sample: picks the next token from logits[vocab] (greedy when temperature <= 0), appends it to the
+// history and the host-visible token ring, advances the step state, and raises stop on EOS or max_tokens.
+BS_PARAMS(SampleParams) {
+  uint vocab; uint top_k; float temperature; float top_p;
+  float min_p; float repeat_penalty; uint seed_lo; uint seed_hi;
+  uint max_tokens; uint n_eos; uint ignore_eos; uint ring_size;
+};
+
+// gate: args[i] = stop ? 0 : nominal[i] for the n indirect dispatch triples of a decode step.
+BS_PARAMS(GateParams) { uint n; uint pad0; uint pad1; uint pad2; };
 
 #ifdef __cplusplus
 }  // namespace bs::kparams

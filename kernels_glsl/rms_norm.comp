@@ -1,13 +1,18 @@
 #version 450
 // RMSNorm over rows: y = x * rsqrt(mean(x^2) + eps) * (offset + w). One workgroup per row.
 // offset is 1 for Gemma's (1 + w) norms, else 0. Accumulates in f32.
+// RMS_ACCUMULATE adds the result into y instead (Gemma's sandwich norm on a branch, then the residual).
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(push_constant) uniform PC { RmsNormParams p; };
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
+#ifdef RMS_ACCUMULATE
+layout(std430, binding = 2) buffer Y { float y[]; };
+#else
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+#endif
 
 void main() {
   uint row = gl_WorkGroupID.x;
@@ -16,5 +21,9 @@ void main() {
   for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) ss += x[base + i] * x[base + i];
   float scale = inversesqrt(workgroup_sum(ss) / float(p.n) + p.eps);
   for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x)
+#ifdef RMS_ACCUMULATE
+    y[base + i] += x[base + i] * scale * (p.offset + w[i]);
+#else
     y[base + i] = x[base + i] * scale * (p.offset + w[i]);
+#endif
 }

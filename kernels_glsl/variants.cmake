@@ -10,6 +10,17 @@ bs_kernel(reduce_max_f32 reduce.comp DEFINES REDUCE_MAX)
 # --- model kernels ---
 bs_kernel(rms_norm_f32 rms_norm.comp)
 bs_kernel(matvec_f16 matvec_f16.comp)
+
+# --- forward pass plumbing (runtime/model) ---
+bs_kernel(rope_f32 rope.comp)
+bs_kernel(kv_store_f16 kv_store.comp)
+bs_kernel(attention_f16kv attention.comp)
+bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
+bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
+bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
+bs_kernel(get_rows_f16 get_rows.comp)
+bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
+
 # --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
 bs_kernel(matvec_q8_0 matvec_q8_0.comp)
 bs_kernel(matvec_q4k matvec_q4k.comp)
@@ -22,3 +33,7 @@ bs_kernel(matmul_f16 matmul.comp DEFINES W_F16)
 bs_kernel(matmul_q8_0 matmul.comp DEFINES W_Q8_0)
 bs_kernel(matmul_q4k matmul.comp DEFINES W_Q4K)
 bs_kernel(matmul_q6k matmul.comp DEFINES W_Q6K)
+
+# --- the decode loop (runtime/generate) ---
+bs_kernel(sample sample.comp)
+bs_kernel(gate gate.comp)

@@ -33,7 +33,8 @@ CommandBuffer::~CommandBuffer() {
   cb_ = VK_NULL_HANDLE;
 }
 
-CommandEncoder::CommandEncoder(Device& device, std::string label) : device_(&device), label_(std::move(label)) {
+CommandEncoder::CommandEncoder(Device& device, std::string label, bool simultaneous)
+    : device_(&device), label_(std::move(label)) {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = device.commandPool();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -41,6 +42,7 @@ CommandEncoder::CommandEncoder(Device& device, std::string label) : device_(&dev
   VK_CHECK(vkAllocateCommandBuffers(device.handle(), &ai, &cb_));
   device.setName(VK_OBJECT_TYPE_COMMAND_BUFFER, uint64_t(cb_), label_);
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  if (simultaneous) bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   VK_CHECK(vkBeginCommandBuffer(cb_, &bi));
   // Work from earlier submits (and host writes made available by the submit) is ordered before this
   // command buffer by one barrier at its start; within it, the tracker decides.

@@ -42,7 +42,9 @@ class ComputePassEncoder;
 
 class CommandEncoder {
  public:
-  CommandEncoder(Device& device, std::string label);
+  // simultaneous: the finished buffer may be pending several times at once (the same recorded decode
+  // batch appears many times in one submit).
+  CommandEncoder(Device& device, std::string label, bool simultaneous = false);
   ~CommandEncoder();
   CommandEncoder(CommandEncoder&&) noexcept;
   CommandEncoder(const CommandEncoder&) = delete;

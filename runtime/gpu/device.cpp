@@ -133,7 +133,9 @@ VkDescriptorPool Device::descriptorPool() {
   return descriptor_pools_.back();
 }
 
-CommandEncoder Device::createCommandEncoder(std::string label) { return CommandEncoder(*this, std::move(label)); }
+CommandEncoder Device::createCommandEncoder(std::string label, bool simultaneous) {
+  return CommandEncoder(*this, std::move(label), simultaneous);
+}
 
 // ---------------------------------------------------------------------------------------------- Buffer
 

@@ -185,7 +185,7 @@ class Device {
                             std::string label = {}) {
     return BindGroup(*this, p, group, entries, std::move(label));
   }
-  CommandEncoder createCommandEncoder(std::string label = {});
+  CommandEncoder createCommandEncoder(std::string label = {}, bool simultaneous = false);
   Queue& queue() { return *queue_; }
 
   const AdapterInfo& adapter() const { return adapter_; }

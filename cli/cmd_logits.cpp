@@ -1,0 +1,56 @@
+// blueshift logits --model M --tokens 1,2,3 --out x.npy [--step]: teacher-forced logits, the parity interface.
+// Without --step every token goes through the prefill path in one pass; with --step one at a time
+// through the decode path and the KV cache. Output: float32 [n_tokens, vocab].
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/util.h"
+#include "runtime/base/npy.h"
+#include "runtime/model/model.h"
+
+namespace {
+
+struct Args {
+  std::string model, tokens, out;
+  bool step = false;
+  int32_t ctx = 0;
+};
+
+void run(const Args& a) {
+  auto ids = bs::cli::parse_ids(a.tokens, "--tokens");
+  auto source = bs::model::open_model(a.model);
+  bs::gpu::Device device;
+  bs::model::ModelOptions opts;
+  opts.max_ctx = a.ctx > 0 ? a.ctx : std::max<int32_t>(int32_t(ids.size()), 256);
+  opts.max_batch = a.step ? 1 : int32_t(ids.size());
+  opts.logits_rows = a.step ? 1 : int32_t(ids.size());
+  if (int64_t(ids.size()) > source.config.max_seq && source.config.max_seq > 0)
+    bs::fail_kind(bs::ErrorKind::resources, "--tokens: {} tokens exceed the model's context of {}", ids.size(),
+                  source.config.max_seq);
+  bs::model::Model model(device, source, opts);
+  std::vector<float> logits;
+  if (a.step) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto row = model.decode(ids[i], int32_t(i));
+      logits.insert(logits.end(), row.begin(), row.end());
+    }
+  } else {
+    logits = model.prefill(ids, 0, true);
+  }
+  bs::write_npy_f32(a.out, logits.data(), ids.size(), uint64_t(model.config().vocab));
+  std::fprintf(stderr, "wrote %s: [%zu, %d] via the %s path on %s\n", a.out.c_str(), ids.size(), model.config().vocab,
+               a.step ? "decode" : "prefill", device.adapter().name.c_str());
+}
+
+bs::cli::Command logits_cmd{"logits", "Teacher-forced logits of a token sequence, as .npy (parity checks)",
+                            [](CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("--model", a->model, "RDRR model directory (or Hugging Face checkpoint)")->required();
+  app.add_option("--tokens", a->tokens, "token ids, comma-separated")->required();
+  app.add_option("--out", a->out, "output .npy file")->required();
+  app.add_flag("--step", a->step, "one token at a time through the decode path and KV cache");
+  app.add_option("--ctx", a->ctx, "KV-cache length (default: max(n_tokens, 256))");
+  app.callback([a] { run(*a); });
+}};
+
+}  // namespace

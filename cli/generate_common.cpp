@@ -1,0 +1,36 @@
+#include "cli/generate_common.h"
+
+#include <chrono>
+#include <filesystem>
+
+namespace bs::cli {
+
+void SamplingFlags::add_to(CLI::App& app) {
+  app.add_option("--max-tokens", opts.max_tokens, "tokens to generate (default 128)");
+  app.add_option("--temperature", opts.sampling.temperature, "0 = greedy (default)");
+  app.add_option("--top-k", opts.sampling.top_k, "keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", opts.sampling.top_p, "nucleus sampling mass (1 = off)");
+  app.add_option("--min-p", opts.sampling.min_p, "drop tokens below min-p x the top probability (0 = off)");
+  app.add_option("--repeat-penalty", opts.sampling.repeat_penalty, "HF-style repetition penalty (1 = off)");
+  app.add_option("--seed", opts.sampling.seed, "RNG seed (Philox, on the GPU)");
+  app.add_flag("--ignore-eos", opts.ignore_eos, "keep generating past end-of-sequence tokens");
+  app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
+}
+
+LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch) {
+  LoadedModel lm;
+  auto t0 = std::chrono::steady_clock::now();
+  auto source = model::open_model(dir);
+  lm.quant = source.quant;
+  lm.device = std::make_unique<gpu::Device>();
+  model::ModelOptions mo;
+  mo.max_ctx = ctx;
+  mo.max_batch = max_batch;
+  mo.logits_rows = 1;
+  lm.model = std::make_unique<model::Model>(*lm.device, source, mo);
+  lm.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json")) lm.tokenizer = tok::Tokenizer::from_dir(dir);
+  return lm;
+}
+
+}  // namespace bs::cli

@@ -1,0 +1,33 @@
+// Options shared by `generate`, `chat` and `bench`: sampling flags, and loading a model with its
+// tokenizer for generation.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/generate/session.h"
+#include "runtime/model/model.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+namespace bs::cli {
+
+struct SamplingFlags {
+  generate::GenerateOptions opts;
+  int32_t ctx = 0;
+  void add_to(CLI::App& app);
+};
+
+struct LoadedModel {
+  std::unique_ptr<gpu::Device> device;
+  std::unique_ptr<model::Model> model;
+  std::optional<tok::Tokenizer> tokenizer;  // absent when the model directory has none
+  double load_s = 0;
+  std::string quant;
+};
+
+// Opens the model (RDRR or HF dir), builds it on the GPU for generation (logits of one row, prefill
+// chunks of `max_batch`), and loads its tokenizer when present.
+LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256);
+
+}  // namespace bs::cli

@@ -1,0 +1,153 @@
+#version 450
+// GPU sampling for the decode loop: one workgroup over the vocabulary.
+//   repetition penalty (HF: logit > 0 ? logit / r : logit * r, once per distinct token in the history)
+//   -> temperature -> top-k -> top-p -> min-p -> a draw from Philox4x32-10(seed, step).
+// Top-k and top-p are thresholds found by bisection on the logit value, so no sort is needed; the draw
+// walks the kept probabilities in token order (the same distribution as HF's sorted walk).
+#include "common.glsl"
+#include "params.h"
+layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(push_constant) uniform PC { SampleParams p; };
+layout(std430, binding = 0) buffer L { float logits[]; };
+layout(std430, binding = 1) buffer S { uint state[]; };
+layout(std430, binding = 2) buffer Hist { uint history[]; };
+layout(std430, binding = 3) buffer Ring { uint ring[]; };
+layout(std430, binding = 4) readonly buffer Eos { uint eos[]; };
+layout(std430, binding = 5) coherent buffer Seen { uint seen[]; };
+layout(std430, binding = 6) buffer Tok { uint tokens[]; };
+
+shared uint s_idx[MAX_SUBGROUPS];
+shared float s_val[MAX_SUBGROUPS];
+shared uint s_token;
+
+uvec4 philox(uvec4 c, uvec2 k) {
+  for (int r = 0; r < 10; ++r) {
+    uint hi0, lo0, hi1, lo1;
+    umulExtended(0xD2511F53u, c.x, hi0, lo0);
+    umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
+    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    k += uvec2(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+
+// Sum over the workgroup of count/mass of logits >= t (after the caller's transform).
+float mass_at_least(float t, float mx, bool as_count) {
+  float acc = 0.0;
+  for (uint i = gl_LocalInvocationID.x; i < p.vocab; i += gl_WorkGroupSize.x)
+    if (logits[i] >= t) acc += as_count ? 1.0 : exp(logits[i] - mx);
+  return workgroup_sum(acc);
+}
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  if (state[2] != 0u) return;
+  uint pos = state[1];
+  uint n_hist = pos + 1u;
+
+  bool penalize = p.repeat_penalty != 1.0;
+  if (penalize) {
+    for (uint i = tid; i < n_hist; i += gl_WorkGroupSize.x) {
+      uint t = history[i];
+      if (t < p.vocab) atomicOr(seen[t >> 5], 1u << (t & 31u));
+    }
+    memoryBarrierBuffer();
+    barrier();
+  }
+  // Penalty and temperature in place; max and first argmax.
+  float inv_t = p.temperature > 0.0 ? 1.0 / p.temperature : 1.0;
+  float best = -3.402823466e38;
+  uint best_i = 0xffffffffu;
+  for (uint i = tid; i < p.vocab; i += gl_WorkGroupSize.x) {
+    float l = logits[i];
+    if (penalize && (seen[i >> 5] & (1u << (i & 31u))) != 0u) l = l > 0.0 ? l / p.repeat_penalty : l * p.repeat_penalty;
+    l *= inv_t;
+    logits[i] = l;
+    if (l > best || (l == best && i < best_i)) { best = l; best_i = i; }
+  }
+  // Workgroup argmax (ties to the lowest id, as torch.argmax).
+  float sb = subgroupMax(best);
+  uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
+  if (subgroupElect()) { s_val[gl_SubgroupID] = sb; s_idx[gl_SubgroupID] = si; }
+  barrier();
+  float mx = -3.402823466e38;
+  uint arg = 0xffffffffu;
+  for (uint g = 0; g < gl_NumSubgroups; ++g)
+    if (s_val[g] > mx || (s_val[g] == mx && s_idx[g] < arg)) { mx = s_val[g]; arg = s_idx[g]; }
+  barrier();
+
+  uint token = arg;
+  if (p.temperature > 0.0) {
+    // Threshold: the largest value t with (count >= top_k) and (mass >= top_p * total), and min-p.
+    float lo = mx - 1e4, hi = mx;  // logits below mx - 1e4 have probability 0 in f32
+    float total = mass_at_least(lo, mx, false);
+    float t = lo;
+    if (p.top_k > 0u && p.top_k < p.vocab) {
+      float a = lo, b = hi;  // invariant: count(>= a) >= k
+      for (int it = 0; it < 40; ++it) {
+        float m = 0.5 * (a + b);
+        if (mass_at_least(m, mx, true) >= float(p.top_k)) a = m; else b = m;
+      }
+      t = max(t, a);
+    }
+    if (p.top_p > 0.0 && p.top_p < 1.0) {
+      float a = lo, b = hi;  // invariant: mass(>= a) >= top_p * total
+      for (int it = 0; it < 40; ++it) {
+        float m = 0.5 * (a + b);
+        if (mass_at_least(m, mx, false) >= p.top_p * total) a = m; else b = m;
+      }
+      t = max(t, a);
+    }
+    if (p.min_p > 0.0) t = max(t, mx + log(p.min_p));
+    float kept = mass_at_least(t, mx, false);
+    uvec4 r = philox(uvec4(state[4], 0u, 0x5eed5eedu, 0u), uvec2(p.seed_lo, p.seed_hi));
+    float u = (float(r.x >> 8) + 0.5) * (1.0 / 16777216.0) * kept;
+    // Each invocation owns a contiguous chunk; an exclusive prefix over chunks finds the owner of u.
+    uint chunk = (p.vocab + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+    uint b0 = tid * chunk, b1 = min(b0 + chunk, p.vocab);
+    float mine = 0.0;
+    for (uint i = b0; i < b1; ++i) if (logits[i] >= t) mine += exp(logits[i] - mx);
+    float before = subgroupExclusiveAdd(mine);
+    float sg_total = subgroupAdd(mine);
+    if (subgroupElect()) s_val[gl_SubgroupID] = sg_total;
+    if (tid == 0u) s_token = arg;
+    barrier();
+    for (uint g = 0; g < gl_SubgroupID; ++g) before += s_val[g];
+    if (u >= before && u < before + mine) {
+      float acc = before;
+      uint pick = 0xffffffffu;
+      for (uint i = b0; i < b1 && pick == 0xffffffffu; ++i) {
+        if (logits[i] < t) continue;
+        acc += exp(logits[i] - mx);
+        if (u < acc) pick = i;
+      }
+      if (pick != 0xffffffffu) s_token = pick;
+    }
+    barrier();
+    token = s_token;
+  }
+
+  if (penalize) {  // leave the bitmap clear for the next step
+    barrier();
+    for (uint i = tid; i < n_hist; i += gl_WorkGroupSize.x) {
+      uint t = history[i];
+      if (t < p.vocab) seen[t >> 5] = 0u;
+    }
+  }
+  if (tid == 0u) {
+    uint n = state[3];
+    ring[2u + n % p.ring_size] = token;  // [0] count, [1] stop: the host reads these after each batch
+    history[pos + 1u] = token;
+    tokens[0] = token;
+    state[0] = token;
+    state[1] = pos + 1u;
+    state[3] = n + 1u;
+    state[4] = state[4] + 1u;
+    bool stop = n + 1u >= p.max_tokens;
+    if (p.ignore_eos == 0u)
+      for (uint e = 0; e < p.n_eos; ++e) stop = stop || token == eos[e];
+    state[2] = stop ? 1u : 0u;
+    ring[1] = stop ? 1u : 0u;
+    ring[0] = n + 1u;
+  }
+}

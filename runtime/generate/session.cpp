@@ -1,0 +1,210 @@
+#include "runtime/generate/session.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "kernels_glsl/params.h"
+#include "runtime/base/error.h"
+
+namespace bs::generate {
+
+using gpu::BufferUsage;
+using Clock = std::chrono::steady_clock;
+
+static double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Session::Session(model::Model& model, int32_t steps_per_batch)
+    : model_(model), device_(model.device()), steps_per_batch_(std::max(1, steps_per_batch)) {
+  const auto& c = model.config();
+  ring_size_ = model.max_ctx() + 1;
+  history_ = device_.createBuffer({uint64_t(model.max_ctx() + 2) * 4, BufferUsage::storage, "token history"});
+  ring_ = device_.createBuffer({uint64_t(ring_size_ + 2) * 4, BufferUsage::readback, "token ring"});
+  seen_ = device_.createBuffer({uint64_t(c.vocab / 32 + 1) * 4, BufferUsage::storage, "repetition bitmap"});
+  control_ = device_.createBuffer({16, BufferUsage::upload, "host control"});
+  std::vector<uint32_t> eos(c.eos_ids.begin(), c.eos_ids.end());
+  eos.push_back(0xffffffffu);
+  eos_ = device_.createBuffer({eos.size() * 4, BufferUsage::storage, "eos ids"});
+  device_.queue().writeBuffer(eos_, 0, eos.data(), eos.size() * 4);
+  std::vector<uint32_t> zeros(c.vocab / 32 + 1, 0);
+  device_.queue().writeBuffer(seen_, 0, zeros.data(), zeros.size() * 4);
+  std::memset(control_.mapped(), 0, 16);
+}
+
+Session::~Session() { device_.queue().waitIdle(); }
+
+void Session::cancel() { static_cast<volatile uint32_t*>(control_.mapped())[0] = 1; }
+
+static kparams::SampleParams sample_params(const model::Model& m, const GenerateOptions& o, uint32_t ring_size) {
+  const auto& s = o.sampling;
+  return {uint32_t(m.config().vocab), uint32_t(std::max(0, s.top_k)), s.temperature, s.top_p, s.min_p,
+          s.repeat_penalty, uint32_t(s.seed), uint32_t(s.seed >> 32), uint32_t(o.max_tokens),
+          uint32_t(m.config().eos_ids.size()), o.ignore_eos ? 1u : 0u, ring_size};
+}
+
+void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
+                            model::IndirectTable* indirect) {
+  const auto& p = model_.kernels().get("sample", {{0, 256}});
+  gpu::BindGroupEntry e[] = {{0, &model_.logits(), 0, uint64_t(model_.config().vocab) * 4},
+                             {1, &model_.state()}, {2, &history_}, {3, &ring_}, {4, &eos_}, {5, &seen_},
+                             {6, &model_.tokens(), 0, 4}};
+  rec.groups.push_back(device_.createBindGroup(p, 0, e, "sample"));
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(p);
+  pass.setBindGroup(0, rec.groups.back());
+  pass.setPushConstants(sample_params(model_, opts, uint32_t(ring_size_)));
+  if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(1, 1, 1)) * 12);
+  else pass.dispatchWorkgroups(1);
+}
+
+void Session::ensure_decode_graph(const GenerateOptions& opts) {
+  auto sp = sample_params(model_, opts, uint32_t(ring_size_));
+  std::vector<uint8_t> key(sizeof sp);
+  std::memcpy(key.data(), &sp, sizeof sp);
+  if (decode_cb_ && key == decode_key_) return;
+  device_.queue().waitIdle();
+  decode_cb_.reset();
+  decode_rec_ = {};
+  decode_key_ = key;
+
+  // Record K steps. The first step fills the indirect table; the others reuse its entries.
+  model::IndirectTable table;
+  const size_t kMaxDispatches = 4096;
+  args_ = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "indirect args"});
+  nominal_ = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "nominal args"});
+  table.args = &args_;
+  const auto& gate = model_.kernels().get("gate");
+  gpu::BindGroupEntry ge[] = {{0, &nominal_}, {1, &args_}, {2, &model_.state()}, {3, &control_}};
+  decode_rec_.groups.push_back(device_.createBindGroup(gate, 0, ge, "gate"));
+  const gpu::BindGroup& gate_group = decode_rec_.groups.back();
+  auto enc = device_.createCommandEncoder("decode batch", true);
+  uint64_t dispatch0 = 0, barrier0 = 0;
+  for (int32_t s = 0; s < steps_per_batch_; ++s) {
+    table.cursor = 0;
+    {
+      auto pass = enc.beginComputePass();
+      pass.setPipeline(gate);
+      pass.setBindGroup(0, gate_group);
+      pass.setPushConstants(kparams::GateParams{uint32_t(kMaxDispatches), 0, 0, 0});
+      pass.dispatchWorkgroups(uint32_t((kMaxDispatches * 3 + 63) / 64));
+    }
+    model_.record_forward(enc, 1, decode_rec_, nullptr, &table);
+    record_sample(enc, decode_rec_, opts, &table);
+    if (table.nominal.size() / 3 > kMaxDispatches) fail_kind(ErrorKind::internal, "decode step has too many dispatches");
+    if (s == 0) {
+      dispatch0 = enc.dispatchCount();
+      barrier0 = enc.barrierCount();
+    }
+  }
+  dispatches_per_step_ = dispatch0;
+  barriers_per_step_ = barrier0;
+  std::vector<uint32_t> nominal(kMaxDispatches * 3, 0);
+  std::copy(table.nominal.begin(), table.nominal.end(), nominal.begin());
+  device_.queue().writeBuffer(nominal_, 0, nominal.data(), nominal.size() * 4);
+  decode_cb_ = std::make_unique<gpu::CommandBuffer>(enc.finish());
+}
+
+GenerateStats Session::generate(std::span<const int32_t> user_prompt, const GenerateOptions& opts,
+                                const TokenCallback& on_token) {
+  GenerateStats st;
+  std::vector<int32_t> joined;
+  if (pending_ >= 0) joined.push_back(pending_);
+  joined.insert(joined.end(), user_prompt.begin(), user_prompt.end());
+  std::span<const int32_t> prompt = joined;
+  const auto& c = model_.config();
+  if (prompt.empty()) fail_kind(ErrorKind::usage, "generate: empty prompt");
+  for (int32_t t : prompt)
+    if (t < 0 || t >= c.vocab) fail_kind(ErrorKind::usage, "generate: token id {} outside the vocabulary of {}", t, c.vocab);
+  int64_t need = int64_t(pos_) + int64_t(prompt.size()) + opts.max_tokens;
+  if (int64_t(pos_) + int64_t(prompt.size()) > model_.max_ctx())
+    fail_kind(ErrorKind::resources, "prompt of {} tokens (after {} in the cache) exceeds the context of {} tokens",
+              prompt.size(), pos_, model_.max_ctx());
+  GenerateOptions o = opts;
+  o.max_tokens = int32_t(std::max<int64_t>(1, std::min<int64_t>(opts.max_tokens, model_.max_ctx() - pos_ - int64_t(prompt.size()))));
+  (void)need;
+  st.prompt_tokens = int32_t(prompt.size());
+  ensure_decode_graph(o);
+  std::memset(control_.mapped(), 0, 16);
+  auto t0 = Clock::now();
+  uint64_t submits0 = device_.counters().submits;
+
+  // Prefill: chunks of max_batch rows, one submit; the last chunk's logits are sampled in the same submit.
+  uint32_t* ring = ring_.mapped_as<uint32_t>();
+  ring[0] = 0;
+  ring[1] = 0;
+  model::Recording rec;
+  auto enc = device_.createCommandEncoder("prefill");
+  uint32_t st0[5] = {0, uint32_t(pos_), 0, 0, 0};
+  enc.writeBuffer(model_.state(), 0, st0, sizeof st0);
+  std::vector<uint32_t> hist(prompt.begin(), prompt.end());
+  enc.writeBuffer(history_, uint64_t(pos_) * 4, hist.data(), hist.size() * 4);
+  std::vector<std::unique_ptr<gpu::CommandBuffer>> cbs;
+  for (size_t done = 0; done < prompt.size();) {
+    int32_t n = int32_t(std::min<size_t>(model_.max_batch(), prompt.size() - done));
+    uint32_t pos = uint32_t(pos_ + done);
+    enc.writeBuffer(model_.state(), 4, &pos, 4);
+    enc.writeBuffer(model_.tokens(), 0, hist.data() + done, uint64_t(n) * 4);
+    model_.record_forward(enc, n, rec);
+    done += n;
+  }
+  // The sampler reads the last logits row; it appends at state.pos + 1, so point pos at the last prompt token.
+  uint32_t last_pos = uint32_t(pos_ + prompt.size() - 1);
+  enc.writeBuffer(model_.state(), 4, &last_pos, 4);
+  int32_t L = std::min<int32_t>(model_.logits_rows(), int32_t(std::min<size_t>(prompt.size(), model_.max_batch())));
+  if (L != 1) fail_kind(ErrorKind::internal, "generate needs a model built with logits_rows = 1");
+  record_sample(enc, rec, o, nullptr);
+  auto prefill_cb = enc.finish();
+  device_.queue().wait(device_.queue().submit(prefill_cb));
+  st.prefill_ms = ms_since(t0);
+  st.prefill_submits = device_.counters().submits - submits0;
+
+  int32_t emitted = 0;
+  bool cancelled = false;
+  auto drain = [&]() {
+    ring_.invalidate();
+    uint32_t n = __atomic_load_n(&ring[0], __ATOMIC_ACQUIRE);
+    while (emitted < int32_t(n) && !cancelled) {
+      int32_t tok = int32_t(ring[2 + emitted % ring_size_]);
+      double t = ms_since(t0);
+      if (emitted == 0) st.ttft_ms = t;
+      if (!on_token(tok, t)) {
+        cancelled = true;
+        cancel();
+      }
+      ++emitted;
+    }
+    return ring[1] != 0;
+  };
+  bool stop = drain();
+  auto t_first = Clock::now();
+
+  // Decode: every remaining step in ONE submit of replayed batches.
+  uint64_t submits1 = device_.counters().submits;
+  if (!stop && !cancelled && o.max_tokens > 1) {
+    int32_t steps = o.max_tokens - 1;
+    int32_t batches = (steps + steps_per_batch_ - 1) / steps_per_batch_;
+    std::vector<std::vector<const gpu::CommandBuffer*>> b(batches, {decode_cb_.get()});
+    uint64_t last = device_.queue().submitBatches(b);
+    uint64_t first = last - batches + 1;
+    for (uint64_t v = first; v <= last; ++v) {
+      device_.queue().wait(v);
+      if (drain() || cancelled) break;
+    }
+    device_.queue().wait(last);
+    drain();
+  }
+  st.decode_submits = device_.counters().submits - submits1;
+  st.decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_first).count();
+  st.generated = emitted;
+  st.stopped_by_eos = ring[1] != 0 && emitted < o.max_tokens;
+  st.dispatches_per_step = dispatches_per_step_;
+  st.barriers_per_step = barriers_per_step_;
+  // The KV cache now holds the prompt and every generated token but the last (not yet fed back).
+  pos_ += int32_t(prompt.size()) + std::max(0, emitted - 1);
+  pending_ = emitted > 0 ? int32_t(ring[2 + (emitted - 1) % ring_size_]) : -1;
+  st.prompt_tokens = int32_t(user_prompt.size());
+  return st;
+}
+
+}  // namespace bs::generate

@@ -1,0 +1,77 @@
+// A generation session on a Model: prefill as its own submit(s), then the whole decode loop as ONE
+// vkQueueSubmit of replayed batches (K recorded steps each) whose completions a timeline semaphore
+// counts; tokens stream from a host-visible ring as each batch completes. The GPU samples and decides
+// when to stop; per token, 4 bytes cross to the host and the host does no work beyond reading them.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "runtime/model/model.h"
+
+namespace bs::generate {
+
+struct SamplingOptions {
+  float temperature = 0.0f;   // <= 0: greedy
+  int32_t top_k = 0;          // 0: off
+  float top_p = 1.0f;         // 1: off
+  float min_p = 0.0f;         // 0: off
+  float repeat_penalty = 1.0f;
+  uint64_t seed = 0;
+};
+
+struct GenerateOptions {
+  int32_t max_tokens = 128;
+  bool ignore_eos = false;
+  SamplingOptions sampling;
+};
+
+struct GenerateStats {
+  int32_t prompt_tokens = 0, generated = 0;
+  double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;  // decode: first to last token
+  uint64_t prefill_submits = 0, decode_submits = 0;
+  uint64_t dispatches_per_step = 0, barriers_per_step = 0;
+  bool stopped_by_eos = false;
+  double decode_tok_s() const { return generated > 1 && decode_ms > 0 ? (generated - 1) * 1000.0 / decode_ms : 0; }
+};
+
+// on_token(id, ms since generate() began); return false to cancel the rest of the answer.
+using TokenCallback = std::function<bool(int32_t, double)>;
+
+class Session {
+ public:
+  // steps_per_batch: decode steps per recorded command buffer (one timeline value each).
+  Session(model::Model& model, int32_t steps_per_batch = 16);
+  ~Session();
+
+  // Continues from the current position (the KV cache keeps earlier turns): `prompt` is appended,
+  // then up to max_tokens tokens are generated. Throws bs::Error when the context would overflow.
+  GenerateStats generate(std::span<const int32_t> prompt, const GenerateOptions& opts, const TokenCallback& on_token);
+
+  int32_t position() const { return pos_; }  // tokens in the KV cache
+  void reset() { pos_ = 0; pending_ = -1; }
+  // Asks a running generate() to stop at the next batch boundary (safe from a signal handler thread).
+  void cancel();
+
+ private:
+  void ensure_decode_graph(const GenerateOptions& opts);
+  void record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
+                     model::IndirectTable* indirect);
+
+  model::Model& model_;
+  gpu::Device& device_;
+  int32_t steps_per_batch_;
+  int32_t pos_ = 0;
+  int32_t pending_ = -1;  // the last generated token, not yet in the KV cache: fed first next turn
+  gpu::Buffer history_, ring_, eos_, seen_, control_, args_, nominal_;
+  int32_t ring_size_;
+  // The recorded decode batch and what it refers to; re-recorded when sampling options change.
+  std::unique_ptr<gpu::CommandBuffer> decode_cb_;
+  model::Recording decode_rec_;
+  std::vector<uint8_t> decode_key_;
+  uint64_t dispatches_per_step_ = 0, barriers_per_step_ = 0;
+};
+
+}  // namespace bs::generate

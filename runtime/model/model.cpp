@@ -1,0 +1,322 @@
+#include "runtime/model/model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels_glsl/params.h"
+#include "runtime/base/error.h"
+
+namespace bs::model {
+
+using gpu::BindGroupEntry;
+using gpu::BufferUsage;
+
+std::string matvec_kernel(DType t) {
+  switch (t) {
+    case DType::F16: return "matvec_f16";
+    case DType::Q8_0: return "matvec_q8_0";
+    case DType::Q4_K: return "matvec_q4k";
+    case DType::Q6_K: return "matvec_q6k";
+    default: fail("no matvec kernel for weights of dtype {}", dtype_name(t));
+  }
+}
+
+// A 2-D grid of 256-wide workgroups covering n elements (elementwise kernels fold y into the index).
+static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
+static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
+
+// HF's inverse frequencies for one RoPE flavour (computed in double, stored as f32).
+static std::vector<float> rope_inv_freq(const ModelConfig& c, float theta, bool scaled) {
+  int32_t d = c.head_dim;
+  std::vector<float> f(d / 2);
+  const auto& r = c.rope;
+  for (int32_t i = 0; i < d / 2; ++i) {
+    double inv = 1.0 / std::pow(double(theta), double(2 * i) / d);
+    if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
+    if (scaled && r.scaling == RopeScaling::llama3) {
+      double low_wl = r.original_max_position / r.low_freq_factor;
+      double high_wl = r.original_max_position / r.high_freq_factor;
+      double wl = 2 * M_PI / inv;
+      if (wl > low_wl) {
+        inv /= r.factor;
+      } else if (wl >= high_wl) {
+        double smooth = (r.original_max_position / wl - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        inv = (1 - smooth) * inv / r.factor + smooth * inv;
+      }
+    }
+    f[i] = float(inv);
+  }
+  return f;
+}
+
+Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions& options)
+    : device_(device), kernels_(device), cfg_(source.config), opts_(options) {
+  max_ctx_ = options.max_ctx > 0 ? options.max_ctx : std::min(cfg_.max_seq > 0 ? cfg_.max_seq : 4096, 4096);
+  max_batch_ = std::max(1, std::min(options.max_batch, max_ctx_));
+  logits_rows_ = std::max(1, std::min(options.logits_rows, max_batch_));
+  check_fits(source);
+
+  source.for_each_tensor([&](const TensorView& t) {
+    if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
+    Weight w{t.dtype, t.shape, device_.createBuffer({std::max<uint64_t>(t.data.size(), 4), BufferUsage::storage, t.name})};
+    device_.queue().writeBuffer(w.buffer, 0, t.data.data(), t.data.size());
+    weight_bytes_ += t.data.size();
+    weights_.emplace(t.name, std::move(w));
+  });
+
+  // Bind every weight the forward pass reads up front, so a missing or misshapen one fails here with
+  // expected vs actual, not in the middle of recording.
+  const auto& c = cfg_;
+  bind("embed", {c.vocab, c.dim}, true);
+  bind("output_norm", {c.dim}, false);
+  if (!c.tied_embeddings) bind("output", {c.vocab, c.dim}, true);
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
+    bind(n("attn_norm"), {c.dim}, false);
+    bind(n("attn_q"), {c.q_dim(), c.dim}, true);
+    bind(n("attn_k"), {c.kv_dim(), c.dim}, true);
+    bind(n("attn_v"), {c.kv_dim(), c.dim}, true);
+    bind(n("attn_out"), {c.dim, c.q_dim()}, true);
+    bind(n("ffn_norm"), {c.dim}, false);
+    bind(n("ffn_gate"), {c.ffn_dim, c.dim}, true);
+    bind(n("ffn_up"), {c.ffn_dim, c.dim}, true);
+    bind(n("ffn_down"), {c.dim, c.ffn_dim}, true);
+    if (c.qkv_bias) {
+      bind(n("attn_q_bias"), {c.q_dim()}, false);
+      bind(n("attn_k_bias"), {c.kv_dim()}, false);
+      bind(n("attn_v_bias"), {c.kv_dim()}, false);
+    }
+    if (c.qk_norm) {
+      bind(n("attn_q_norm"), {c.head_dim}, false);
+      bind(n("attn_k_norm"), {c.head_dim}, false);
+    }
+    if (c.sandwich_norm) {
+      bind(n("attn_post_norm"), {c.dim}, false);
+      bind(n("ffn_post_norm"), {c.dim}, false);
+    }
+  }
+
+  auto act = [&](uint64_t floats, const char* label) {
+    return device_.createBuffer({std::max<uint64_t>(floats, 1) * 4, BufferUsage::storage, label});
+  };
+  uint64_t B = max_batch_;
+  tokens_ = act(B, "tokens");
+  state_ = act(16, "step state");
+  x_ = act(B * c.dim, "x");
+  xn_ = act(B * std::max(c.dim, c.q_dim()), "xn");
+  q_ = act(B * c.q_dim(), "q");
+  k_ = act(B * c.kv_dim(), "k");
+  v_ = act(B * c.kv_dim(), "v");
+  att_ = act(B * c.q_dim(), "attn out");
+  tmp_ = act(B * c.dim, "branch out");
+  gate_ = act(B * c.ffn_dim, "gate");
+  up_ = act(B * c.ffn_dim, "up");
+  scores_ = act(B * c.n_heads * uint64_t(max_ctx_), "attention scores");
+  logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
+    kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
+    vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
+  }
+  auto g = rope_inv_freq(c, c.rope.theta, true);
+  auto lo = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  inv_freq_global_ = act(g.size(), "inv_freq global");
+  inv_freq_local_ = act(lo.size(), "inv_freq local");
+  device_.queue().writeBuffer(inv_freq_global_, 0, g.data(), g.size() * 4);
+  device_.queue().writeBuffer(inv_freq_local_, 0, lo.data(), lo.size() * 4);
+  uint32_t zero[16] = {};
+  device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
+}
+
+uint64_t Model::kv_bytes() const { return uint64_t(cfg_.n_layers) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
+
+void Model::check_fits(const ModelSource& source) const {
+  const auto& c = cfg_;
+  uint64_t kv = uint64_t(c.n_layers) * 2 * max_ctx_ * c.kv_dim() * 2;
+  uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
+                                         uint64_t(c.n_heads) * max_ctx_) * 4 +
+                  uint64_t(logits_rows_) * c.vocab * 4;
+  uint64_t need = source.weight_bytes + kv + acts;
+  uint64_t have = device_.adapter().device_local_bytes;
+  if (have && need > have)
+    fail_kind(ErrorKind::resources,
+              "{} needs about {:.2f} GiB of GPU memory (weights {:.2f} + KV cache {:.2f} for {} tokens + activations "
+              "{:.2f}); {} has {:.2f} GiB. Try a smaller --ctx or a smaller quantization.",
+              source.dir.string(), need / 1073741824.0, source.weight_bytes / 1073741824.0, kv / 1073741824.0,
+              max_ctx_, acts / 1073741824.0, device_.adapter().name, have / 1073741824.0);
+}
+
+const Weight* Model::find(const std::string& name) const {
+  auto it = weights_.find(name);
+  return it == weights_.end() ? nullptr : &it->second;
+}
+
+static std::string shape_str(const std::vector<int64_t>& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const {
+  const Weight* w = find(name);
+  if (!w) fail("weight {}: expected {} {}, but the model has no such tensor", name, matrix ? "a matrix" : "F32", shape_str(shape));
+  bool dtype_ok = matrix ? (w->dtype == DType::F16 || traits(w->dtype).quantized) : w->dtype == DType::F32;
+  if (!dtype_ok || w->shape != shape)
+    fail("weight {}: expected {} {}, got {} {}", name, matrix ? "F16|Q8_0|Q4_K|Q6_K" : "F32", shape_str(shape),
+         dtype_name(w->dtype), shape_str(w->shape));
+  return *w;
+}
+
+uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
+  size_t i = cursor++;
+  if (i * 3 >= nominal.size()) {
+    nominal.insert(nominal.end(), {x, y, z});
+  } else if (nominal[i * 3] != x || nominal[i * 3 + 1] != y || nominal[i * 3 + 2] != z) {
+    fail_kind(ErrorKind::internal, "decode step {} differs from the first one recorded", i);
+  }
+  return uint32_t(i);
+}
+
+void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof,
+                           IndirectTable* indirect) {
+  using namespace kparams;
+  const auto& c = cfg_;
+  if (rows < 1 || rows > max_batch_) fail_kind(ErrorKind::internal, "record_forward: {} rows (max {})", rows, max_batch_);
+  uint32_t M = uint32_t(rows);
+  auto pass = enc.beginComputePass();
+  const uint32_t wg = 128;
+
+  auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
+                      const auto& params, uint32_t gx, uint32_t gy, const char* label) {
+    const auto& p = kernels_.get(kernel, spec);
+    rec.groups.push_back(device_.createBindGroup(p, 0, entries, label));
+    pass.setPipeline(p);
+    pass.setBindGroup(0, rec.groups.back());
+    pass.setPushConstants(params);
+    if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
+    else pass.dispatchWorkgroups(gx, gy);
+    if (prof) prof->mark(enc, label);
+  };
+  auto rms = [&](gpu::Buffer& x, uint64_t x_off, const Weight& w, gpu::Buffer& y, uint64_t y_off, uint32_t n,
+                 uint32_t nrows, bool add) {
+    dispatch(add ? "rms_norm_add_f32" : "rms_norm_f32", {{0, wg}},
+             {{0, &x, x_off * 4, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, y_off * 4, uint64_t(nrows) * n * 4}},
+             RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1, "rms_norm");
+  };
+  // y[M, m] (+)= x[M, k] W^T
+  auto matmul = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate) {
+    uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    const uint32_t rows_per_wg = 2;
+    dispatch(matvec_kernel(w.dtype), {{0, wg}, {1, rows_per_wg}},
+             {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4}, {2, &y, 0, uint64_t(nrows) * m * 4}},
+             MatvecParams{m, k, nrows, accumulate ? 1u : 0u}, (m + rows_per_wg - 1) / rows_per_wg, nrows,
+             nrows == 1 ? "matvec" : "matmul");
+  };
+
+  // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it).
+  const Weight& embed = *find("embed");
+  if (embed.dtype != DType::F16) fail("embedding of dtype {} is not supported yet", dtype_name(embed.dtype));
+  dispatch("get_rows_f16", {}, {{0, &embed.buffer}, {1, &tokens_, 0, M * 4}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
+           GetRowsParams{uint32_t(c.dim), M, c.embed_scale, uint32_t(c.vocab)}, M, 1, "embed");
+
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
+    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
+
+    rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+    matmul(W("attn_q"), xn_, 0, q_, M, false);
+    matmul(W("attn_k"), xn_, 0, k_, M, false);
+    matmul(W("attn_v"), xn_, 0, v_, M, false);
+    if (c.qkv_bias) {
+      for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
+                                  std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
+        dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
+                 BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
+    }
+    if (c.qk_norm) {
+      rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
+      rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
+    }
+    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+    dispatch("rope_f32", {}, {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &freq}, {2, &state_}},
+             RopeParams{M, uint32_t(c.n_heads), uint32_t(c.head_dim), uint32_t(c.head_dim)}, c.n_heads, M, "rope");
+    dispatch("rope_f32", {}, {{0, &k_, 0, uint64_t(M) * c.kv_dim() * 4}, {1, &freq}, {2, &state_}},
+             RopeParams{M, uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(c.head_dim)}, c.n_kv_heads, M, "rope");
+    uint32_t kvd = uint32_t(c.kv_dim());
+    dispatch("kv_store_f16", {}, {{0, &k_, 0, uint64_t(M) * kvd * 4}, {1, &kcache_[l]}, {2, &state_}},
+             KvStoreParams{M, kvd, 0, 0}, (kvd + 127) / 128, M, "kv_store");
+    dispatch("kv_store_f16", {}, {{0, &v_, 0, uint64_t(M) * kvd * 4}, {1, &vcache_[l]}, {2, &state_}},
+             KvStoreParams{M, kvd, 0, 0}, (kvd + 127) / 128, M, "kv_store");
+    dispatch("attention_f16kv", {},
+             {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+              {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
+             AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                             sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+             c.n_heads, M, "attention");
+    if (c.sandwich_norm) {
+      matmul(W("attn_out"), att_, 0, tmp_, M, false);
+      rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
+    } else {
+      matmul(W("attn_out"), att_, 0, x_, M, true);
+    }
+
+    rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
+    matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
+    matmul(W("ffn_up"), xn_, 0, up_, M, false);
+    uint32_t n = M * uint32_t(c.ffn_dim);
+    dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+             GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
+    if (c.sandwich_norm) {
+      matmul(W("ffn_down"), gate_, 0, tmp_, M, false);
+      rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);
+    } else {
+      matmul(W("ffn_down"), gate_, 0, x_, M, true);
+    }
+  }
+
+  // Head: the last L rows only.
+  uint32_t L = std::min<uint32_t>(M, uint32_t(logits_rows_));
+  uint64_t first = uint64_t(M - L) * c.dim;
+  rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
+  const Weight& head = c.tied_embeddings ? embed : *find("output");
+  matmul(head, xn_, 0, logits_, L, false);
+  if (c.final_softcap > 0) {
+    uint32_t n = L * uint32_t(c.vocab);
+    dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0},
+             grid_x(n), grid_y(n), "softcap");
+  }
+}
+
+std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {
+  if (tokens.empty()) fail("prefill: no tokens");
+  if (pos0 + int64_t(tokens.size()) > max_ctx_)
+    fail_kind(ErrorKind::resources, "prompt of {} tokens at position {} exceeds the context of {} tokens", tokens.size(),
+              pos0, max_ctx_);
+  int32_t chunk = all_rows ? std::min(max_batch_, logits_rows_) : max_batch_;
+  std::vector<float> out;
+  for (size_t done = 0; done < tokens.size(); done += chunk) {
+    int32_t n = int32_t(std::min<size_t>(chunk, tokens.size() - done));
+    std::vector<uint32_t> ids(tokens.begin() + done, tokens.begin() + done + n);
+    Recording rec;
+    auto enc = device_.createCommandEncoder("prefill");
+    uint32_t st[2] = {ids.back(), uint32_t(pos0 + done)};
+    enc.writeBuffer(state_, 0, st, sizeof st);
+    enc.writeBuffer(tokens_, 0, ids.data(), ids.size() * 4);
+    record_forward(enc, n, rec);
+    auto cb = enc.finish();
+    device_.queue().wait(device_.queue().submit(cb));
+    bool last = done + n == tokens.size();
+    if (all_rows || last) {
+      int32_t L = std::min(n, logits_rows_);
+      int32_t keep = all_rows ? L : 1;
+      std::vector<float> part(size_t(keep) * cfg_.vocab);
+      device_.queue().readBuffer(logits_, uint64_t(L - keep) * cfg_.vocab * 4, part.data(), part.size() * 4);
+      out.insert(out.end(), part.begin(), part.end());
+    }
+  }
+  return out;
+}
+
+std::vector<float> Model::decode(int32_t token, int32_t pos) { return prefill(std::span(&token, 1), pos, false); }
+
+}  // namespace bs::model

@@ -1,0 +1,99 @@
+// The model on the GPU: bound weights, KV cache, planned activations, and the recorded forward pass.
+//
+// Two paths through the same layers:
+//   prefill — M tokens at once (matmul kernels over [M, dim] activations);
+//   decode  — one token (matvec kernels), reading its token and position from the GPU step-state
+//             buffer, so a recorded step can be replayed without host patches.
+#pragma once
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu/gpu.h"
+#include "runtime/gpu/kernel_cache.h"
+#include "runtime/model/source.h"
+
+namespace bs::model {
+
+struct ModelOptions {
+  int32_t max_ctx = 0;       // KV-cache length; 0 = min(config.max_seq, 4096)
+  int32_t max_batch = 128;   // prefill chunk: rows per forward
+  int32_t logits_rows = 1;   // rows of logits kept per forward (parity runs keep every row)
+  bool profile = false;      // timestamp marks per kernel (forces barriers)
+};
+
+struct Weight {
+  DType dtype;
+  std::vector<int64_t> shape;
+  gpu::Buffer buffer;
+};
+
+// Objects a recorded command buffer refers to; they live as long as the recording.
+struct Recording {
+  std::vector<gpu::BindGroup> groups;
+  std::vector<std::unique_ptr<gpu::Buffer>> scratch;
+};
+
+// Indirect mode for replayed decode steps: every dispatch reads its workgroup counts from `args`
+// (triple i at byte 12*i); `nominal` holds the counts of a running step, and the gate kernel at the
+// start of each step copies them, or zeros once the GPU has decided to stop.
+struct IndirectTable {
+  std::vector<uint32_t> nominal;  // 3 per dispatch, filled while recording the first step
+  size_t cursor = 0;              // dispatch index within the step being recorded
+  gpu::Buffer* args = nullptr;
+  uint32_t add(uint32_t x, uint32_t y, uint32_t z);  // returns the dispatch's index
+};
+
+class Model {
+ public:
+  Model(gpu::Device& device, const ModelSource& source, const ModelOptions& options);
+
+  const ModelConfig& config() const { return cfg_; }
+  int32_t max_ctx() const { return max_ctx_; }
+  int32_t max_batch() const { return max_batch_; }
+  int32_t logits_rows() const { return logits_rows_; }
+
+  // Records the forward of `rows` tokens: ids in tokens()[0..rows), positions state.pos + row.
+  // Logits of the last min(rows, logits_rows) rows land in logits() (row-major [rows, vocab]).
+  // With `indirect`, every dispatch is indirect through the table (decode-loop replay).
+  void record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof = nullptr,
+                      IndirectTable* indirect = nullptr);
+
+  // Convenience for parity and tools: runs tokens through prefill (chunked) starting at pos0 and
+  // returns the logits of every row (or only the last when all_rows is false).
+  std::vector<float> prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows);
+  // One token through the decode path at `pos`; returns its logits.
+  std::vector<float> decode(int32_t token, int32_t pos);
+
+  gpu::Buffer& tokens() { return tokens_; }  // u32 [max_batch]
+  gpu::Buffer& state() { return state_; }    // u32 [16]: [0] token, [1] pos, the rest for the decode loop
+  gpu::Buffer& logits() { return logits_; }  // f32 [logits_rows, vocab]
+  gpu::KernelCache& kernels() { return kernels_; }
+  gpu::Device& device() { return device_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  uint64_t kv_bytes() const;
+  const Weight* find(const std::string& name) const;
+
+ private:
+  const Weight& bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const;
+  void check_fits(const ModelSource& source) const;
+
+  gpu::Device& device_;
+  gpu::KernelCache kernels_;
+  ModelConfig cfg_;
+  ModelOptions opts_;
+  int32_t max_ctx_, max_batch_, logits_rows_;
+  std::map<std::string, Weight> weights_;
+  uint64_t weight_bytes_ = 0;
+  // Activations, planned once for max_batch rows.
+  gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
+  gpu::Buffer inv_freq_global_, inv_freq_local_;
+  std::vector<gpu::Buffer> kcache_, vcache_;
+};
+
+// The matvec (decode) or matmul (prefill) kernel variant for a weight dtype.
+std::string matvec_kernel(DType t);
+
+}  // namespace bs::model

@@ -1,0 +1,170 @@
+#include "runtime/model/reference.h"
+
+#include <cmath>
+
+#include "rdrr/quant.h"
+#include "runtime/base/error.h"
+
+namespace bs::model {
+
+ReferenceModel::ReferenceModel(const ModelSource& source) : cfg_(source.config) {
+  source.for_each_tensor([&](const TensorView& t) {
+    int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    int64_t row = t.shape.back();
+    std::vector<float> tmp(n);
+    auto rb = row_bytes(t.dtype, row);
+    if (!rb) fail("reference: tensor {} rows of {} are not whole {} blocks", t.name, row, dtype_name(t.dtype));
+    for (int64_t r = 0; r < n / row; ++r)
+      dequantize_row(t.dtype, t.data.data() + r * *rb, tmp.data() + r * row, row);
+    weights_[t.name].assign(tmp.begin(), tmp.end());
+  });
+}
+
+const std::vector<double>& ReferenceModel::w(const std::string& name) const {
+  auto it = weights_.find(name);
+  if (it == weights_.end()) fail("reference: missing weight {}", name);
+  return it->second;
+}
+
+namespace {
+
+void rmsnorm(double* x, const double* w, int n, double eps, double offset, double* out) {
+  double ss = 0;
+  for (int i = 0; i < n; ++i) ss += x[i] * x[i];
+  double s = 1.0 / std::sqrt(ss / n + eps);
+  for (int i = 0; i < n; ++i) out[i] = x[i] * s * (offset + w[i]);
+}
+
+// y[m] = W[m, k] x[k]
+void matvec(const std::vector<double>& W, const double* x, int m, int k, double* y) {
+  for (int r = 0; r < m; ++r) {
+    double s = 0;
+    const double* row = &W[size_t(r) * k];
+    for (int i = 0; i < k; ++i) s += row[i] * x[i];
+    y[r] = s;
+  }
+}
+
+std::vector<double> inv_freq(const ModelConfig& c, double theta, bool scaled) {
+  std::vector<double> f(c.head_dim / 2);
+  const auto& r = c.rope;
+  for (int i = 0; i < c.head_dim / 2; ++i) {
+    double inv = 1.0 / std::pow(theta, double(2 * i) / c.head_dim);
+    if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
+    if (scaled && r.scaling == RopeScaling::llama3) {
+      double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
+      double wl = 2 * M_PI / inv;
+      if (wl > low_wl) inv /= r.factor;
+      else if (wl >= high_wl) {
+        double sm = (r.original_max_position / wl - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        inv = (1 - sm) * inv / r.factor + sm * inv;
+      }
+    }
+    f[i] = inv;
+  }
+  return f;
+}
+
+void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
+  int h = head_dim / 2;
+  for (int i = 0; i < h; ++i) {
+    double a = pos * f[i], c = std::cos(a), s = std::sin(a);
+    double x0 = v[i], x1 = v[i + h];
+    v[i] = x0 * c - x1 * s;
+    v[i + h] = x1 * c + x0 * s;
+  }
+}
+
+}  // namespace
+
+std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) const {
+  const auto& c = cfg_;
+  int n = int(tokens.size()), D = c.dim, H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
+  double off = c.norm_offset ? 1.0 : 0.0;
+  std::vector<double> x(size_t(n) * D);
+  const auto& E = w("embed");
+  for (int t = 0; t < n; ++t)
+    for (int i = 0; i < D; ++i) x[size_t(t) * D + i] = E[size_t(tokens[t]) * D + i] * c.embed_scale;
+  auto fg = inv_freq(c, c.rope.theta, true);
+  auto fl = inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  std::vector<double> xn(D), q(size_t(n) * H * hd), k(size_t(n) * KV * hd), v(size_t(n) * KV * hd), att(H * hd),
+      tmp(std::max(D, c.ffn_dim)), g(c.ffn_dim), u(c.ffn_dim), sc(n);
+  for (int l = 0; l < c.n_layers; ++l) {
+    auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
+    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
+    const auto& f = sliding ? fl : fg;
+    for (int t = 0; t < n; ++t) {
+      rmsnorm(&x[size_t(t) * D], W("attn_norm").data(), D, c.norm_eps, off, xn.data());
+      double* qt = &q[size_t(t) * H * hd];
+      double* kt = &k[size_t(t) * KV * hd];
+      double* vt = &v[size_t(t) * KV * hd];
+      matvec(W("attn_q"), xn.data(), H * hd, D, qt);
+      matvec(W("attn_k"), xn.data(), KV * hd, D, kt);
+      matvec(W("attn_v"), xn.data(), KV * hd, D, vt);
+      if (c.qkv_bias) {
+        for (int i = 0; i < H * hd; ++i) qt[i] += W("attn_q_bias")[i];
+        for (int i = 0; i < KV * hd; ++i) kt[i] += W("attn_k_bias")[i], vt[i] += W("attn_v_bias")[i];
+      }
+      for (int h = 0; h < H; ++h) {
+        if (c.qk_norm) rmsnorm(qt + h * hd, W("attn_q_norm").data(), hd, c.norm_eps, off, qt + h * hd);
+        rope(qt + h * hd, f, t, hd);
+      }
+      for (int h = 0; h < KV; ++h) {
+        if (c.qk_norm) rmsnorm(kt + h * hd, W("attn_k_norm").data(), hd, c.norm_eps, off, kt + h * hd);
+        rope(kt + h * hd, f, t, hd);
+      }
+    }
+    for (int t = 0; t < n; ++t) {
+      int lo = (sliding && c.sliding_window > 0) ? std::max(0, t + 1 - c.sliding_window) : 0;
+      for (int h = 0; h < H; ++h) {
+        int kh = h / (H / KV);
+        const double* qh = &q[(size_t(t) * H + h) * hd];
+        double mx = -1e300;
+        for (int j = lo; j <= t; ++j) {
+          double s = 0;
+          for (int d = 0; d < hd; ++d) s += qh[d] * k[(size_t(j) * KV + kh) * hd + d];
+          s *= c.softmax_scale();
+          if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
+          sc[j] = s;
+          mx = std::max(mx, s);
+        }
+        double sum = 0;
+        for (int j = lo; j <= t; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+        for (int d = 0; d < hd; ++d) {
+          double a = 0;
+          for (int j = lo; j <= t; ++j) a += sc[j] * v[(size_t(j) * KV + kh) * hd + d];
+          att[h * hd + d] = a / sum;
+        }
+      }
+      double* xt = &x[size_t(t) * D];
+      matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
+      if (c.sandwich_norm) rmsnorm(tmp.data(), W("attn_post_norm").data(), D, c.norm_eps, off, tmp.data());
+      for (int i = 0; i < D; ++i) xt[i] += tmp[i];
+      rmsnorm(xt, W("ffn_norm").data(), D, c.norm_eps, off, xn.data());
+      matvec(W("ffn_gate"), xn.data(), c.ffn_dim, D, g.data());
+      matvec(W("ffn_up"), xn.data(), c.ffn_dim, D, u.data());
+      for (int i = 0; i < c.ffn_dim; ++i) {
+        double a = g[i];
+        a = c.act == Activation::silu ? a / (1 + std::exp(-a))
+                                      : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+        g[i] = a * u[i];
+      }
+      matvec(W("ffn_down"), g.data(), D, c.ffn_dim, tmp.data());
+      if (c.sandwich_norm) rmsnorm(tmp.data(), W("ffn_post_norm").data(), D, c.norm_eps, off, tmp.data());
+      for (int i = 0; i < D; ++i) xt[i] += tmp[i];
+    }
+  }
+  const auto& head = c.tied_embeddings ? E : w("output");
+  std::vector<double> logits(size_t(n) * c.vocab);
+  for (int t = 0; t < n; ++t) {
+    rmsnorm(&x[size_t(t) * D], w("output_norm").data(), D, c.norm_eps, off, xn.data());
+    matvec(head, xn.data(), c.vocab, D, &logits[size_t(t) * c.vocab]);
+    if (c.final_softcap > 0)
+      for (int i = 0; i < c.vocab; ++i)
+        logits[size_t(t) * c.vocab + i] = c.final_softcap * std::tanh(logits[size_t(t) * c.vocab + i] / c.final_softcap);
+  }
+  return logits;
+}
+
+}  // namespace bs::model

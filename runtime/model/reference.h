@@ -1,0 +1,26 @@
+// A float64 CPU forward pass over the same (dequantized) weights: the reference the GPU forward is
+// checked against for every quantization, and for models HF has no logits for. Slow and plain on purpose.
+#pragma once
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/model/source.h"
+
+namespace bs::model {
+
+class ReferenceModel {
+ public:
+  explicit ReferenceModel(const ModelSource& source);
+  // Logits [tokens.size(), vocab] for tokens at positions 0..n-1 (teacher-forced).
+  std::vector<double> forward(std::span<const int32_t> tokens) const;
+  const ModelConfig& config() const { return cfg_; }
+
+ private:
+  const std::vector<double>& w(const std::string& name) const;
+  ModelConfig cfg_;
+  std::map<std::string, std::vector<double>> weights_;
+};
+
+}  // namespace bs::model

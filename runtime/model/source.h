@@ -1,0 +1,40 @@
+// Where a model's config and weights come from: an RDRR directory (manifest.json; hash-verified shards)
+// or a Hugging Face directory (config.json + safetensors). Both deliver tensors by internal name.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/base/dtype.h"
+#include "runtime/model/config.h"
+
+namespace bs::model {
+
+struct TensorView {
+  std::string name;               // internal name (runtime/model/config.h)
+  DType dtype;
+  std::vector<int64_t> shape;     // HF shape: [out, in] for matmuls
+  std::span<const std::byte> data;
+};
+
+using TensorSink = std::function<void(const TensorView&)>;
+
+struct ModelSource {
+  ModelConfig config;
+  std::string quant;              // "F16", "Q4_K_M", ... for display
+  std::filesystem::path dir;
+  uint64_t weight_bytes = 0;      // sum of stored tensor bytes (for the VRAM estimate)
+  // Streams every tensor once to `sink` (on the calling thread).
+  std::function<void(const TensorSink&)> for_each_tensor;
+};
+
+// Opens DIR as RDRR when it holds manifest.json, else as a Hugging Face checkpoint (BF16/F32 matrices
+// become F16, 1-D tensors F32, as `convert --quant f16` would store them).
+ModelSource open_model(const std::filesystem::path& dir);
+ModelSource open_hf_dir(const std::filesystem::path& dir);
+ModelSource open_rdrr_dir(const std::filesystem::path& dir);  // hash-verified, parallel (sharding/reader.h)
+
+}  // namespace bs::model

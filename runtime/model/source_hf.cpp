@@ -1,0 +1,48 @@
+// A Hugging Face checkpoint as a model source: what `convert --quant f16` would store, without the
+// round trip through RDRR (handy for parity runs straight from a checkpoint).
+#include "rdrr/hf_config.h"
+#include "rdrr/safetensors.h"
+#include "rdrr/tensor_names.h"
+#include "runtime/base/error.h"
+#include "runtime/base/half.h"
+#include "runtime/model/source.h"
+
+namespace bs::model {
+
+ModelSource open_hf_dir(const std::filesystem::path& dir) {
+  auto ckpt = std::make_shared<Checkpoint>(dir);
+  auto cfg_json = read_json_file(dir / "config.json");
+  auto arch = hf_arch(cfg_json, (dir / "config.json").string());
+  DType wdt = DType::BF16;
+  for (auto& t : ckpt->tensors())
+    if (t.shape.size() == 2) { wdt = t.dtype; break; }
+  ModelSource src;
+  src.config = load_hf_config(dir, wdt);
+  src.quant = "F16";
+  src.dir = dir;
+  for (auto& t : ckpt->tensors()) src.weight_bytes += t.elements() * (t.shape.size() == 2 ? 2 : 4);
+  auto names = std::make_shared<TensorNames>(arch.model_type, arch.multimodal);
+  src.for_each_tensor = [ckpt, names](const TensorSink& sink) {
+    std::vector<std::byte> buf;
+    for (auto& t : ckpt->tensors()) {
+      auto r = names->to_internal(t.name);
+      if (r.kind == TensorNames::Kind::skipped) continue;
+      if (r.kind == TensorNames::Kind::unknown) fail("{}: unknown tensor '{}'", t.file, t.name);
+      bool matrix = t.shape.size() == 2;
+      DType out = matrix ? DType::F16 : DType::F32;
+      uint64_t n = t.elements();
+      buf.resize(n * (matrix ? 2 : 4));
+      auto* in16 = reinterpret_cast<const uint16_t*>(t.data.data());
+      auto* in32 = reinterpret_cast<const float*>(t.data.data());
+      for (uint64_t i = 0; i < n; ++i) {
+        float v = t.dtype == DType::BF16 ? bf16_to_float(in16[i]) : t.dtype == DType::F16 ? half_to_float(in16[i]) : in32[i];
+        if (matrix) reinterpret_cast<uint16_t*>(buf.data())[i] = float_to_half(v);
+        else reinterpret_cast<float*>(buf.data())[i] = v;
+      }
+      sink({r.internal, out, t.shape, buf});
+    }
+  };
+  return src;
+}
+
+}  // namespace bs::model
