@@ -10,4 +10,4 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libvulkan-dev glslc libshaderc-dev glslang-tools spirv-tools \
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
   libzstd-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
-  libgtest-dev googletest libfmt-dev python3 python3-numpy tmux
+  libgtest-dev googletest libfmt-dev libicu-dev python3 python3-numpy tmux
