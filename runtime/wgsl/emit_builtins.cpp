@@ -25,8 +25,6 @@ const char* direct_name(BuiltinFn f) {
     case B::smoothstep: return "smoothstep"; case B::sqrt: return "sqrt"; case B::step: return "step"; case B::tan: return "tan";
     case B::tanh: return "tanh"; case B::transpose: return "transpose"; case B::trunc: return "trunc";
     case B::reverseBits: return "bitfieldReverse";
-    case B::pack4x8snorm: return "packSnorm4x8"; case B::pack4x8unorm: return "packUnorm4x8";
-    case B::pack2x16snorm: return "packSnorm2x16"; case B::pack2x16unorm: return "packUnorm2x16";
     case B::pack2x16float: return "packHalf2x16"; case B::unpack4x8snorm: return "unpackSnorm4x8";
     case B::unpack4x8unorm: return "unpackUnorm4x8"; case B::unpack2x16snorm: return "unpackSnorm2x16";
     case B::unpack2x16unorm: return "unpackUnorm2x16"; case B::unpack2x16float: return "unpackHalf2x16";
@@ -76,6 +74,7 @@ std::string Emitter::builtin(const Expr* e) {
     case B::insertBits: return fmt::format("{}({}, {}, {}, {})", helper("insert_bits", t), a[0], a[1], a[2], a[3]);
     case B::dot4U8Packed: return fmt::format("{}({}, {})", helper("dot4u8", T.u32()), a[0], a[1]);
     case B::dot4I8Packed: return fmt::format("{}({}, {})", helper("dot4i8", T.u32()), a[0], a[1]);
+    case B::pack4x8snorm: case B::pack4x8unorm: case B::pack2x16snorm: case B::pack2x16unorm:
     case B::pack4xI8: case B::pack4xU8: case B::pack4xI8Clamp: case B::pack4xU8Clamp: case B::unpack4xI8:
     case B::unpack4xU8:
       return fmt::format("{}({})", helper(std::string(builtin_name(f)), T.u32()), a[0]);

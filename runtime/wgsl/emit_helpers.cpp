@@ -180,6 +180,17 @@ std::string Emitter::helper(const std::string& kind, const Type* t) {
   } else if (kind == "pack4xU8" || kind == "pack4xU8Clamp") {
     std::string v = kind == "pack4xU8" ? "a & 0xffu" : "min(a, uvec4(255u))";
     code = fmt::format("uint wgsl_{}(uvec4 a) {{ uvec4 b = {}; return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u); }}\n", kind, v);
+  } else if (kind == "pack4x8snorm" || kind == "pack4x8unorm" || kind == "pack2x16snorm" || kind == "pack2x16unorm") {
+    // WGSL rounds with floor(0.5 + x); GLSL's packSnorm/packUnorm round halves their own way.
+    bool four = kind[4] == '4', snorm = kind.find("snorm") != std::string::npos;
+    int bits = four ? 8 : 16;
+    std::string scale = four ? (snorm ? "127.0" : "255.0") : (snorm ? "32767.0" : "65535.0");
+    std::string vt = four ? "vec4" : "vec2", lo = snorm ? "-1.0" : "0.0";
+    std::string conv = snorm ? fmt::format("uvec{}(ivec{}(v)) & {}u", four ? 4 : 2, four ? 4 : 2, (1u << bits) - 1)
+                             : fmt::format("uvec{}(v)", four ? 4 : 2);
+    std::string combine = four ? "b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u)" : "b.x | (b.y << 16u)";
+    code = fmt::format("uint wgsl_{}({} a) {{ {} v = floor(0.5 + {} * clamp(a, {}, 1.0)); uvec{} b = {}; return {}; }}\n", kind, vt,
+                       vt, scale, lo, four ? 4 : 2, conv, combine);
   } else if (kind == "unpack4xI8") {
     code = "ivec4 wgsl_unpack4xI8(uint a) { int s = int(a); return ivec4(bitfieldExtract(s, 0, 8), bitfieldExtract(s, 8, 8), "
            "bitfieldExtract(s, 16, 8), bitfieldExtract(s, 24, 8)); }\n";

@@ -181,7 +181,9 @@ TEST_F(WgslFeatures, Subgroups) {
     EXPECT_EQ(o[3], u(0) + ex * 1000u);
     EXPECT_EQ(o[4], inc);
     EXPECT_EQ(bits_to_float(o[5]), x((lane + 1) % n));
-    if ((lane ^ 1u) < n) EXPECT_EQ(o[6], u(lane ^ 1u));
+    if ((lane ^ 1u) < n) {
+      EXPECT_EQ(o[6], u(lane ^ 1u));
+    }
     EXPECT_EQ(o[7], (lane + 1 < n ? u(lane + 1) : 0u) + (lane > 0 ? u(lane - 1) : 0u) * 1000u);
     EXPECT_EQ(o[8], u(0) + (u(0) + 5u) * 1000u);
     uint32_t even = 0;
