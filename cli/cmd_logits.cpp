@@ -7,18 +7,29 @@
 #include "cli/util.h"
 #include "runtime/base/npy.h"
 #include "runtime/model/model.h"
+#include "runtime/model/reference.h"
 
 namespace {
 
 struct Args {
   std::string model, tokens, out;
-  bool step = false;
+  bool step = false, cpu_reference = false;
   int32_t ctx = 0;
 };
 
 void run(const Args& a) {
   auto ids = bs::cli::parse_ids(a.tokens, "--tokens");
   auto source = bs::model::open_model(a.model);
+  if (a.cpu_reference) {  // the float64 CPU forward over the same (dequantized) weights
+    bs::model::ReferenceModel ref(source);
+    for (int32_t t : ids)
+      if (t < 0 || t >= ref.config().vocab) bs::fail_kind(bs::ErrorKind::usage, "token {} outside the vocabulary", t);
+    auto d = ref.forward(ids);
+    std::vector<float> f(d.begin(), d.end());
+    bs::write_npy_f32(a.out, f.data(), ids.size(), uint64_t(ref.config().vocab));
+    std::fprintf(stderr, "wrote %s: [%zu, %d] via the float64 CPU reference\n", a.out.c_str(), ids.size(), ref.config().vocab);
+    return;
+  }
   bs::gpu::Device device;
   bs::model::ModelOptions opts;
   opts.max_ctx = a.ctx > 0 ? a.ctx : std::max<int32_t>(int32_t(ids.size()), 256);
@@ -49,6 +60,7 @@ bs::cli::Command logits_cmd{"logits", "Teacher-forced logits of a token sequence
   app.add_option("--tokens", a->tokens, "token ids, comma-separated")->required();
   app.add_option("--out", a->out, "output .npy file")->required();
   app.add_flag("--step", a->step, "one token at a time through the decode path and KV cache");
+  app.add_flag("--cpu-reference", a->cpu_reference, "compute with the float64 CPU reference instead of the GPU");
   app.add_option("--ctx", a->ctx, "KV-cache length (default: max(n_tokens, 256))");
   app.callback([a] { run(*a); });
 }};

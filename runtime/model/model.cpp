@@ -11,13 +11,14 @@ namespace bs::model {
 using gpu::BindGroupEntry;
 using gpu::BufferUsage;
 
-std::string matvec_kernel(DType t) {
+// One table: weight dtype -> kernel-name suffix; an unsupported combination is an explicit error.
+std::string weight_kernel(const char* op, DType t) {
   switch (t) {
-    case DType::F16: return "matvec_f16";
-    case DType::Q8_0: return "matvec_q8_0";
-    case DType::Q4_K: return "matvec_q4k";
-    case DType::Q6_K: return "matvec_q6k";
-    default: fail("no matvec kernel for weights of dtype {}", dtype_name(t));
+    case DType::F16: return std::string(op) + "_f16";
+    case DType::Q8_0: return std::string(op) + "_q8_0";
+    case DType::Q4_K: return std::string(op) + "_q4k";
+    case DType::Q6_K: return std::string(op) + "_q6k";
+    default: fail("no {} kernel for weights of dtype {}", op, dtype_name(t));
   }
 }
 
@@ -185,6 +186,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   uint32_t M = uint32_t(rows);
   auto pass = enc.beginComputePass();
   const uint32_t wg = 128;
+  // lavapipe runs a workgroup as coroutines over its subgroups: small workgroups are much faster there.
+  const uint32_t matvec_wg = device_.adapter().type == "cpu" ? 8 : 128;
 
   auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
                       const auto& params, uint32_t gx, uint32_t gy, const char* label) {
@@ -203,21 +206,26 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              {{0, &x, x_off * 4, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, y_off * 4, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1, "rms_norm");
   };
-  // y[M, m] (+)= x[M, k] W^T
+  // y[M, m] (+)= x[M, k] W^T: matvec kernels for one row (decode), tiled matmul kernels for more (prefill).
   auto matmul = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    const uint32_t rows_per_wg = 2;
-    dispatch(matvec_kernel(w.dtype), {{0, wg}, {1, rows_per_wg}},
-             {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4}, {2, &y, 0, uint64_t(nrows) * m * 4}},
-             MatvecParams{m, k, nrows, accumulate ? 1u : 0u}, (m + rows_per_wg - 1) / rows_per_wg, nrows,
-             nrows == 1 ? "matvec" : "matmul");
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4},
+                                     {2, &y, 0, uint64_t(nrows) * m * 4}};
+    MatvecParams mp{m, k, nrows, accumulate ? 1u : 0u};
+    if (nrows == 1) {
+      const uint32_t rows_per_wg = 4;
+      dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg}, {1, rows_per_wg}}, e, mp,
+               (m + rows_per_wg - 1) / rows_per_wg, 1, "matvec");
+    } else {
+      dispatch(weight_kernel("matmul", w.dtype), {}, e, mp, (m + 63) / 64, (nrows + 63) / 64, "matmul");
+    }
   };
 
   // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it).
   const Weight& embed = *find("embed");
-  if (embed.dtype != DType::F16) fail("embedding of dtype {} is not supported yet", dtype_name(embed.dtype));
-  dispatch("get_rows_f16", {}, {{0, &embed.buffer}, {1, &tokens_, 0, M * 4}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
-           GetRowsParams{uint32_t(c.dim), M, c.embed_scale, uint32_t(c.vocab)}, M, 1, "embed");
+  dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+           {{0, &embed.buffer}, {1, &tokens_, 0, M * 4}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
+           EmbedParams{uint32_t(c.dim), M, c.embed_scale, 0}, M, 1, "embed");
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
@@ -289,6 +297,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
 std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {
   if (tokens.empty()) fail("prefill: no tokens");
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= cfg_.vocab)
+      fail_kind(ErrorKind::usage, "token {} (at index {}) is outside the vocabulary of {}", tokens[i], i, cfg_.vocab);
   if (pos0 + int64_t(tokens.size()) > max_ctx_)
     fail_kind(ErrorKind::resources, "prompt of {} tokens at position {} exceeds the context of {} tokens", tokens.size(),
               pos0, max_ctx_);

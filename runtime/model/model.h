@@ -5,6 +5,7 @@
 //   decode  — one token (matvec kernels), reading its token and position from the GPU step-state
 //             buffer, so a recorded step can be replayed without host patches.
 #pragma once
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -32,7 +33,7 @@ struct Weight {
 
 // Objects a recorded command buffer refers to; they live as long as the recording.
 struct Recording {
-  std::vector<gpu::BindGroup> groups;
+  std::deque<gpu::BindGroup> groups;  // a deque: recorded commands keep references to its elements
   std::vector<std::unique_ptr<gpu::Buffer>> scratch;
 };
 
@@ -93,7 +94,7 @@ class Model {
   std::vector<gpu::Buffer> kcache_, vcache_;
 };
 
-// The matvec (decode) or matmul (prefill) kernel variant for a weight dtype.
-std::string matvec_kernel(DType t);
+// The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.
+std::string weight_kernel(const char* op, DType t);
 
 }  // namespace bs::model
