@@ -5,6 +5,7 @@
 
 #include "kernels_glsl/params.h"
 #include "runtime/base/error.h"
+#include "runtime/gpu/uploader.h"
 
 namespace bs::model {
 
@@ -57,13 +58,19 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   logits_rows_ = std::max(1, std::min(options.logits_rows, max_batch_));
   check_fits(source);
 
-  source.for_each_tensor([&](const TensorView& t) {
-    if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
-    Weight w{t.dtype, t.shape, device_.createBuffer({std::max<uint64_t>(t.data.size(), 4), BufferUsage::storage, t.name})};
-    device_.queue().writeBuffer(w.buffer, 0, t.data.data(), t.data.size());
-    weight_bytes_ += t.data.size();
-    weights_.emplace(t.name, std::move(w));
-  });
+  {
+    gpu::Uploader up(device_);
+    source.for_each_tensor([&](const TensorView& t) {
+      if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
+      // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K rows as uvec4).
+      uint64_t bytes = (std::max<uint64_t>(t.data.size(), 16) + 15) & ~uint64_t(15);
+      Weight w{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})};
+      up.write(w.buffer, 0, t.data.data(), t.data.size());
+      weight_bytes_ += t.data.size();
+      weights_.emplace(t.name, std::move(w));
+    });
+    up.flush();
+  }
 
   // Bind every weight the forward pass reads up front, so a missing or misshapen one fails here with
   // expected vs actual, not in the middle of recording.

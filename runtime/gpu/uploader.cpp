@@ -1,0 +1,60 @@
+#include "runtime/gpu/uploader.h"
+
+#include <cstring>
+
+namespace bs::gpu {
+
+Uploader::Uploader(Device& device, uint64_t slot_bytes, int slots) : device_(device), slot_bytes_(slot_bytes) {
+  for (int i = 0; i < slots; ++i) slots_.push_back({Buffer(device, {slot_bytes, BufferUsage::upload, "upload staging"})});
+}
+
+Uploader::~Uploader() {
+  try {
+    flush();
+  } catch (...) {
+  }
+}
+
+Uploader::Slot& Uploader::current() {
+  Slot& s = slots_[cur_];
+  if (!s.enc) {
+    if (s.fence) device_.queue().wait(s.fence);  // the GPU is done reading this staging buffer
+    s.cb.reset();
+    s.used = 0;
+    s.enc = std::make_unique<CommandEncoder>(device_, "upload");
+  }
+  return s;
+}
+
+void Uploader::submit_current() {
+  Slot& s = slots_[cur_];
+  if (!s.enc) return;
+  s.cb = std::make_unique<CommandBuffer>(s.enc->finish());
+  s.enc.reset();
+  s.fence = device_.queue().submit(*s.cb);
+  cur_ = (cur_ + 1) % slots_.size();
+}
+
+void Uploader::write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    Slot& s = current();
+    uint64_t n = std::min(size, slot_bytes_ - s.used);
+    std::memcpy(s.staging.mapped_as<char>() + s.used, p, n);
+    s.enc->copyBufferToBuffer(s.staging, s.used, dst, offset, n);
+    s.used += (n + 255) & ~uint64_t(255);
+    p += n;
+    offset += n;
+    size -= n;
+    bytes_ += n;
+    if (s.used >= slot_bytes_) submit_current();
+  }
+}
+
+void Uploader::flush() {
+  submit_current();
+  for (auto& s : slots_)
+    if (s.fence) device_.queue().wait(s.fence);
+}
+
+}  // namespace bs::gpu

@@ -1,0 +1,42 @@
+// Uploader: streams host data into device-local buffers through a small ring of persistently mapped
+// staging buffers. Copies are batched into one command buffer per staging slot and submitted when the
+// slot fills, so the CPU fills the next slot while the GPU copies the previous one (loading overlaps
+// verification, decompression and upload).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "runtime/gpu/command.h"
+#include "runtime/gpu/queue.h"
+
+namespace bs::gpu {
+
+class Uploader {
+ public:
+  explicit Uploader(Device& device, uint64_t slot_bytes = 64ull << 20, int slots = 3);
+  ~Uploader();
+  // Copies `size` bytes of `data` to dst at `offset` (the data may be reused as soon as this returns).
+  void write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size);
+  // Submits what is pending and waits for every copy.
+  void flush();
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  struct Slot {
+    Buffer staging;
+    std::unique_ptr<CommandEncoder> enc;
+    std::unique_ptr<CommandBuffer> cb;
+    uint64_t used = 0;
+    uint64_t fence = 0;  // timeline value of its last submit
+  };
+  void submit_current();
+  Slot& current();
+
+  Device& device_;
+  uint64_t slot_bytes_;
+  std::vector<Slot> slots_;
+  size_t cur_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace bs::gpu
