@@ -1,0 +1,134 @@
+// Synthesized models of each feature set (no downloaded weights): the GPU forward through both paths
+// against the float64 CPU forward over the same weights, for F16 and for every quantization.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/npy.h"
+#include "tests/common/testing.h"
+
+namespace bs::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct SynthCase {
+  const char* name;
+  json config;
+  std::vector<const char*> quants;  // conversions to check besides the HF checkpoint itself
+};
+
+// Small configs that together exercise every flag the forward pass has.
+std::vector<SynthCase> cases() {
+  return {
+      {"llama3_gqa", {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 128},
+                      {"intermediate_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                      {"num_hidden_layers", 2}, {"vocab_size", 300}, {"max_position_embeddings", 2048},
+                      {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", true}, {"hidden_act", "silu"},
+                      {"rope_parameters", {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 32.0},
+                                           {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                           {"original_max_position_embeddings", 64}}}},
+       {"q8_0"}},
+      // Mistral with an untied head (separate lm_head).
+      {"mistral_untied", {{"model_type", "mistral"}, {"architectures", {"MistralForCausalLM"}}, {"hidden_size", 256},
+                          {"intermediate_size", 512}, {"num_attention_heads", 4}, {"num_key_value_heads", 1},
+                          {"num_hidden_layers", 2}, {"vocab_size", 260}, {"max_position_embeddings", 1024},
+                          {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", false}, {"hidden_act", "silu"},
+                          {"rope_theta", 10000.0}, {"sliding_window", nullptr}},
+       {"q8_0", "q4_k_m"}},
+      // Qwen2: qkv bias, sizes that are not multiples of 64, head_dim 40.
+      {"qwen2_bias_odd", {{"model_type", "qwen2"}, {"architectures", {"Qwen2ForCausalLM"}}, {"hidden_size", 200},
+                          {"intermediate_size", 340}, {"num_attention_heads", 5}, {"num_key_value_heads", 1},
+                          {"head_dim", 40}, {"num_hidden_layers", 2}, {"vocab_size", 517},
+                          {"max_position_embeddings", 512}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
+                          {"tie_word_embeddings", true}, {"hidden_act", "silu"}},
+       {}},
+      // Gemma 3: (1+w) norms incl. q/k norms, sandwich norms, gelu_tanh, sqrt(dim) embedding scale,
+      // sliding window of 5 with a local RoPE base, query_pre_attn_scalar, and a final logit softcap.
+      {"gemma3_sliding", {{"model_type", "gemma3_text"}, {"architectures", {"Gemma3ForCausalLM"}}, {"hidden_size", 128},
+                          {"intermediate_size", 256}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+                          {"head_dim", 64}, {"num_hidden_layers", 3}, {"vocab_size", 320},
+                          {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-6}, {"query_pre_attn_scalar", 48},
+                          {"sliding_window", 5}, {"final_logit_softcapping", 15.0},
+                          {"layer_types", {"sliding_attention", "sliding_attention", "full_attention"}},
+                          {"rope_parameters", {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
+                                               {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}}},
+                          {"hidden_activation", "gelu_pytorch_tanh"}, {"tie_word_embeddings", true}},
+       {"q8_0"}},
+  };
+}
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s;
+}
+
+std::vector<float> logits(const fs::path& model, const std::string& tokens, const fs::path& out,
+                          const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"logits", "--model", model.string(), "--tokens", tokens, "--out", out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = run_blueshift(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? read_npy_f32(out).data : std::vector<float>{};
+}
+
+double worst_rel_l2(const std::vector<float>& a, const std::vector<float>& ref, size_t vocab) {
+  double worst = 0;
+  for (size_t r = 0; r * vocab < ref.size(); ++r) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < vocab; ++i) {
+      double d = double(a[r * vocab + i]) - ref[r * vocab + i];
+      num += d * d;
+      den += double(ref[r * vocab + i]) * ref[r * vocab + i];
+    }
+    worst = std::max(worst, std::sqrt(num / den));
+  }
+  return worst;
+}
+
+class Synth : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Synth, GpuMatchesFloat64ReferenceThroughBothPaths) {
+  const auto c = cases()[GetParam()];
+  TempDir tmp;
+  {
+    std::ofstream(tmp / "config.json") << c.config.dump();
+  }
+  auto hf = tmp / "hf";
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), hf.string(), "--seed", "7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 20 tokens: past the sliding window of the Gemma case.
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(int32_t((rng()() % uint64_t(c.config["vocab_size"].get<int>()))));
+  size_t vocab = c.config["vocab_size"];
+  std::vector<fs::path> models = {hf};
+  for (auto* q : c.quants) {
+    auto out = tmp / (std::string("rdrr-") + q);
+    auto cv = run_blueshift({"convert", hf.string(), out.string(), "--quant", q});
+    ASSERT_EQ(cv.exit_code, 0) << cv.err;
+    models.push_back(out);
+  }
+  for (auto& m : models) {
+    auto ref = logits(m, join(ids), tmp / "ref.npy", {"--cpu-reference"});
+    auto pre = logits(m, join(ids), tmp / "pre.npy", {});
+    auto step = logits(m, join(ids), tmp / "step.npy", {"--step"});
+    ASSERT_EQ(pre.size(), ref.size());
+    ASSERT_EQ(step.size(), ref.size());
+    double e_pre = worst_rel_l2(pre, ref, vocab), e_step = worst_rel_l2(step, ref, vocab);
+    std::printf("%s %s: GPU vs float64 CPU, worst row rel L2: prefill %.2e, decode %.2e\n", c.name,
+                m.filename().c_str(), e_pre, e_step);
+    EXPECT_LE(e_pre, 5e-3) << c.name << " " << m.filename() << " prefill";
+    EXPECT_LE(e_step, 5e-3) << c.name << " " << m.filename() << " decode";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Features, Synth, ::testing::Range<size_t>(0, 4), [](const auto& info) {
+  return std::string(cases()[info.param].name);
+});
+
+}  // namespace
+}  // namespace bs::testing
