@@ -54,6 +54,7 @@ void run(Args& a) {
     std::fwrite(rest.data(), 1, rest.size(), stdout);
   }
   if (!a.json) std::printf("\n");
+  std::fflush(stdout);
   std::fprintf(stderr,
                "prompt %d tokens, generated %d tokens, TTFT %.1f ms, decode %.1f tok/s, submits %llu prefill + %llu "
                "decode, load %.2f s on %s\n",
