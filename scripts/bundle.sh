@@ -12,6 +12,7 @@ progs=("$build/blueshift")
 for p in "$build"/benchmarks/bs_*; do [ -x "$p" ] && progs+=("$p"); done
 for p in "${progs[@]}"; do
   cp "$p" "$out/bin/"
+  strip --strip-debug "$out/bin/$(basename "$p")"
   # Every shared library except the C runtime, which the target has and must not be replaced.
   ldd "$p" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
