@@ -57,6 +57,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   max_batch_ = std::max(1, std::min(options.max_batch, max_ctx_));
   logits_rows_ = std::max(1, std::min(options.logits_rows, max_batch_));
   check_fits(source);
+  if (cfg_.head_dim % 4 != 0 || cfg_.head_dim > 512)
+    fail("{}: head_dim {} is not supported (the attention kernel needs a multiple of 4, at most 512)",
+         source.dir.string(), cfg_.head_dim);
 
   {
     gpu::Uploader up(device_);
