@@ -1,10 +1,15 @@
 // `blueshift wgsl`: writes GLSL/SPIR-V, checks, applies --define, exits 3 with diagnostics.
+#include <cstdlib>
+
 #include "tests/wgsl/wgsl_test.h"
 
 namespace bs::testing {
 namespace {
 
 TEST(WgslCli, EmitsCheckAndFails) {
+#ifdef BS_WGSL_BINARY
+  setenv("BS_BINARY", BS_WGSL_BINARY, 0);  // keep one given by the environment
+#endif
   std::string file = (corpus_dir() / "rms_norm.wgsl").string();
   auto r = run_blueshift({"wgsl", file, "--emit", "check"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -7,7 +7,7 @@
 #include <random>
 #include <sstream>
 
-#include "tests/common/testing.h"
+#include "tests/wgsl/wgsl_test.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -15,7 +15,7 @@ namespace {
 
 std::vector<std::string> seeds() {
   std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(bs::testing::source_dir() / "tests/wgsl/corpus")) {
+  for (const auto& e : std::filesystem::directory_iterator(bs::testing::corpus_dir())) {
     std::ifstream in(e.path());
     std::stringstream ss;
     ss << in.rdbuf();

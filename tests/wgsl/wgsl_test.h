@@ -20,7 +20,13 @@ inline std::string read_text(const std::filesystem::path& p) {
   return ss.str();
 }
 
-inline std::filesystem::path corpus_dir() { return source_dir() / "tests/wgsl/corpus"; }
+inline std::filesystem::path corpus_dir() {
+#ifdef BS_WGSL_CORPUS
+  return BS_WGSL_CORPUS;
+#else
+  return source_dir() / "tests/wgsl/corpus";
+#endif
+}
 inline std::string corpus(const std::string& name) { return read_text(corpus_dir() / name); }
 
 // GLSL of `src` (no SPIR-V); fails the test with the diagnostics if it does not compile.
