@@ -15,7 +15,7 @@ namespace bs::testing {
 
 fs::path shared_dir() {
   const char* env = std::getenv("BS_SHARED_DIR");
-  if (!env) return {};
+  if (!env) env = BS_DEFAULT_SHARED_DIR;
   fs::path p(env);
   std::error_code ec;
   if (!fs::exists(p / "data", ec)) return {};
@@ -24,12 +24,12 @@ fs::path shared_dir() {
 
 fs::path binary() {
   const char* env = std::getenv("BS_BINARY");
-  return env ? fs::path(env) : fs::path("blueshift");
+  return env ? fs::path(env) : fs::path(BS_DEFAULT_BINARY);
 }
 
 fs::path source_dir() {
   const char* env = std::getenv("BS_SOURCE_DIR");
-  return env ? fs::path(env) : fs::current_path();
+  return env ? fs::path(env) : fs::path(BS_DEFAULT_SOURCE_DIR);
 }
 
 TempDir::TempDir() {

@@ -1,0 +1,179 @@
+// The decode loop end to end through the CLI: greedy ids against transformers, one submit per
+// generation, real streaming, seeded sampling, and a two-turn chat in a terminal.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "tests/common/testing.h"
+
+namespace bs::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s;
+}
+
+std::vector<int32_t> parse_ids(const std::string& out) {
+  std::vector<int32_t> ids;
+  std::istringstream in(out);
+  int32_t v;
+  while (in >> v) ids.push_back(v);
+  return ids;
+}
+
+// A small synthesized Llama with the builtin tokenizer, converted to RDRR once per test process.
+const fs::path& demo_model() {
+  static TempDir dir;
+  static fs::path model = [] {
+    json cfg = {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 128},
+                {"intermediate_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                {"num_hidden_layers", 2}, {"vocab_size", 512}, {"max_position_embeddings", 1024},
+                {"rms_norm_eps", 1e-5}, {"rope_theta", 10000.0}, {"tie_word_embeddings", true},
+                {"hidden_act", "silu"}, {"bos_token_id", 1}, {"eos_token_id", 2}};
+    std::ofstream(dir / "config.json") << cfg.dump();
+    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
+                            "builtin", "--seed", "3"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = run_blueshift({"convert", (dir / "hf").string(), (dir / "model").string(), "--quant", "q8_0"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir / "model";
+  }();
+  return model;
+}
+
+TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
+  BS_REQUIRE_SHARED();
+  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny"}) {
+    auto dir = shared_dir() / "data" / "models" / name;
+    json ref;
+    std::ifstream(dir / "ref.json") >> ref;
+    std::vector<int32_t> prompt = ref["prompt"], greedy = ref["greedy"];
+    auto r = run_blueshift({"generate", "--model", dir.string(), "--prompt-tokens", join(prompt), "--temperature", "0",
+                            "--ignore-eos", "--max-tokens", std::to_string(greedy.size())});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse_ids(r.out), greedy) << name;
+  }
+}
+
+TEST(Generate, OneSubmitForTheWholeDecodeLoop) {
+  auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7,8", "--max-tokens",
+                          "128", "--ignore-eos"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(generated (\d+) tokens.*submits (\d+) prefill \+ (\d+) decode)")))
+      << r.err;
+  EXPECT_EQ(m[1], "128");
+  EXPECT_EQ(m[2], "1");
+  EXPECT_EQ(m[3], "1");
+}
+
+TEST(Generate, JsonTokensStreamAsTheyArrive) {
+  auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt", "Once upon a time", "--max-tokens",
+                          "64", "--ignore-eos", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<double> t;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = json::parse(line);
+    ASSERT_TRUE(j.contains("id") && j.contains("text") && j.contains("t_ms")) << line;
+    t.push_back(j["t_ms"]);
+  }
+  ASSERT_EQ(t.size(), 64u);
+  // Batches of 16 steps complete one after another: the first token is seen well before the last.
+  EXPECT_LT(t.front() * 1.2, t.back()) << "first " << t.front() << " ms, last " << t.back() << " ms";
+  EXPECT_TRUE(std::is_sorted(t.begin(), t.end()));
+}
+
+TEST(Generate, SeedReproducesAndDifferentSeedsDiffer) {
+  auto gen = [&](const char* seed) {
+    auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "10,11,12",
+                            "--max-tokens", "40", "--ignore-eos", "--temperature", "1", "--top-k", "50", "--top-p",
+                            "0.95", "--min-p", "0.01", "--repeat-penalty", "1.1", "--seed", seed, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int32_t> ids;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) ids.push_back(json::parse(line)["id"]);
+    return ids;
+  };
+  auto a = gen("1"), b = gen("1"), c = gen("2");
+  ASSERT_EQ(a.size(), 40u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST(Generate, StopsAtEosOnTheGpu) {
+  // Greedy with EOS allowed: whatever the model emits, the run ends at max-tokens or right after an EOS.
+  auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "1,2,3", "--max-tokens", "50",
+                          "--temperature", "0", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<int32_t> ids;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) ids.push_back(json::parse(line)["id"]);
+  auto eos = std::find(ids.begin(), ids.end(), 2);
+  if (eos != ids.end()) EXPECT_EQ(eos + 1, ids.end()) << "tokens after EOS";
+  else EXPECT_EQ(ids.size(), 50u);
+}
+
+TEST(Generate, BadInputIsAClearError) {
+  auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "1,999999"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("outside the vocabulary"), std::string::npos) << r.err;
+  std::string long_prompt;
+  for (int i = 0; i < 1100; ++i) long_prompt += (i ? ",5" : "5");
+  r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", long_prompt});
+  EXPECT_EQ(r.exit_code, 6) << r.err;  // resources: longer than the context
+  EXPECT_NE(r.err.find("context"), std::string::npos) << r.err;
+}
+
+// Two turns of `blueshift chat` in a tmux pane: the second turn continues the same KV cache.
+TEST(Chat, TwoTurnsInATerminal) {
+  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
+  std::string sess = "bs-chat-" + std::to_string(::getpid());
+  std::string cmd = binary().string() + " chat --model " + demo_model().string() + " --max-tokens 8 --ignore-eos";
+  ASSERT_EQ(std::system(("tmux new-session -d -s " + sess + " -x 200 -y 50 '" + cmd + "; sleep 30'").c_str()), 0);
+  auto capture = [&] {
+    std::string out;
+    FILE* p = popen(("tmux capture-pane -p -S -200 -t " + sess).c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  auto wait_for = [&](const std::string& pattern, int count) {
+    for (int i = 0; i < 600; ++i) {
+      auto s = capture();
+      size_t c = 0;
+      for (size_t at = s.find(pattern); at != std::string::npos; at = s.find(pattern, at + 1)) ++c;
+      if (int(c) >= count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for("Ctrl-D quits", 1)) << capture();  // (capture-pane trims the prompt's trailing space)
+  std::system(("tmux send-keys -t " + sess + " 'hello there' Enter").c_str());
+  ASSERT_TRUE(wait_for("context ", 1)) << capture();
+  std::system(("tmux send-keys -t " + sess + " 'and again' Enter").c_str());
+  ASSERT_TRUE(wait_for("context ", 2)) << capture();
+  auto screen = capture();
+  std::system(("tmux kill-session -t " + sess).c_str());
+  // The context after turn two includes turn one: it grew past the first turn's length.
+  std::regex ctx(R"(context (\d+)\])");
+  std::vector<int> sizes;
+  for (std::sregex_iterator it(screen.begin(), screen.end(), ctx), end; it != end; ++it) sizes.push_back(std::stoi((*it)[1]));
+  ASSERT_EQ(sizes.size(), 2u) << screen;
+  EXPECT_GT(sizes[1], sizes[0] + 8) << screen;
+}
+
+}  // namespace
+}  // namespace bs::testing
