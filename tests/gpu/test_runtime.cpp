@@ -49,7 +49,7 @@ TEST_F(Runtime, EveryEmbeddedKernelReflectsAndBuilds) {
   size_t n = 0;
   for (auto& k : kernels::all()) {
     auto refl = gpu::reflect_spirv(k.spirv);
-    EXPECT_FALSE(refl.bindings.empty()) << k.name;
+    if (k.name != "noop") EXPECT_FALSE(refl.bindings.empty()) << k.name;  // noop's only binding is unused
     EXPECT_LE(refl.push_constant_bytes, 128u) << k.name;
     kernels().get(std::string(k.name));
     ++n;
@@ -157,7 +157,7 @@ namespace {
 // The validation layer is live: a dispatch with no bind group is reported, and counted.
 TEST_F(Runtime, ValidationLayerCatchesMisuse) {
   if (!gpu::Instance(-1).validation()) GTEST_SKIP() << "vulkan-validationlayers not installed";
-  const auto& p = kernels().get("noop");
+  const auto& p = kernels().get("rms_norm_f32");
   auto enc = device().createCommandEncoder("misuse");
   vkCmdBindPipeline(enc.handle(), VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
   vkCmdDispatch(enc.handle(), 1, 1, 1);  // descriptor set 0 never bound
