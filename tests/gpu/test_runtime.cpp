@@ -49,7 +49,7 @@ TEST_F(Runtime, EveryEmbeddedKernelReflectsAndBuilds) {
   size_t n = 0;
   for (auto& k : kernels::all()) {
     auto refl = gpu::reflect_spirv(k.spirv);
-    if (k.name != "noop") EXPECT_FALSE(refl.bindings.empty()) << k.name;  // noop's only binding is unused
+X
     EXPECT_LE(refl.push_constant_bytes, 128u) << k.name;
     kernels().get(std::string(k.name));
     ++n;
