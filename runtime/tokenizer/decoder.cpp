@@ -187,7 +187,7 @@ std::unique_ptr<Decoder> make_decoder(const json& j, const std::string& where) {
     i = 0;
     auto count = [&](const char* key) {
       const json& v = json_field(j, key, where);
-      if (!v.is_number_unsigned()) fail("{}.{}: expected a count, got {}", where, key, v.dump());
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) fail("{}.{}: expected a count, got {}", where, key, v.dump());
       return v.get<size_t>();
     };
     return std::make_unique<Strip>(utf8_next(c, i), count("start"), count("stop"));

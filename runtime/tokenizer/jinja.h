@@ -24,11 +24,17 @@ namespace bs::tok {
 namespace jinja {
 struct Program;
 
+// Bounds on one render, so a hostile template cannot hang or exhaust memory.
+struct Limits {
+  int64_t max_steps = 2'000'000;  // statements, expressions and loop iterations evaluated
+  size_t max_output = 64 << 20;    // bytes of output (and of any one string built)
+};
+
 class Template {
  public:
   explicit Template(std::string_view source, std::string name = "chat_template");
   // `context` is an object of the template's variables (messages, add_generation_prompt, ...).
-  std::string render(const nlohmann::ordered_json& context) const;
+  std::string render(const nlohmann::ordered_json& context, const Limits& limits = {}) const;
 
  private:
   std::shared_ptr<const Program> program_;

@@ -1,6 +1,8 @@
 // The Jinja evaluator: walks the parsed template with Python semantics and Jinja's scoping
 // (a for loop body gets a fresh scope each iteration; if does not scope; namespace() objects
 // are the way to carry state out of a loop; macros see the globals and their arguments).
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <unordered_map>
 
@@ -24,7 +26,7 @@ using Frame = std::unordered_map<std::string, Value>;
 
 class Renderer {
  public:
-  Renderer(const Program& p, Frame globals) : prog_(p) {
+  Renderer(const Program& p, Frame globals, const Limits& limits) : limits_(limits), prog_(p) {
     frames_.push_back(std::make_shared<Frame>(std::move(globals)));
   }
 
@@ -59,7 +61,8 @@ class Renderer {
   }
 
   Flow exec(const Stmt& s, std::string& out) {
-    if (++steps_ > kMaxSteps) error_at(s.pos, "template runs too long (over 10 million steps)");
+    if (++steps_ > limits_.max_steps) error_at(s.pos, fmt::format("template runs too long (over {} steps)", limits_.max_steps));
+    if (out.size() > limits_.max_output) error_at(s.pos, fmt::format("template output over {} bytes", limits_.max_output));
     switch (s.kind) {
       case Stmt::Kind::text: out += s.text; return Flow::normal;
       case Stmt::Kind::output: out += eval(*s.expr).str(); return Flow::normal;
@@ -74,6 +77,9 @@ class Renderer {
           Value ns = lookup(s.targets[0]);
           if (!ns.is_object() || !ns.as_object().is_namespace)
             error_at(s.pos, fmt::format("cannot assign attribute on '{}': not a namespace()", s.targets[0]));
+          // Namespace attributes are the one way a value outlives a loop iteration, so the one
+          // way to build unboundedly nested values; bound them (Python would overflow too).
+          if (nesting(v, kMaxNesting) >= kMaxNesting) error_at(s.pos, "value nested too deeply");
           ns.as_object().set(s.targets[1], std::move(v));
         } else {
           unpack(s.targets, v, s.pos);
@@ -128,6 +134,9 @@ class Renderer {
     if (items.empty()) return exec(s.else_body, out);
     int64_t n = int64_t(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      // Every iteration is a step, or an empty body would loop unbounded.
+      if (++steps_ > limits_.max_steps)
+        error_at(s.pos, fmt::format("template runs too long (over {} steps)", limits_.max_steps));
       frames_.push_back(std::make_shared<Frame>());
       unpack(s.targets, items[size_t(i)], s.pos);
       auto loop = Object::make();
@@ -154,9 +163,27 @@ class Renderer {
     return Flow::normal;
   }
 
+  static int nesting(const Value& v, int limit) {
+    if (limit <= 0) return 0;
+    int deepest = 0;
+    if (v.is_array())
+      for (auto& x : v.as_array()) deepest = std::max(deepest, nesting(x, limit - 1));
+    else if (v.is_object())
+      for (auto& [_, x] : v.as_object().items) deepest = std::max(deepest, nesting(x, limit - 1));
+    else
+      return 0;
+    return deepest + 1;
+  }
+
   Value make_macro(const Stmt& s) {
     const Stmt* def = &s;
     return Value::function([this, def](Args& a) {
+      if (macro_depth_ >= kMaxMacroDepth) fail("macro calls nested too deeply (over {})", kMaxMacroDepth);
+      struct Depth {
+        int& d;
+        explicit Depth(int& depth) : d(++depth) {}
+        ~Depth() { --d; }
+      } depth(macro_depth_);
       auto frame = std::make_shared<Frame>();
       if (a.pos.size() > def->params.size())
         fail("macro '{}' takes {} arguments, got {}", def->text, def->params.size(), a.pos.size());
@@ -205,7 +232,7 @@ class Renderer {
   }
 
   Value eval(const Expr& e) {
-    if (++steps_ > kMaxSteps) error_at(e.pos, "template runs too long (over 10 million steps)");
+    if (++steps_ > limits_.max_steps) error_at(e.pos, fmt::format("template runs too long (over {} steps)", limits_.max_steps));
     switch (e.kind) {
       case Expr::Kind::literal: return e.value;
       case Expr::Kind::name: return lookup(e.name);
@@ -249,7 +276,10 @@ class Renderer {
         Value x = eval(*e.args[0]);
         if (e.name == "not") return Value(!x.truthy());
         if (x.is_bool()) x = Value(int64_t(x.as_bool()));
-        if (x.is_int()) return e.name == "-" ? Value(-x.as_int()) : x;
+        if (x.is_int()) {
+          if (e.name == "-" && x.as_int() == INT64_MIN) error_at(e.pos, "integer overflow");
+          return e.name == "-" ? Value(-x.as_int()) : x;
+        }
         if (x.is_real()) return e.name == "-" ? Value(-x.as_real()) : x;
         error_at(e.pos, fmt::format("bad operand type for unary {}: '{}'", e.name, x.type_name()));
       }
@@ -270,9 +300,9 @@ class Renderer {
         const Value* member = obj.as_object().find(callee.name);
         if (member && member->is_function()) return wrap([&] { return member->as_function()(a); }, e.pos);
       }
-      auto r = wrap([&] { return call_method(obj, callee.name, a); }, e.pos);
+      auto r = wrap([&] { return call_method(obj, callee.name, a); }, callee.pos);
       if (r) return *r;
-      error_at(e.pos, fmt::format("'{}' object has no method '{}'", obj.type_name(), callee.name));
+      error_at(callee.pos, fmt::format("'{}' object has no method '{}'", obj.type_name(), callee.name));
     }
     Value f = eval(callee);
     if (!f.is_function()) {
@@ -291,7 +321,7 @@ class Renderer {
     return wrap([&] { return arithmetic(op, l, r); }, e.pos);
   }
 
-  static Value arithmetic(const std::string& op, Value l, Value r) {
+  Value arithmetic(const std::string& op, Value l, Value r) const {
     if (op == "==") return Value(values_equal(l, r));
     if (op == "!=") return Value(!values_equal(l, r));
     if (op == "<") return Value(values_compare(l, r) < 0);
@@ -300,7 +330,11 @@ class Renderer {
     if (op == ">=") return Value(values_compare(l, r) >= 0);
     if (op == "in") return Value(contains(r, l));
     if (op == "not in") return Value(!contains(r, l));
-    if (op == "~") return Value(l.str() + r.str());
+    if (op == "~" || (op == "+" && l.is_string() && r.is_string())) {
+      std::string a = l.str(), b = r.str();
+      if (a.size() + b.size() > limits_.max_output) fail("string longer than {} bytes", limits_.max_output);
+      return Value(a + b);
+    }
     if (l.is_bool()) l = Value(int64_t(l.as_bool()));
     if (r.is_bool()) r = Value(int64_t(r.as_bool()));
     if (op == "+") {
@@ -313,7 +347,8 @@ class Renderer {
     }
     if (op == "*" && (l.is_string() || l.is_array()) && r.is_int()) std::swap(l, r);
     if (op == "*" && l.is_int() && (r.is_string() || r.is_array())) {
-      if (l.as_int() > 0 && double(l.as_int()) * double(length(r)) > 1e8) fail("repetition result too large");
+      if (l.as_int() > 0 && double(l.as_int()) * double(length(r)) > double(limits_.max_output))
+        fail("repetition result over {} items", limits_.max_output);
       Value out = r.is_string() ? Value(std::string()) : Value(Array{});
       std::string s;
       Array arr;
@@ -326,9 +361,18 @@ class Renderer {
     if (!l.is_number() || !r.is_number())
       fail("unsupported operand type(s) for {}: '{}' and '{}'", op, l.type_name(), r.type_name());
     bool ints = l.is_int() && r.is_int();
-    if (op == "+") return ints ? Value(l.as_int() + r.as_int()) : Value(l.as_real() + r.as_real());
-    if (op == "-") return ints ? Value(l.as_int() - r.as_int()) : Value(l.as_real() - r.as_real());
-    if (op == "*") return ints ? Value(l.as_int() * r.as_int()) : Value(l.as_real() * r.as_real());
+    // Python integers do not overflow; ours are 64-bit, so overflow is an error, not a wrap.
+    if (ints && (op == "+" || op == "-" || op == "*")) {
+      int64_t a = l.as_int(), b = r.as_int(), v = 0;
+      bool overflow = op == "+" ? __builtin_add_overflow(a, b, &v)
+                      : op == "-" ? __builtin_sub_overflow(a, b, &v)
+                                  : __builtin_mul_overflow(a, b, &v);
+      if (overflow) fail("integer overflow (values beyond 64 bits are not supported)");
+      return Value(v);
+    }
+    if (op == "+") return Value(l.as_real() + r.as_real());
+    if (op == "-") return Value(l.as_real() - r.as_real());
+    if (op == "*") return Value(l.as_real() * r.as_real());
     if (op == "/") {
       if (r.as_real() == 0) fail("division by zero");
       return Value(l.as_real() / r.as_real());
@@ -336,6 +380,7 @@ class Renderer {
     if (op == "//" || op == "%") {
       if (r.as_real() == 0) fail("integer division or modulo by zero");
       if (ints) {  // Python floors toward negative infinity
+        if (l.as_int() == INT64_MIN && r.as_int() == -1) fail("integer overflow");
         int64_t a = l.as_int(), b = r.as_int(), q = a / b, m = a % b;
         if (m != 0 && ((m < 0) != (b < 0))) {
           --q;
@@ -349,7 +394,14 @@ class Renderer {
     if (op == "**") {
       if (ints && r.as_int() >= 0) {
         int64_t out = 1;
-        for (int64_t i = 0; i < r.as_int() && i < 64; ++i) out *= l.as_int();
+        for (int64_t i = 0; i < r.as_int(); ++i) {
+          if (__builtin_mul_overflow(out, l.as_int(), &out)) fail("integer overflow in **");
+          if (out == 0 || out == 1) break;  // 0 ** n, 1 ** n
+          if (out == -1 && l.as_int() == -1) {
+            out = (r.as_int() % 2) ? -1 : 1;
+            break;
+          }
+        }
         return Value(out);
       }
       return Value(std::pow(l.as_real(), r.as_real()));
@@ -357,7 +409,10 @@ class Renderer {
     fail("unsupported operator {}", op);
   }
 
-  static constexpr int64_t kMaxSteps = 10'000'000;
+  const Limits limits_;
+  static constexpr int kMaxMacroDepth = 64;
+  static constexpr int kMaxNesting = 256;
+  int macro_depth_ = 0;
   const Program& prog_;
   std::vector<std::shared_ptr<Frame>> frames_;
   int64_t steps_ = 0;
@@ -367,14 +422,14 @@ class Renderer {
 
 Template::Template(std::string_view source, std::string name) : program_(parse_template(source, name)) {}
 
-std::string Template::render(const nlohmann::ordered_json& context) const {
+std::string Template::render(const nlohmann::ordered_json& context, const Limits& limits) const {
   Object builtins;
   add_globals(builtins);
   Frame globals;
   for (auto& [k, v] : builtins.items) globals[k] = v;
   if (context.is_object())
     for (auto& [k, v] : context.items()) globals[k] = Value::from_json(v);
-  Renderer r(*program_, std::move(globals));
+  Renderer r(*program_, std::move(globals), limits);
   try {
     return r.run();
   } catch (const LocatedError& e) {

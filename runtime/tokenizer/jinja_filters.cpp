@@ -3,6 +3,7 @@
 #include <unicode/uchar.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "runtime/base/error.h"
@@ -19,6 +20,18 @@ int64_t int_arg(const Args& a, size_t i, const char* name, int64_t fallback) {
   if (v.is_bool()) return v.as_bool();
   if (!v.is_int()) fail("argument '{}' must be an integer, got {}", name, v.type_name());
   return v.as_int();
+}
+
+int64_t to_int(double d) {
+  if (!(d > -9.2e18 && d < 9.2e18)) fail("cannot convert {} to an integer", python_float(d));
+  return int64_t(d);
+}
+
+// Widths for indent/center: beyond this a template is surely broken, not formatting text.
+int64_t width_arg(const Args& a, size_t i, const char* name, int64_t fallback) {
+  int64_t w = int_arg(a, i, name, fallback);
+  if (w > 100000) fail("{} {} is too large", name, w);
+  return w;
 }
 
 std::string ascii_escape(const std::string& json) {
@@ -77,7 +90,7 @@ Value get_attr_path(const Value& v, const Value& path) {
   while (true) {
     size_t dot = p.find('.', start);
     std::string part = p.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+    bool digits = !part.empty() && part.size() < 18 && std::all_of(part.begin(), part.end(), ::isdigit);
     cur = digits && cur.is_array() ? index(cur, Value(int64_t(std::stoll(part)))) : attribute(cur, part);
     if (dot == std::string::npos) return cur;
     start = dot + 1;
@@ -234,7 +247,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   if (name == "int") {
     if (v.is_int()) return v;
     if (v.is_bool()) return Value(int64_t(v.as_bool()));
-    if (v.is_real()) return Value(int64_t(v.as_real()));
+    if (v.is_real()) return Value(to_int(v.as_real()));
     if (v.is_string()) {
       try {
         size_t used = 0;
@@ -242,7 +255,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
         int64_t x = std::stoll(s, &used, int(int_arg(a, 1, "base", 10)));
         if (used == s.size()) return Value(x);
         double d = std::stod(s, &used);
-        if (used == s.size()) return Value(int64_t(d));
+        if (used == s.size()) return Value(to_int(d));
       } catch (const std::exception&) {
       }
     }
@@ -263,7 +276,10 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
     return d;
   }
   if (name == "abs") {
-    if (v.is_int()) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    if (v.is_int()) {
+      if (v.as_int() == INT64_MIN) fail("integer overflow in abs");
+      return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    }
     if (v.is_real()) return Value(std::fabs(v.as_real()));
     fail("bad operand type for abs(): '{}'", v.type_name());
   }
@@ -294,7 +310,13 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
     for (auto& item : iterate(v)) {
       Value x = attr.is_undefined() ? item : get_attr_path(item, attr);
       if (!x.is_number() || !total.is_number()) fail("sum: expected numbers, got {}", x.type_name());
-      total = total.is_int() && x.is_int() ? Value(total.as_int() + x.as_int()) : Value(total.as_real() + x.as_real());
+      int64_t sum = 0;
+      if (total.is_int() && x.is_int()) {
+        if (__builtin_add_overflow(total.as_int(), x.as_int(), &sum)) fail("integer overflow in sum");
+        total = Value(sum);
+      } else {
+        total = Value(total.as_real() + x.as_real());
+      }
     }
     return total;
   }
@@ -305,7 +327,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
     return best;
   }
   if (name == "indent") {
-    int64_t width = int_arg(a, 0, "width", 4);
+    int64_t width = width_arg(a, 0, "width", 4);
     bool first = a.get(1, "first", Value(false)).truthy(), blank = a.get(2, "blank", Value(false)).truthy();
     std::string pad(size_t(std::max<int64_t>(0, width)), ' '), s = v.str(), out;
     size_t start = 0;
@@ -325,7 +347,7 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   if (name == "wordcount") return Value(int64_t(call_method(Value(v.str()), "split", Args{})->as_array().size()));
   if (name == "center") {
     std::u32string t = to_u32(v.str());
-    int64_t width = int_arg(a, 0, "width", 80), n = int64_t(t.size());
+    int64_t width = width_arg(a, 0, "width", 80), n = int64_t(t.size());
     if (width <= n) return Value(v.str());
     int64_t left = (width - n) / 2 + ((width - n) % 2 & width % 2);
     return Value(std::string(size_t(left), ' ') + v.str() + std::string(size_t(width - n - left), ' '));

@@ -92,19 +92,25 @@ Value slice(const Value& obj, const Value& start_v, const Value& stop_v, const V
   // Python's slice.indices().
   auto clamp = [&](std::optional<int64_t> v, int64_t def) {
     if (!v) return def;
-    int64_t x = *v < 0 ? *v + n : *v;
+    int64_t x = *v;
+    if (x < 0) x = x < -n ? -1 : x + n;
     if (step > 0) return std::clamp<int64_t>(x, 0, n);
     return std::clamp<int64_t>(x, -1, n - 1);
   };
   int64_t b = clamp(opt(start_v, "start"), step > 0 ? 0 : n - 1);
   int64_t e = clamp(opt(stop_v, "stop"), step > 0 ? n : -1);
+  std::vector<size_t> picks;
+  for (int64_t i = b; step > 0 ? i < e : i > e;) {
+    picks.push_back(size_t(i));
+    if (__builtin_add_overflow(i, step, &i)) break;
+  }
   if (obj.is_string()) {
     std::u32string out;
-    for (int64_t i = b; step > 0 ? i < e : i > e; i += step) out += text[size_t(i)];
+    for (size_t i : picks) out += text[i];
     return from_u32(out);
   }
   Array out;
-  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) out.push_back(obj.as_array()[size_t(i)]);
+  for (size_t i : picks) out.push_back(obj.as_array()[i]);
   return Value(std::move(out));
 }
 
@@ -315,9 +321,10 @@ void add_globals(Object& g) {
     int64_t start = n.size() > 1 ? n[0] : 0, stop = n.size() > 1 ? n[1] : n[0], step = n.size() > 2 ? n[2] : 1;
     if (step == 0) fail("range() arg 3 must not be zero");
     Array out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
       if (out.size() >= 1000000) fail("range() too long for a template (over 1,000,000 items)");
       out.emplace_back(i);
+      if (__builtin_add_overflow(i, step, &i)) break;
     }
     return Value(std::move(out));
   }));

@@ -113,6 +113,8 @@ class Parser {
   }
 
   std::unique_ptr<Stmt> parse_statement() {
+    Nest nest(*this);
+    nest.step();
     const Token& kw = next();
     Pos p = kw.pos;
     std::string k = kw.s;
@@ -253,8 +255,10 @@ class Parser {
 
  public:
   ExprPtr parse_expression() {
+    Nest nest(*this);
     ExprPtr e = parse_or();
     while (is_name("if")) {
+      nest.step();
       Pos p = next().pos;
       auto c = make(Expr::Kind::cond, p);
       c->args.push_back(std::move(e));
@@ -281,29 +285,36 @@ class Parser {
   }
 
   ExprPtr parse_or() {
+    Nest nest(*this);
     ExprPtr e = parse_and();
     while (is_name("or")) {
+      nest.step();
       Pos p = next().pos;
       e = binary("or", std::move(e), parse_and(), p);
     }
     return e;
   }
   ExprPtr parse_and() {
+    Nest nest(*this);
     ExprPtr e = parse_not();
     while (is_name("and")) {
+      nest.step();
       Pos p = next().pos;
       e = binary("and", std::move(e), parse_not(), p);
     }
     return e;
   }
   ExprPtr parse_not() {
+    Nest nest(*this);
     if (is_name("not")) {
+      nest.step();
       Pos p = next().pos;
       return unary("not", parse_not(), p);
     }
     return parse_compare();
   }
   ExprPtr parse_compare() {
+    Nest nest(*this);
     ExprPtr e = parse_math1();
     while (true) {
       Pos p = peek().pos;
@@ -321,42 +332,53 @@ class Parser {
       } else {
         return e;
       }
+      nest.step();
       e = binary(op, std::move(e), parse_math1(), p);
     }
   }
   ExprPtr parse_math1() {
+    Nest nest(*this);
     ExprPtr e = parse_concat();
     while (is_op("+") || is_op("-")) {
+      nest.step();
       const Token& t = next();
       e = binary(t.s, std::move(e), parse_concat(), t.pos);
     }
     return e;
   }
   ExprPtr parse_concat() {
+    Nest nest(*this);
     ExprPtr e = parse_math2();
     while (is_op("~")) {
+      nest.step();
       Pos p = next().pos;
       e = binary("~", std::move(e), parse_math2(), p);
     }
     return e;
   }
   ExprPtr parse_math2() {
+    Nest nest(*this);
     ExprPtr e = parse_pow();
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      nest.step();
       const Token& t = next();
       e = binary(t.s, std::move(e), parse_pow(), t.pos);
     }
     return e;
   }
   ExprPtr parse_pow() {
+    Nest nest(*this);
     ExprPtr e = parse_unary(true);
     while (is_op("**")) {
+      nest.step();
       Pos p = next().pos;
       e = binary("**", std::move(e), parse_unary(true), p);
     }
     return e;
   }
   ExprPtr parse_unary(bool with_filter) {
+    Nest nest(*this);
+    nest.step();
     ExprPtr e;
     if (is_op("-") || is_op("+")) {
       const Token& t = next();
@@ -443,7 +465,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr e) {
+    Nest nest(*this);
     while (true) {
+      nest.step();
       const Token& t = peek();
       if (is_op(".")) {
         next();
@@ -503,7 +527,9 @@ class Parser {
 
   // x | f(args) | g and x is [not] test(args), in any order.
   ExprPtr parse_filter_expr(ExprPtr e) {
+    Nest nest(*this);
     while (true) {
+      nest.step();
       if (is_op("|")) {
         next();
         e = parse_filter(std::move(e));
@@ -545,9 +571,22 @@ class Parser {
     return f;
   }
 
+  // Bounds the parse (and later evaluation) recursion: nesting and operator chains together.
+  static constexpr int kMaxDepth = 256;
+  struct Nest {
+    Parser& p;
+    int saved;
+    explicit Nest(Parser& parser) : p(parser), saved(parser.depth_) {}
+    ~Nest() { p.depth_ = saved; }
+    void step() {
+      if (++p.depth_ > kMaxDepth) p.error(p.peek(), "expression or block nested too deeply");
+    }
+  };
+
   std::vector<Token> t_;
   const std::string& name_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

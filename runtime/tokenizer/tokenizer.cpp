@@ -43,7 +43,7 @@ static json read_json(const std::filesystem::path& path) {
   ss << f.rdbuf();
   try {
     return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     fail("{}: not valid JSON: {}", path.string(), e.what());
   }
 }
@@ -356,9 +356,11 @@ std::string StreamDecoder::push(int32_t id) {
   size_t common = 0;
   while (common < prefix_.size() && s[common] == prefix_[common]) ++common;
   std::string out = s.substr(common);
-  // Keep the last id as context so decoders that treat the first token specially (Strip,
-  // Metaspace) see the next token as a continuation.
-  ids_.erase(ids_.begin(), ids_.end() - 1);
+  // The ids just printed become the context of the next ones, so decoders that treat the first
+  // token specially (Strip, Metaspace) see a continuation, and a character made of several
+  // byte-fallback tokens stays whole (ByteFallback turns a broken byte run into all U+FFFD).
+  ids_.erase(ids_.begin(), ids_.begin() + long(context_));
+  context_ = ids_.size();
   prefix_ = tok_->decode(ids_, skip_special_);
   return out;
 }
@@ -367,6 +369,7 @@ std::string StreamDecoder::flush() {
   std::string s = tok_->decode(ids_, skip_special_);
   std::string out = s.size() > prefix_.size() ? s.substr(prefix_.size()) : std::string();
   ids_.clear();
+  context_ = 0;
   prefix_.clear();
   return out;
 }

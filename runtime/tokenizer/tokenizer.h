@@ -92,8 +92,9 @@ class StreamDecoder {
  private:
   const Tokenizer* tok_;
   bool skip_special_;
-  std::vector<int32_t> ids_;  // the last printed id (context), then the pending ones
-  std::string prefix_;        // decode of ids_ as of the last print
+  std::vector<int32_t> ids_;  // the ids printed last (context), then the pending ones
+  size_t context_ = 0;        // how many of ids_ are context
+  std::string prefix_;        // decode of the context
 };
 
 }  // namespace bs::tok

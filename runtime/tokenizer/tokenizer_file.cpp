@@ -158,7 +158,11 @@ class Reader : public nlohmann::json_sax<json> {
 TokenizerFile read_tokenizer_file(std::string_view text, const std::string& name) {
   TokenizerFile out;
   Reader reader(out, name);
-  json::sax_parse(text, &reader);
+  try {
+    json::sax_parse(text, &reader);
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    fail("{}: not valid JSON: {}", name, e.what());
+  }
   return out;
 }
 
