@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels_glsl/params.h"
+#include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "runtime/gpu/uploader.h"
 
@@ -194,6 +195,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const auto& c = cfg_;
   if (rows < 1 || rows > max_batch_) fail_kind(ErrorKind::internal, "record_forward: {} rows (max {})", rows, max_batch_);
   uint32_t M = uint32_t(rows);
+  last_rows_ = rows;
   auto pass = enc.beginComputePass();
   const uint32_t wg = 128;
   // lavapipe runs a workgroup as coroutines over its subgroups: small workgroups are much faster there.
@@ -335,6 +337,30 @@ std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0,
       out.insert(out.end(), part.begin(), part.end());
     }
   }
+  return out;
+}
+
+std::vector<float> Model::last_hidden() {
+  std::vector<float> h(cfg_.dim);
+  device_.queue().readBuffer(x_, uint64_t(last_rows_ - 1) * cfg_.dim * 4, h.data(), h.size() * 4);
+  return h;
+}
+
+std::vector<float> Model::last_normed() {
+  std::vector<float> h(cfg_.dim);
+  int32_t L = std::min(last_rows_, logits_rows_);
+  device_.queue().readBuffer(xn_, uint64_t(L - 1) * cfg_.dim * 4, h.data(), h.size() * 4);
+  return h;
+}
+
+std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
+  const Weight* w = find(name);
+  if (!w || w->shape.size() != 2 || row < 0 || row >= w->shape[0]) fail("weight_row: no row {} in {}", row, name);
+  auto rb = row_bytes(w->dtype, uint64_t(w->shape[1]));
+  std::vector<uint8_t> raw(*rb);
+  device_.queue().readBuffer(w->buffer, uint64_t(row) * *rb, raw.data(), raw.size());
+  std::vector<float> out(w->shape[1]);
+  dequantize_row(w->dtype, raw.data(), out.data(), w->shape[1]);
   return out;
 }
 

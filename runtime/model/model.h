@@ -74,6 +74,11 @@ class Model {
   gpu::KernelCache& kernels() { return kernels_; }
   gpu::Device& device() { return device_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // After a forward: the last row's final hidden state before the final norm, and after it.
+  std::vector<float> last_hidden();
+  std::vector<float> last_normed();
+  // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
+  std::vector<float> weight_row(const std::string& name, int64_t row);
   uint64_t kv_bytes() const;
   const Weight* find(const std::string& name) const;
 
@@ -92,6 +97,7 @@ class Model {
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   std::vector<gpu::Buffer> kcache_, vcache_;
+  int32_t last_rows_ = 0;  // rows of the most recent forward
 };
 
 // The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.
