@@ -90,11 +90,12 @@ void run(const Args& a) {
     prefill_tok_s.push_back(a.prompt_tokens / (last.prefill_ms / 1000.0));
     decode_tok_s.push_back(last.decode_tok_s());
     ttft.push_back(last.ttft_ms);
-    // Tokens arrive a batch at a time: per-token time is each batch's interval over its tokens.
-    for (size_t i = 1, j = 1; i < arrivals.size(); i = j) {
-      while (j < arrivals.size() && arrivals[j] == arrivals[i]) ++j;
-      double prev = arrivals[i - 1];
-      per_token.push_back((arrivals[j - 1] - prev) / double(j - i));
+    // Tokens arrive a batch (16 decode steps) at a time: a token's time is its batch's interval over
+    // the batch's tokens. arrivals[0] is the token sampled in the prefill submit.
+    const size_t kBatch = 16;
+    for (size_t end = 1 + kBatch; end <= arrivals.size() + kBatch - 1; end += kBatch) {
+      size_t last = std::min(end, arrivals.size()) - 1, prev = end - kBatch - 1;
+      if (last > prev) per_token.push_back((arrivals[last] - arrivals[prev]) / double(last - prev));
     }
   }
   if (tty) std::fprintf(stderr, "\r\033[K");
