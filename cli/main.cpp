@@ -1,9 +1,11 @@
 // blueshift: one binary, one subcommand per job. Errors are caught here, once.
 #include <cstdio>
 #include <algorithm>
+#include <cstdlib>
 
 #include "cli/command.h"
 #include "runtime/base/error.h"
+#include "runtime/gpu/instance.h"
 
 namespace bs::cli {
 
@@ -40,6 +42,13 @@ int main(int argc, char** argv) {
     return int(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
+    return int(bs::ErrorKind::internal);
+  }
+  // Tests run the binary with BLUESHIFT_VALIDATION_FATAL=1: any validation-layer message then fails
+  // the command (and so the test that ran it).
+  if (const char* v = std::getenv("BLUESHIFT_VALIDATION_FATAL"); v && *v == '1' && bs::gpu::validation_message_count()) {
+    std::fprintf(stderr, "error: %llu Vulkan validation message(s); the last: %s\n",
+                 (unsigned long long)bs::gpu::validation_message_count(), bs::gpu::last_validation_message().c_str());
     return int(bs::ErrorKind::internal);
   }
   return bs::cli::exit_code();

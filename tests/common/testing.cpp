@@ -57,7 +57,7 @@ static std::string slurp(const fs::path& p) {
 
 RunResult run_blueshift(const std::vector<std::string>& args) {
   TempDir tmp;
-  std::string cmd = shell_quote(binary().string());
+  std::string cmd = "BLUESHIFT_VALIDATION_FATAL=1 " + shell_quote(binary().string());
   for (auto& a : args) cmd += " " + shell_quote(a);
   cmd += " </dev/null >" + shell_quote((tmp / "out").string()) + " 2>" + shell_quote((tmp / "err").string());
   int status = std::system(cmd.c_str());
