@@ -1,0 +1,128 @@
+// The forward pass's own kernels against float64 CPU references: RoPE, KV store + attention (GQA,
+// sliding window, softcap), gated activations, bias add, softcap. Fresh random data, odd sizes,
+// poisoned outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/gpu/gpu_test.h"
+
+namespace bs::testing {
+namespace {
+
+using namespace kparams;
+
+class KernelsModel : public GpuTest {
+ protected:
+  template <class P>
+  void run(const char* name, std::vector<gpu::BindGroupEntry> e, const P& params, uint32_t gx, uint32_t gy = 1) {
+    const auto& p = kernels().get(name);
+    auto bg = device().createBindGroup(p, 0, e);
+    auto enc = device().createCommandEncoder(name);
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(p);
+    pass.setBindGroup(0, bg);
+    pass.setPushConstants(params);
+    pass.dispatchWorkgroups(gx, gy);
+    auto cb = enc.finish();
+    device().queue().wait(device().queue().submit(cb));
+  }
+  gpu::Buffer state(uint32_t pos) { return upload(std::vector<uint32_t>{0, pos, 0, 0}); }
+};
+
+TEST_F(KernelsModel, RopeRotateHalfAtStatePosition) {
+  const uint32_t rows = 3, heads = 5, hd = 36, pos0 = 17;
+  auto x = random_floats(rows * heads * hd);
+  std::vector<float> f(hd / 2);
+  for (uint32_t i = 0; i < hd / 2; ++i) f[i] = float(1.0 / std::pow(10000.0, 2.0 * i / hd));
+  auto bx = upload(x), bf = upload(f), bs = state(pos0);
+  run("rope_f32", {{0, &bx}, {1, &bf}, {2, &bs}}, RopeParams{rows, heads, hd, hd}, heads, rows);
+  auto got = download<float>(bx, x.size());
+  std::vector<double> ref(x.size());
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t h = 0; h < heads; ++h)
+      for (uint32_t i = 0; i < hd / 2; ++i) {
+        size_t b = (size_t(r) * heads + h) * hd;
+        double a = double(pos0 + r) * f[i], c = std::cos(a), s = std::sin(a);
+        ref[b + i] = x[b + i] * c - x[b + i + hd / 2] * s;
+        ref[b + i + hd / 2] = x[b + i + hd / 2] * c + x[b + i] * s;
+      }
+  EXPECT_LT(nmse(got, ref), 1e-10);
+}
+
+TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
+  for (uint32_t window : {0u, 7u}) {
+    const uint32_t heads = 6, kvh = 2, hd = 20, ctx = 40, rows = 3, pos0 = 21;
+    const uint32_t kvd = kvh * hd, n = pos0 + rows;
+    const float scale = 0.3f, cap = 5.0f;
+    // Fill the cache for positions [0, n) through kv_store, as the forward does.
+    auto k = random_floats(n * kvd), v = random_floats(n * kvd), q = random_floats(rows * heads * hd);
+    auto kc = poisoned(ctx * kvd * 2), vc = poisoned(ctx * kvd * 2);
+    auto bk = upload(k), bv = upload(v), s0 = state(0);
+    run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, KvStoreParams{n, kvd, 0, 0}, (kvd + 127) / 128, n);
+    run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, KvStoreParams{n, kvd, 0, 0}, (kvd + 127) / 128, n);
+    auto bq = upload(q), out = poisoned(rows * heads * hd * 4), scores = poisoned(rows * heads * ctx * 4);
+    auto sp = state(pos0);
+    run("attention_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &scores}, {5, &sp}},
+        AttentionParams{rows, heads, kvh, hd, ctx, window, scale, cap}, heads, rows);
+    auto got = download<float>(out, rows * heads * hd);
+    std::vector<double> ref(got.size());
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t h = 0; h < heads; ++h) {
+        uint32_t pos = pos0 + r, g = h / (heads / kvh);
+        uint32_t lo = window && pos + 1 > window ? pos + 1 - window : 0;
+        std::vector<double> s(pos + 1);
+        double mx = -1e300, sum = 0;
+        for (uint32_t j = lo; j <= pos; ++j) {
+          double d = 0;
+          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
+          s[j] = cap * std::tanh(d * scale / cap);
+          mx = std::max(mx, s[j]);
+        }
+        for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (uint32_t i = 0; i < hd; ++i) {
+          double a = 0;
+          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
+          ref[(r * heads + h) * hd + i] = a / sum;
+        }
+      }
+    EXPECT_LT(nmse(got, ref), 1e-10) << "window " << window;
+  }
+}
+
+TEST_F(KernelsModel, GatedActivationsBiasAndSoftcap) {
+  const uint32_t n = 1237;
+  auto g = random_floats(n, -4, 4), u = random_floats(n);
+  auto bg = upload(g), bu = upload(u);
+  for (uint32_t act : {0u, 1u}) {
+    auto h = poisoned(n * 4);
+    run("gated_act_f32", {{0, &bg}, {1, &bu}, {2, &h}}, GatedActParams{n, act, 0, 0}, (n + 255) / 256);
+    auto got = download<float>(h, n);
+    std::vector<double> ref(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      double x = g[i];
+      double a = act == 0 ? x / (1 + std::exp(-x)) : 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+      ref[i] = a * u[i];
+    }
+    EXPECT_LT(nmse(got, ref), 1e-11) << "act " << act;
+  }
+  const uint32_t rows = 3, m = 301;
+  auto y = random_floats(rows * m), b = random_floats(m);
+  auto by = upload(y), bb = upload(b);
+  run("add_bias_f32", {{0, &by}, {1, &bb}}, BiasParams{m, rows, 0, 0}, (m + 255) / 256, rows);
+  auto yb = download<float>(by, y.size());
+  std::vector<double> ref(y.size());
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t i = 0; i < m; ++i) ref[r * m + i] = double(y[r * m + i]) + b[i];
+  EXPECT_LT(nmse(yb, ref), 1e-13);
+  auto x = random_floats(n, -60, 60);
+  auto bx = upload(x);
+  run("softcap_f32", {{0, &bx}}, SoftcapParams{n, 30.0f, 0, 0}, (n + 255) / 256);
+  auto xs = download<float>(bx, n);
+  std::vector<double> rs(n);
+  for (uint32_t i = 0; i < n; ++i) rs[i] = 30.0 * std::tanh(x[i] / 30.0);
+  EXPECT_LT(nmse(xs, rs), 1e-11);
+}
+
+}  // namespace
+}  // namespace bs::testing
