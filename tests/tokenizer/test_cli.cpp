@@ -1,8 +1,6 @@
 // blueshift tokenize / detokenize end to end on a builtin tokenizer written to a temp dir.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/trainer.h"
 #include "tests/common/testing.h"
@@ -11,11 +9,7 @@ using nlohmann::json;
 
 namespace {
 
-bs::testing::RunResult run(const std::vector<std::string>& args) {
-  // BS_BINARY does not survive gtest_discover_tests' ENVIRONMENT; fall back to the compiled-in path.
-  if (!std::getenv("BS_BINARY")) setenv("BS_BINARY", BS_TOKENIZER_BINARY, 1);
-  return bs::testing::run_blueshift(args);
-}
+bs::testing::RunResult run(const std::vector<std::string>& args) { return bs::testing::run_blueshift(args); }
 
 class TokenizerCli : public ::testing::Test {
  protected:
