@@ -15,6 +15,7 @@ using nlohmann::json;
 // Words seen before; bounded so a long random input cannot grow it without limit.
 struct BpeModel::Cache {
   static constexpr size_t kCapacity = 1 << 16;
+  static constexpr size_t kMaxWordBytes = 256;
   std::mutex mutex;
   std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> words;
 };
@@ -147,7 +148,7 @@ const std::string* BpeModel::id_to_token(int32_t id) const {
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {
   if (word.empty()) return;
-  {
+  if (word.size() <= Cache::kMaxWordBytes) {
     std::lock_guard lock(cache_->mutex);
     auto it = cache_->words.find(word);
     if (it != cache_->words.end()) {
@@ -162,6 +163,9 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
     merge_word(word, ids);
   }
   out.insert(out.end(), ids.begin(), ids.end());
+  // Without a pre-tokenizer (SentencePiece style) a "word" is a whole text segment; caching
+  // those would hold every prompt ever seen.
+  if (word.size() > Cache::kMaxWordBytes) return;
   std::lock_guard lock(cache_->mutex);
   if (cache_->words.size() < Cache::kCapacity) cache_->words.emplace(std::string(word), std::move(ids));
 }

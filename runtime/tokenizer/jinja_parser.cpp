@@ -33,16 +33,8 @@ class Parser {
   }
   bool is_op(const char* op, size_t k = 0) const { return peek(k).kind == K::op && peek(k).s == op; }
   bool is_name(const char* n, size_t k = 0) const { return peek(k).kind == K::name && peek(k).s == n; }
-  bool accept_op(const char* op) {
-    if (!is_op(op)) return false;
-    next();
-    return true;
-  }
-  bool accept_name(const char* n) {
-    if (!is_name(n)) return false;
-    next();
-    return true;
-  }
+  bool accept_op(const char* op) { return is_op(op) && (next(), true); }
+  bool accept_name(const char* n) { return is_name(n) && (next(), true); }
   void expect_op(const char* op) {
     if (!accept_op(op)) error(peek(), fmt::format("expected '{}', got '{}'", op, describe(peek())));
   }
