@@ -231,6 +231,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
           }
         });
         writer.write(out);
+        release_pages(t.data.subspan(uint64_t(r0) * row_in, uint64_t(n) * row_in));  // bounded RSS
         done += uint64_t(n) * row_in;
         if (opt.progress) opt.progress(done, source_bytes);
       }

@@ -131,6 +131,13 @@ MappedFile::~MappedFile() {
   if (addr_) ::munmap(addr_, size_);
 }
 
+void release_pages(std::span<const std::byte> bytes) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (uintptr_t(bytes.data()) + page - 1) / page * page;
+  uintptr_t end = (uintptr_t(bytes.data()) + bytes.size()) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 Checkpoint::Checkpoint(const fs::path& path) {
   if (!fs::is_directory(path)) {
     add_file(path);

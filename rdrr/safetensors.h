@@ -58,6 +58,10 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// Tells the kernel the mapped pages of `bytes` are no longer needed (whole pages inside the range), so a
+// streaming reader's resident memory stays bounded; the data can still be read again from the file.
+void release_pages(std::span<const std::byte> bytes);
+
 // All tensors of a checkpoint directory (or of one .safetensors file).
 class Checkpoint {
  public:

@@ -1,7 +1,6 @@
 // Small synthetic models for the rdrr tests: a config, a random checkpoint from synth, an RDRR
 // conversion with small shards so that every model has several shards and tensors crossing them.
 #pragma once
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,10 +11,6 @@
 
 namespace bs::testing {
 
-#ifdef BS_RDRR_BINARY
-// See tests/rdrr/CMakeLists.txt: run_blueshift reads BS_BINARY, which ctest may not have set.
-inline const int kBinaryEnv = (setenv("BS_BINARY", BS_RDRR_BINARY, 0), 0);
-#endif
 
 inline nlohmann::json tiny_config(const std::string& arch, int hidden = 128, int layers = 2, int vocab = 256) {
   nlohmann::json c = {{"model_type", arch},        {"hidden_size", hidden},     {"intermediate_size", 2 * hidden},
