@@ -33,9 +33,52 @@ struct CheckFailure {
   std::string check, expected, actual, message;
 };
 
+// Shard-sized buffers recycled between shards: a fresh 64 MiB vector costs a page fault and a zeroing
+// per page, which measured as much as the hashing.
+class BufferPool {
+ public:
+  // Every buffer gets at least `min_size` bytes (the largest shard, stored or raw), so buffers can
+  // swap roles between shards without reallocating.
+  explicit BufferPool(uint64_t min_size = 0) : min_size_(min_size) {}
+  std::vector<std::byte> take(uint64_t n) {
+    std::vector<std::byte> v;
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        v = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (v.size() < n) v = std::vector<std::byte>(std::max(n, min_size_));  // fresh: no copy of old bytes
+    return v;
+  }
+  void give(std::vector<std::byte> v) {
+    std::lock_guard lock(mu_);
+    free_.push_back(std::move(v));
+  }
+
+ private:
+  uint64_t min_size_;
+  std::mutex mu_;
+  std::vector<std::vector<std::byte>> free_;
+};
+
+uint64_t largest_shard(const Manifest& m) {
+  uint64_t n = 0;
+  for (auto& s : m.shards) n = std::max({n, s.size, s.file_size()});
+  return n;
+}
+
+// A verified shard's raw bytes: the first `size` bytes of a pooled buffer.
+struct ShardBytes {
+  std::vector<std::byte> buf;
+  uint64_t size = 0;
+  std::span<const std::byte> bytes() const { return {buf.data(), size}; }
+};
+
 // Reads and verifies one shard; on failure fills `why` and returns false (verify collects these,
 // loading throws them).
-bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, std::vector<std::byte>& raw,
+bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, BufferPool& pool, ShardBytes& raw,
                 CheckFailure& why) {
   const fs::path path = dir / s.filename;
   auto bad = [&](std::string check, std::string expected, std::string actual) {
@@ -60,7 +103,7 @@ bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, std::v
     ::close(fd);
     return bad("size", fmt::format("{} bytes", want), fmt::format("{} bytes", st.st_size));
   }
-  std::vector<std::byte> stored(want);
+  std::vector<std::byte> stored = pool.take(want);
   uint64_t got = 0;
   while (got < want) {
     ssize_t n = ::pread(fd, stored.data() + got, want - got, off_t(got));
@@ -69,22 +112,29 @@ bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, std::v
   }
   ::close(fd);
   if (got != want) return bad("size", fmt::format("{} bytes", want), fmt::format("{} bytes readable", got));
-  std::string h = sha256_hex(stored);
+  std::string h = sha256_hex(std::span<const std::byte>(stored.data(), want));
   if (h != s.file_hash()) return bad(s.compressed ? "storedHash" : "hash", s.file_hash(), h);
   if (!s.compressed) {
-    raw = std::move(stored);
+    raw.buf = std::move(stored);
+    raw.size = want;
     return true;
   }
-  if (!decompress) return true;
-  unsigned long long frame = ZSTD_getFrameContentSize(stored.data(), stored.size());
+  if (!decompress) {
+    pool.give(std::move(stored));
+    return true;
+  }
+  unsigned long long frame = ZSTD_getFrameContentSize(stored.data(), want);
   if (frame == ZSTD_CONTENTSIZE_ERROR) return bad("zstd", "a zstd frame", "not a zstd frame");
   if (frame != ZSTD_CONTENTSIZE_UNKNOWN && frame != s.size)
     return bad("rawSize", fmt::format("{} bytes", s.size), fmt::format("{} bytes (zstd frame header)", frame));
-  raw.resize(s.size);
-  size_t n = ZSTD_decompress(raw.data(), raw.size(), stored.data(), stored.size());
+  raw.buf = pool.take(s.size);
+  raw.size = s.size;
+  // The destination is exactly `size` bytes: a frame that decodes to more fails here, to fewer below.
+  size_t n = ZSTD_decompress(raw.buf.data(), s.size, stored.data(), want);
+  pool.give(std::move(stored));
   if (ZSTD_isError(n)) return bad("zstd", fmt::format("a frame of {} bytes", s.size), ZSTD_getErrorName(n));
   if (n != s.size) return bad("rawSize", fmt::format("{} bytes", s.size), fmt::format("{} bytes", n));
-  h = sha256_hex(raw);
+  h = sha256_hex(raw.bytes());
   if (h != s.hash) return bad("hash", s.hash, h);
   return true;
 }
@@ -92,10 +142,12 @@ bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, std::v
 }  // namespace
 
 std::vector<std::byte> read_verified_shard(const ShardInfo& s, const fs::path& dir) {
-  std::vector<std::byte> raw;
+  BufferPool pool;
+  ShardBytes raw;
   CheckFailure why;
-  if (!read_shard(s, dir, true, raw, why)) throw Error(why.message, ErrorKind::integrity);
-  return raw;
+  if (!read_shard(s, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+  raw.buf.resize(raw.size);
+  return std::move(raw.buf);
 }
 
 void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt,
@@ -111,11 +163,17 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
     });
 
   const size_t window = size_t(thread_count(opt));
-  std::deque<std::future<std::vector<std::byte>>> in_flight;
+  BufferPool pool(largest_shard(m));
+  std::deque<std::future<ShardBytes>> in_flight;
   size_t next = 0;
   auto launch = [&] {
     const ShardInfo& s = m.shards[next++];
-    in_flight.push_back(std::async(std::launch::async, [&s, &dir] { return read_verified_shard(s, dir); }));
+    in_flight.push_back(std::async(std::launch::async, [&s, &dir, &pool] {
+      ShardBytes raw;
+      CheckFailure why;
+      if (!read_shard(s, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+      return raw;
+    }));
   };
   // Tensors crossing shards are assembled here until their last span arrives (DOPPLER packs tensors
   // back to back, so usually one at a time).
@@ -123,12 +181,13 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
   uint64_t done = 0;
   for (size_t i = 0; i < m.shards.size(); ++i) {
     while (next < m.shards.size() && in_flight.size() < window) launch();
-    std::vector<std::byte> raw = in_flight.front().get();  // rethrows the worker's integrity error
+    ShardBytes shard = in_flight.front().get();  // rethrows the worker's integrity error
+    std::span<const std::byte> raw = shard.bytes();
     in_flight.pop_front();
     if (next < m.shards.size()) launch();  // keep the pipeline full while we deliver
     for (const Piece& p : pieces[i]) {
       const TensorSpan& sp = p.t->spans[p.span];
-      auto part = std::span<const std::byte>(raw).subspan(sp.offset, sp.size);
+      auto part = raw.subspan(sp.offset, sp.size);
       if (p.t->spans.size() == 1) {
         sink(*p.t, part);
         continue;
@@ -141,6 +200,7 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
         assembly.erase(p.t);
       }
     }
+    pool.give(std::move(shard.buf));
     done += m.shards[i].size;
     if (opt.progress) opt.progress(done, m.total_size);
   }
@@ -153,15 +213,17 @@ std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, 
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> done{0};
   std::mutex progress_mu;
+  BufferPool pool(largest_shard(m));
   auto worker = [&] {
     for (size_t i; (i = next++) < m.shards.size();) {
       const ShardInfo& s = m.shards[i];
-      std::vector<std::byte> raw;
+      ShardBytes raw;
       CheckFailure why;
-      if (!read_shard(s, dir, decompress, raw, why)) {
+      if (!read_shard(s, dir, decompress, pool, raw, why)) {
         problems[i] = {s.index, s.filename, why.check, why.expected, why.actual, why.message};
         bad[i] = 1;
       }
+      if (!raw.buf.empty()) pool.give(std::move(raw.buf));
       uint64_t d = done += s.size;
       if (opt.progress) {
         std::lock_guard lock(progress_mu);
@@ -169,9 +231,9 @@ std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, 
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < thread_count(opt); ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < thread_count(opt); ++t) workers.emplace_back(worker);
+  for (auto& t : workers) t.join();
   std::vector<ShardProblem> out;
   for (size_t i = 0; i < problems.size(); ++i)
     if (bad[i]) out.push_back(std::move(problems[i]));
