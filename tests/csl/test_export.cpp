@@ -270,12 +270,12 @@ TEST(CslBundleInput, BadInputIsRejectedWithItsName) {
   expect_error(s.input, "--force");
 }
 
-TEST(CslCli, ExportCslSaysTheEngineIsMissing) {
+TEST(CslCli, ExportCslRejectsBadInput) {
   TempDir tmp;
   auto run = run_blueshift({"export-csl", "--model", (tmp / "m").string(), "--prompt", "hi", "--tokens", "1,2",
                             "--grid", "4x2", "--out", (tmp / "b").string()});
-  EXPECT_EQ(run.exit_code, 5) << run.err;
-  EXPECT_NE(run.err.find("engine is not built"), std::string::npos) << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.err;  // no RDRR model there: the proof needs its manifest
+  EXPECT_NE(run.err.find("manifest.json"), std::string::npos) << run.err;
   run = run_blueshift({"export-csl", "--model", "m", "--prompt", "hi", "--tokens", "1", "--grid", "4by2", "--out", "b"});
   EXPECT_EQ(run.exit_code, 2) << run.err;
   run = run_blueshift({"export-csl", "--model", "m", "--prompt", "hi", "--tokens", "1,x", "--grid", "4x2", "--out", "b"});
