@@ -7,6 +7,7 @@
 #include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "runtime/gpu/uploader.h"
+#include "runtime/model/reference.h"
 
 namespace bs::model {
 
@@ -27,30 +28,6 @@ std::string weight_kernel(const char* op, DType t) {
 // A 2-D grid of 256-wide workgroups covering n elements (elementwise kernels fold y into the index).
 static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
 static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
-
-// HF's inverse frequencies for one RoPE flavour (computed in double, stored as f32).
-static std::vector<float> rope_inv_freq(const ModelConfig& c, float theta, bool scaled) {
-  int32_t d = c.head_dim;
-  std::vector<float> f(d / 2);
-  const auto& r = c.rope;
-  for (int32_t i = 0; i < d / 2; ++i) {
-    double inv = 1.0 / std::pow(double(theta), double(2 * i) / d);
-    if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
-    if (scaled && r.scaling == RopeScaling::llama3) {
-      double low_wl = r.original_max_position / r.low_freq_factor;
-      double high_wl = r.original_max_position / r.high_freq_factor;
-      double wl = 2 * M_PI / inv;
-      if (wl > low_wl) {
-        inv /= r.factor;
-      } else if (wl >= high_wl) {
-        double smooth = (r.original_max_position / wl - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
-        inv = (1 - smooth) * inv / r.factor + smooth * inv;
-      }
-    }
-    f[i] = float(inv);
-  }
-  return f;
-}
 
 Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions& options)
     : device_(device), kernels_(device), cfg_(source.config), opts_(options) {
@@ -130,8 +107,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
-  auto g = rope_inv_freq(c, c.rope.theta, true);
-  auto lo = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  // Computed in double (HF's formulas), stored as f32 for the rope kernel.
+  auto gd = rope_inv_freq(c, c.rope.theta, true);
+  auto ld = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  std::vector<float> g(gd.begin(), gd.end()), lo(ld.begin(), ld.end());
   inv_freq_global_ = act(g.size(), "inv_freq global");
   inv_freq_local_ = act(lo.size(), "inv_freq local");
   device_.queue().writeBuffer(inv_freq_global_, 0, g.data(), g.size() * 4);

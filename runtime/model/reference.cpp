@@ -46,26 +46,6 @@ void matvec(const std::vector<double>& W, const double* x, int m, int k, double*
   }
 }
 
-std::vector<double> inv_freq(const ModelConfig& c, double theta, bool scaled) {
-  std::vector<double> f(c.head_dim / 2);
-  const auto& r = c.rope;
-  for (int i = 0; i < c.head_dim / 2; ++i) {
-    double inv = 1.0 / std::pow(theta, double(2 * i) / c.head_dim);
-    if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
-    if (scaled && r.scaling == RopeScaling::llama3) {
-      double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
-      double wl = 2 * M_PI / inv;
-      if (wl > low_wl) inv /= r.factor;
-      else if (wl >= high_wl) {
-        double sm = (r.original_max_position / wl - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
-        inv = (1 - sm) * inv / r.factor + sm * inv;
-      }
-    }
-    f[i] = inv;
-  }
-  return f;
-}
-
 void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
   int h = head_dim / 2;
   for (int i = 0; i < h; ++i) {
@@ -78,6 +58,27 @@ void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
 
 }  // namespace
 
+std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled) {
+  std::vector<double> f(c.head_dim / 2);
+  const auto& r = c.rope;
+  for (int i = 0; i < c.head_dim / 2; ++i) {
+    double inv = 1.0 / std::pow(theta, double(2 * i) / c.head_dim);
+    if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
+    if (scaled && r.scaling == RopeScaling::llama3) {
+      double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
+      double wl = 2 * M_PI / inv;
+      if (wl > low_wl) {
+        inv /= r.factor;
+      } else if (wl >= high_wl) {
+        double sm = (r.original_max_position / wl - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        inv = (1 - sm) * inv / r.factor + sm * inv;
+      }
+    }
+    f[i] = inv;
+  }
+  return f;
+}
+
 std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) const {
   const auto& c = cfg_;
   int n = int(tokens.size()), D = c.dim, H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
@@ -86,8 +87,8 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
   const auto& E = w("embed");
   for (int t = 0; t < n; ++t)
     for (int i = 0; i < D; ++i) x[size_t(t) * D + i] = E[size_t(tokens[t]) * D + i] * c.embed_scale;
-  auto fg = inv_freq(c, c.rope.theta, true);
-  auto fl = inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  auto fg = rope_inv_freq(c, c.rope.theta, true);
+  auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
   std::vector<double> xn(D), q(size_t(n) * H * hd), k(size_t(n) * KV * hd), v(size_t(n) * KV * hd), att(H * hd),
       tmp(std::max(D, c.ffn_dim)), g(c.ffn_dim), u(c.ffn_dim), sc(n);
   for (int l = 0; l < c.n_layers; ++l) {

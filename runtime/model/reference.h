@@ -10,6 +10,9 @@
 
 namespace bs::model {
 
+// HF's RoPE inverse frequencies (default, linear, llama3), in double; the GPU path stores them as f32.
+std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled);
+
 class ReferenceModel {
  public:
   explicit ReferenceModel(const ModelSource& source);
