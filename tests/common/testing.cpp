@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -97,6 +99,33 @@ double nmse(const float* a, const double* ref, size_t n) {
 
 double nmse(const std::vector<float>& a, const std::vector<double>& ref) {
   return nmse(a.data(), ref.data(), std::min(a.size(), ref.size()));
+}
+
+DotRef dot_ref(const float* w, const float* x, const float* y0, uint32_t m, uint32_t k, uint32_t batch) {
+  DotRef r{std::vector<double>(size_t(batch) * m), std::vector<double>(size_t(batch) * m)};
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t row = 0; row < m; ++row) {
+      size_t o = size_t(b) * m + row;
+      double s = y0 ? y0[o] : 0.0, a = y0 ? std::abs(y0[o]) : 0.0;
+      for (uint32_t i = 0; i < k; ++i) {
+        double t = double(w[size_t(row) * k + i]) * x[size_t(b) * k + i];
+        s += t;
+        a += std::abs(t);
+      }
+      r.value[o] = s;
+      r.scale[o] = a;
+    }
+  return r;
+}
+
+double scaled_error(const std::vector<float>& a, const DotRef& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < std::min(a.size(), ref.value.size()); ++i) {
+    double d = double(a[i]) - ref.value[i];
+    num += d * d;
+    den += ref.scale[i] * ref.scale[i];
+  }
+  return den > 0 ? num / den : num;
 }
 
 }  // namespace bs::testing

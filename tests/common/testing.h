@@ -46,4 +46,15 @@ std::vector<float> random_floats(size_t n, float lo = -1.0f, float hi = 1.0f);
 double nmse(const float* a, const double* ref, size_t n);
 double nmse(const std::vector<float>& a, const std::vector<double>& ref);
 
+// Float64 reference for Y[batch, m] (+)= X[batch, k] W[m, k]^T, with each output's scale: the sum of
+// |terms| (and |y0|), which f32 rounding error grows with. nmse divides by the outputs themselves, so
+// a single output whose terms cancel to near zero fails it by luck of the draw; the error measured
+// against the scale does not depend on cancellation, and a wrong kernel still misses it by orders.
+struct DotRef {
+  std::vector<double> value, scale;
+};
+DotRef dot_ref(const float* w, const float* x, const float* y0, uint32_t m, uint32_t k, uint32_t batch);
+// sum((a - value)^2) / sum(scale^2).
+double scaled_error(const std::vector<float>& a, const DotRef& ref);
+
 }  // namespace bs::testing

@@ -48,6 +48,20 @@ class GpuTest : public ::testing::Test {
     device().queue().writeBuffer(b, 0, poison.data(), bytes);
     return b;
   }
+  // Records one dispatch of `p` with one bind group and push constants, submits, waits.
+  template <class P>
+  void run_once(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, const P& params,
+                uint32_t gx, uint32_t gy = 1) {
+    auto bg = device().createBindGroup(p, 0, entries);
+    auto enc = device().createCommandEncoder(p.label());
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(p);
+    pass.setBindGroup(0, bg);
+    pass.setPushConstants(params);
+    pass.dispatchWorkgroups(gx, gy);
+    auto cb = enc.finish();
+    device().queue().wait(device().queue().submit(cb));
+  }
   template <class T>
   std::vector<T> download(const gpu::Buffer& b, size_t n) {
     std::vector<T> out(n);

@@ -8,56 +8,10 @@
 namespace bs::testing {
 namespace {
 
-using kparams::MatvecParams;
 using kparams::ReduceParams;
 using kparams::RmsNormParams;
 
-class KernelsBasic : public GpuTest {
- protected:
-  // Records one dispatch of `p` with one bind group and push constants, submits, waits.
-  template <class P>
-  void run_once(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, const P& params,
-                uint32_t gx, uint32_t gy = 1) {
-    auto bg = device().createBindGroup(p, 0, entries);
-    auto enc = device().createCommandEncoder(p.label());
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(p);
-    pass.setBindGroup(0, bg);
-    pass.setPushConstants(params);
-    pass.dispatchWorkgroups(gx, gy);
-    auto cb = enc.finish();
-    device().queue().wait(device().queue().submit(cb));
-  }
-};
-
-TEST_F(KernelsBasic, MatvecF16OddSizes) {
-  struct Case { uint32_t m, k, batch, accumulate; };
-  for (Case c : {Case{1, 2, 1, 0}, Case{37, 250, 1, 0}, Case{129, 1023, 2, 0}, Case{300, 64, 3, 1}, Case{5, 4097, 1, 1}}) {
-    auto wf = random_floats(size_t(c.m) * c.k);
-    std::vector<uint16_t> wh(wf.size());
-    for (size_t i = 0; i < wf.size(); ++i) wh[i] = float_to_half(wf[i]);
-    auto x = random_floats(size_t(c.batch) * c.k);
-    auto y0 = random_floats(size_t(c.batch) * c.m);
-    std::vector<double> ref(size_t(c.batch) * c.m);
-    for (uint32_t b = 0; b < c.batch; ++b)
-      for (uint32_t r = 0; r < c.m; ++r) {
-        double s = c.accumulate ? y0[b * c.m + r] : 0.0;
-        for (uint32_t k = 0; k < c.k; ++k) s += double(half_to_float(wh[size_t(r) * c.k + k])) * x[size_t(b) * c.k + k];
-        ref[size_t(b) * c.m + r] = s;
-      }
-    auto bw = upload(wh), bx = upload(x);
-    auto by = c.accumulate ? upload(y0) : poisoned(ref.size() * 4);
-    for (uint32_t rows : {1u, 4u}) {
-      if (!c.accumulate) by = poisoned(ref.size() * 4);
-      else by = upload(y0);
-      const auto& p = kernels().get("matvec_f16", {{0, 64}, {1, rows}});
-      run_once(p, {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
-               (c.m + rows - 1) / rows, c.batch);
-      auto y = download<float>(by, ref.size());
-      EXPECT_LT(nmse(y, ref), 1e-10) << "m=" << c.m << " k=" << c.k << " rows=" << rows;
-    }
-  }
-}
+using KernelsBasic = GpuTest;
 
 TEST_F(KernelsBasic, RmsNormOddSizesWithAndWithoutOffset) {
   for (uint32_t n : {1u, 7u, 255u, 1000u, 2049u}) {

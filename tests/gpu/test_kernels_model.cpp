@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "tests/gpu/gpu_test.h"
 
@@ -16,16 +17,7 @@ class KernelsModel : public GpuTest {
  protected:
   template <class P>
   void run(const char* name, std::vector<gpu::BindGroupEntry> e, const P& params, uint32_t gx, uint32_t gy = 1) {
-    const auto& p = kernels().get(name);
-    auto bg = device().createBindGroup(p, 0, e);
-    auto enc = device().createCommandEncoder(name);
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(p);
-    pass.setBindGroup(0, bg);
-    pass.setPushConstants(params);
-    pass.dispatchWorkgroups(gx, gy);
-    auto cb = enc.finish();
-    device().queue().wait(device().queue().submit(cb));
+    run_once(kernels().get(name), std::move(e), params, gx, gy);
   }
   gpu::Buffer state(uint32_t pos) { return upload(std::vector<uint32_t>{0, pos, 0, 0}); }
 };

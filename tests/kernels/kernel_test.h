@@ -63,22 +63,6 @@ inline std::string kernel_suffix(DType t) {
 
 inline const DType kWeightTypes[] = {DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K};
 
-class KernelTest : public GpuTest {
- protected:
-  // Records one dispatch with one bind group and push constants, submits, waits.
-  template <class P>
-  void run_once(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, const P& params,
-                uint32_t gx, uint32_t gy = 1) {
-    auto bg = device().createBindGroup(p, 0, entries);
-    auto enc = device().createCommandEncoder(p.label());
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(p);
-    pass.setBindGroup(0, bg);
-    pass.setPushConstants(params);
-    pass.dispatchWorkgroups(gx, gy);
-    auto cb = enc.finish();
-    device().queue().wait(device().queue().submit(cb));
-  }
-};
+using KernelTest = GpuTest;
 
 }  // namespace bs::testing
