@@ -102,6 +102,7 @@ CompiledShader compile_wgsl(std::string_view source, std::string_view filename, 
   out.bindings = std::move(r.bindings);
   out.workgroup_size = r.workgroup_size;
   out.features = r.features;
+  out.push_constant_bytes = r.push_constant_bytes;
   if (!opt.spirv) return out;
 
   shaderc::Compiler compiler;

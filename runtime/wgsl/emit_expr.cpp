@@ -14,7 +14,8 @@ std::string Emitter::lvalue(const Expr* e) {
       const Decl* d = e->decl;
       if (d->kind == DeclKind::let && d->type->kind == TypeKind::ptr) return ptr_alias_.at(d);
       if (d->kind == DeclKind::var && d->module_scope &&
-          (d->space == AddressSpace::storage || d->space == AddressSpace::uniform)) {
+          (d->space == AddressSpace::storage || d->space == AddressSpace::uniform ||
+           d->space == AddressSpace::push_constant)) {
         // Resource blocks wrap the variable in member "m" unless the struct was inlined into the block.
         bool inlined = d->type->kind == TypeKind::struct_ && contains_runtime_array(d->type);
         return inlined ? name_of(d) : name_of(d) + ".m";

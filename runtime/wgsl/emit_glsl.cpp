@@ -265,6 +265,17 @@ EmitResult Emitter::run() {
         b.min_size = size_of(t);
       }
       r.bindings.push_back(b);
+    } else if (d->space == AddressSpace::push_constant) {
+      // Vulkan allows one push-constant block per stage: a second reachable var<push_constant> is an error.
+      if (push_constant_) {
+        d_.error(d->loc, fmt::format("'{}' and '{}' are both var<push_constant> in entry point '{}'; Vulkan allows one "
+                                     "push-constant block (put the fields in one struct)", push_constant_->name, d->name, entry_->name));
+        continue;
+      }
+      push_constant_ = d;
+      vars += fmt::format("layout(push_constant, std430) uniform wgsl_P_{} {{\n  {};\n}} {};\n", name_of(d),
+                          decl_str(d->type, "m"), name_of(d));
+      r.push_constant_bytes = size_of(d->type);
     } else if (d->space == AddressSpace::workgroup) {
       vars += fmt::format("shared {};\n", decl_str(d->type, name_of(d)));
     } else if (d->space == AddressSpace::private_) {

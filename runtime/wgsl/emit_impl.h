@@ -20,6 +20,7 @@ struct EmitResult {
   std::vector<BindingInfo> bindings;
   std::array<uint32_t, 3> workgroup_size{1, 1, 1};
   ShaderFeatures features;
+  uint32_t push_constant_bytes = 0;  // size of the var<push_constant> the entry point uses, else 0
 };
 
 // Emits the shader of one entry point. Reports problems (an override without a value, ...) to
@@ -86,6 +87,7 @@ class Emitter {
   std::string out_;                    // function bodies being written
   int indent_ = 0;
   std::array<uint32_t, 3> wg_{1, 1, 1};
+  const Decl* push_constant_ = nullptr;  // the entry point's var<push_constant>
   std::vector<std::string> prelude_;
   int temp_counter_ = 0;
   std::set<const Decl*> reachable_;

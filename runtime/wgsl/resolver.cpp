@@ -231,7 +231,7 @@ void Resolver::global_value(Decl* d) {
 }
 
 void Resolver::global_var(Decl* d) {
-  if (d->var_tmpl.empty()) fail(d->loc, fmt::format("module-scope var '{}' needs an address space: var<private>, var<workgroup>, var<uniform> or var<storage>", d->name));
+  if (d->var_tmpl.empty()) fail(d->loc, fmt::format("module-scope var '{}' needs an address space: var<private>, var<workgroup>, var<uniform>, var<storage> or var<push_constant>", d->name));
   Expr* sp = d->var_tmpl[0];
   if (sp->kind != ExprKind::ident || !sp->tmpl.empty()) fail(sp->loc, "expected an address space");
   const std::string& s = sp->name;
@@ -239,9 +239,10 @@ void Resolver::global_var(Decl* d) {
   else if (s == "workgroup") d->space = AddressSpace::workgroup;
   else if (s == "uniform") d->space = AddressSpace::uniform;
   else if (s == "storage") d->space = AddressSpace::storage;
+  else if (s == "push_constant") d->space = AddressSpace::push_constant;
   else if (s == "function") fail(sp->loc, "var<function> is only allowed inside functions");
   else fail(sp->loc, fmt::format("unknown address space '{}'", s));
-  d->access = d->space == AddressSpace::uniform ? AccessMode::read
+  d->access = d->space == AddressSpace::uniform || d->space == AddressSpace::push_constant ? AccessMode::read
               : d->space == AddressSpace::storage ? AccessMode::read : AccessMode::read_write;
   if (d->var_tmpl.size() > 2) fail(d->var_tmpl[2]->loc, "too many template arguments for var");
   if (d->var_tmpl.size() == 2) {
@@ -281,6 +282,11 @@ void Resolver::global_var(Decl* d) {
     if (group > 31 || binding > 65535) fail(d->loc, "@group must be <= 31 and @binding <= 65535");
     d->group = int(group);
     d->binding = int(binding);
+  } else if (d->space == AddressSpace::push_constant) {
+    // One block of 32-bit-or-wider plain data per entry point, set with setPushConstants (no binding).
+    for (const Attr& a : d->attrs) fail(a.loc, fmt::format("'@{}' does not apply to var<push_constant> (it has no binding)", a.name));
+    if (!is_host_shareable(t) || runtime || contains_atomic(t))
+      fail(d->type_expr->loc, fmt::format("var<push_constant> needs a fixed-size host-shareable type without atomics; {} is not", type_name(t)));
   } else {
     for (const Attr& a : d->attrs) fail(a.loc, fmt::format("'@{}' only applies to uniform and storage variables", a.name));
     if (runtime) fail(d->loc, fmt::format("var<{}> cannot hold a runtime-sized array", s));
@@ -324,7 +330,8 @@ void Resolver::function(Decl* d) {
     }
     if (p->type->kind == TypeKind::ptr) {
       AddressSpace sp = p->type->space;
-      if (sp == AddressSpace::storage || sp == AddressSpace::uniform || sp == AddressSpace::workgroup)
+      if (sp == AddressSpace::storage || sp == AddressSpace::uniform || sp == AddressSpace::workgroup ||
+          sp == AddressSpace::push_constant)
         fail(p->loc, fmt::format("pointer parameters into the {} address space are not supported by blueshift "
                                  "(pass the index, or use function/private pointers)", space_name(sp)));
     } else if (!is_constructible(p->type)) {

@@ -103,6 +103,7 @@ void Resolver::assignment(Stmt* s) {
   }
   if (l->type->access == AccessMode::read) {
     if (l->type->space == AddressSpace::uniform) fail(at, fmt::format("cannot assign to {}: uniform buffers are read-only", what));
+    if (l->type->space == AddressSpace::push_constant) fail(at, fmt::format("cannot assign to {}: push constants are read-only", what));
     fail(at, fmt::format("cannot assign to {}: it is a read-only storage buffer (declare it var<storage, read_write>)", what));
   }
   const Type* st = l->type->elem;

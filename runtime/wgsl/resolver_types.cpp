@@ -139,10 +139,12 @@ const Type* Resolver::type_from_ident(Expr* e) {
       else if (sp->name == "workgroup") s = AddressSpace::workgroup;
       else if (sp->name == "uniform") s = AddressSpace::uniform;
       else if (sp->name == "storage") s = AddressSpace::storage;
+      else if (sp->name == "push_constant") s = AddressSpace::push_constant;
     }
     if (s == AddressSpace::none) fail(sp->loc, "expected an address space");
     const Type* et = tmpl_type(1);
-    AccessMode a = s == AddressSpace::uniform || s == AddressSpace::storage ? AccessMode::read : AccessMode::read_write;
+    AccessMode a = s == AddressSpace::uniform || s == AddressSpace::storage || s == AddressSpace::push_constant
+                       ? AccessMode::read : AccessMode::read_write;
     if (e->tmpl.size() == 3) {
       Expr* ac = e->tmpl[2];
       if (s != AddressSpace::storage) fail(ac->loc, "only storage pointers take an access mode");

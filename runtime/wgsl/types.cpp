@@ -177,6 +177,7 @@ const char* space_name(AddressSpace s) {
     case AddressSpace::workgroup: return "workgroup";
     case AddressSpace::uniform: return "uniform";
     case AddressSpace::storage: return "storage";
+    case AddressSpace::push_constant: return "push_constant";
     default: return "none";
   }
 }

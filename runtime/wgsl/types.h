@@ -28,7 +28,8 @@ enum class TypeKind : uint8_t {
   ref,     // memory view (what a variable name denotes): space, elem = store type, access
 };
 
-enum class AddressSpace : uint8_t { none, function, private_, workgroup, uniform, storage };
+// push_constant: wgpu's native extension (var<push_constant>), a Vulkan push-constant block.
+enum class AddressSpace : uint8_t { none, function, private_, workgroup, uniform, storage, push_constant };
 enum class AccessMode : uint8_t { none, read, write, read_write };
 
 struct Type {

@@ -85,6 +85,7 @@ struct CompiledShader {
   std::vector<BindingInfo> bindings;         // sorted by (group, binding)
   std::array<uint32_t, 3> workgroup_size{1, 1, 1};
   ShaderFeatures features;
+  uint32_t push_constant_bytes = 0;          // the var<push_constant> block's size (wgpu's extension), else 0
 };
 
 CompiledShader compile_wgsl(std::string_view source, std::string_view filename, const CompileOptions& opt);
