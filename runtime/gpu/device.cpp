@@ -239,6 +239,7 @@ ShaderModule& ShaderModule::operator=(ShaderModule&& o) noexcept {
   if (this != &o) {
     this->~ShaderModule();
     device_ = o.device_; module_ = o.module_; reflection_ = std::move(o.reflection_); label_ = std::move(o.label_);
+    wgsl_ = std::move(o.wgsl_);
     o.module_ = VK_NULL_HANDLE;
   }
   return *this;
@@ -253,7 +254,15 @@ ShaderModule::~ShaderModule() {
 
 ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc)
     : device_(&device), label_(desc.label) {
-  const auto& refl = desc.module->reflection();
+  // A WGSL module becomes SPIR-V here, with this pipeline's constants substituted; the layout is then
+  // reflected from that SPIR-V like any other (wgsl_module.cpp).
+  ShaderModule compiled;
+  const ShaderModule* module = desc.module;
+  if (module->wgsl()) {
+    compiled = compile_wgsl_pipeline_module(device, desc);
+    module = &compiled;
+  }
+  const auto& refl = module->reflection();
   bindings_ = refl.bindings;
   push_bytes_ = refl.push_constant_bytes;
   local_size_ = refl.local_size;
@@ -286,6 +295,7 @@ ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc
   std::vector<VkSpecializationMapEntry> entries;
   std::vector<uint32_t> data;
   for (auto& c : desc.constants) {
+    if (desc.module->wgsl()) break;  // already substituted into the WGSL
     entries.push_back({c.id, uint32_t(data.size() * 4), 4});
     data.push_back(c.value);
     for (int k = 0; k < 3; ++k)
@@ -299,7 +309,7 @@ ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  ci.stage.module = desc.module->handle();
+  ci.stage.module = module->handle();
   ci.stage.pName = refl.entry.c_str();
   ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &si;
   if (desc.required_subgroup_size && device.adapter().subgroup_size_control) {

@@ -5,13 +5,19 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/gpu/instance.h"
 #include "runtime/gpu/spirv_reflect.h"
+
+namespace bs::wgsl {
+struct WgslModule;
+}
 
 namespace bs::gpu {
 
@@ -62,10 +68,14 @@ class Buffer {
   std::string label_;
 };
 
+// A SPIR-V module, or a WGSL one (Device::createShaderModuleWGSL): WGSL is parsed and checked when
+// the module is created, as WebGPU does, and compiled to SPIR-V per pipeline, because its override
+// constants are substituted at compile time (runtime/gpu/wgsl_module.cpp).
 class ShaderModule {
  public:
   ShaderModule() = default;
   ShaderModule(Device& device, std::span<const uint32_t> spirv, std::string label);
+  ShaderModule(std::shared_ptr<const wgsl::WgslModule> wgsl, std::string label);
   ~ShaderModule();
   ShaderModule(ShaderModule&& o) noexcept { *this = std::move(o); }
   ShaderModule& operator=(ShaderModule&& o) noexcept;
@@ -73,12 +83,15 @@ class ShaderModule {
   VkShaderModule handle() const { return module_; }
   const ReflectedShader& reflection() const { return reflection_; }
   const std::string& label() const { return label_; }
+  // The parsed WGSL of a WGSL module (no VkShaderModule until a pipeline compiles it), else nullptr.
+  const wgsl::WgslModule* wgsl() const { return wgsl_.get(); }
 
  private:
   Device* device_ = nullptr;
   VkShaderModule module_ = VK_NULL_HANDLE;
   ReflectedShader reflection_;
   std::string label_;
+  std::shared_ptr<const wgsl::WgslModule> wgsl_;
 };
 
 // Specialization constant (extension over WebGPU's override constants, addressed by SpecId).
@@ -92,6 +105,11 @@ struct ComputePipelineDesc {
   std::vector<SpecConstant> constants;
   uint32_t required_subgroup_size = 0;  // 0 = driver's choice; needs subgroup size control
   std::string label;
+  // WGSL modules only: the entry point (empty = the module's only one) and WebGPU's `constants`, the
+  // values of `override` declarations by name or by @id in decimal. `constants` above also reach WGSL
+  // modules: each SpecConstant sets the override with that @id (its bits read as the override's type).
+  std::string entry_point;
+  std::map<std::string, double> overrides;
 };
 
 class ComputePipeline {
@@ -121,6 +139,10 @@ class ComputePipeline {
   std::array<uint32_t, 3> local_size_{1, 1, 1};
   std::string label_;
 };
+
+// The SPIR-V module of a pipeline over a WGSL module: compiled with desc's entry point, overrides and
+// (by @id) specialization constants. Throws bs::Error naming the module for unknown names or ids.
+ShaderModule compile_wgsl_pipeline_module(Device& device, const ComputePipelineDesc& desc);
 
 // One buffer range bound to a binding slot. size 0 = to the end of the buffer.
 struct BindGroupEntry {
@@ -180,6 +202,9 @@ class Device {
   // From GLSL source, compiled with shaderc at run time (for generated shaders).
   ShaderModule createShaderModuleGLSL(const std::string& source, const std::string& label,
                                       const std::vector<std::pair<std::string, std::string>>& defines = {});
+  // WebGPU's createShaderModule({code: wgsl}) through blueshift's WGSL front-end (runtime/wgsl). Invalid
+  // WGSL throws bs::Error(input) with file:line:col diagnostics; `label` names the source in them.
+  ShaderModule createShaderModuleWGSL(std::string_view source, std::string label);
   ComputePipeline createComputePipeline(const ComputePipelineDesc& desc) { return ComputePipeline(*this, desc); }
   BindGroup createBindGroup(const ComputePipeline& p, uint32_t group, std::span<const BindGroupEntry> entries,
                             std::string label = {}) {

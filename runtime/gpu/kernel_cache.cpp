@@ -1,8 +1,58 @@
 #include "runtime/gpu/kernel_cache.h"
 
+#include <cstdlib>
+
 #include "kernels_glsl/kernels.h"
+#include "kernels_glsl/wgsl/kernels_wgsl.h"
 
 namespace bs::gpu {
+
+KernelSource parse_kernel_source(std::string_view name) {
+  if (name == "glsl") return KernelSource::glsl;
+  if (name == "wgsl") return KernelSource::wgsl;
+  fail_kind(ErrorKind::usage, "kernel set '{}' is unknown; choose glsl or wgsl", name);
+}
+
+const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl ? "wgsl" : "glsl"; }
+
+bool KernelCache::has(std::string_view name) const {
+  return source_ == KernelSource::wgsl ? kernels::wgsl::find(name) != nullptr : kernels::find(name) != nullptr;
+}
+
+// "A=1,B=2.5" (a WGSL variant's fixed overrides) as a constants map.
+static std::map<std::string, double> parse_overrides(std::string_view list, std::string_view variant) {
+  std::map<std::string, double> out;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) fail_kind(ErrorKind::internal, "WGSL variant {}: bad override '{}'", variant, item);
+    std::string value(item.substr(eq + 1));
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end) fail_kind(ErrorKind::internal, "WGSL variant {}: bad override value '{}'", variant, item);
+    out[std::string(item.substr(0, eq))] = v;
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return out;
+}
+
+const ShaderModule& KernelCache::module(const std::string& name) {
+  auto& m = modules_[name];
+  if (m) return *m;
+  if (source_ == KernelSource::wgsl) {
+    const auto* k = kernels::wgsl::find(name);
+    if (!k)
+      fail_kind(ErrorKind::internal, "the WGSL kernel set has no kernel named '{}' (see kernels_glsl/wgsl/CMakeLists.txt); "
+                "run with the GLSL kernels, or add its WGSL twin", name);
+    m = std::make_unique<ShaderModule>(device_.createShaderModuleWGSL(k->source, std::string(k->file)));
+  } else {
+    const auto* k = kernels::find(name);
+    if (!k) fail_kind(ErrorKind::internal, "no embedded kernel named '{}' (see kernels_glsl/variants.cmake)", name);
+    m = std::make_unique<ShaderModule>(device_, k->spirv, name);
+  }
+  return *m;
+}
 
 const ComputePipeline& KernelCache::get(const std::string& name, const std::vector<SpecConstant>& constants) {
   std::vector<std::pair<uint32_t, uint32_t>> key_consts;
@@ -10,13 +60,12 @@ const ComputePipeline& KernelCache::get(const std::string& name, const std::vect
   auto key = std::make_pair(name, key_consts);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
 
-  auto& module = modules_[name];
-  if (!module) {
-    const auto* k = kernels::find(name);
-    if (!k) fail_kind(ErrorKind::internal, "no embedded kernel named '{}' (see kernels_glsl/variants.cmake)", name);
-    module = std::make_unique<ShaderModule>(device_, k->spirv, name);
+  ComputePipelineDesc desc{&module(name), constants, 0, name};
+  if (source_ == KernelSource::wgsl) {
+    const auto* k = kernels::wgsl::find(name);
+    desc.entry_point = std::string(k->entry);
+    desc.overrides = parse_overrides(k->overrides, name);
   }
-  ComputePipelineDesc desc{module.get(), constants, 0, name};
   auto p = std::make_unique<ComputePipeline>(device_, desc);
   auto& ref = *p;
   pipelines_[key] = std::move(p);

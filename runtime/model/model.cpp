@@ -30,7 +30,7 @@ static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
 static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
 
 Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions& options)
-    : device_(device), kernels_(device), cfg_(source.config), opts_(options) {
+    : device_(device), kernels_(device, options.kernels), cfg_(source.config), opts_(options) {
   max_ctx_ = options.max_ctx > 0 ? options.max_ctx : std::min(cfg_.max_seq > 0 ? cfg_.max_seq : 4096, 4096);
   max_batch_ = std::max(1, std::min(options.max_batch, max_ctx_));
   logits_rows_ = std::max(1, std::min(options.logits_rows, max_batch_));

@@ -23,6 +23,7 @@ struct ModelOptions {
   int32_t max_batch = 128;   // prefill chunk: rows per forward
   int32_t logits_rows = 1;   // rows of logits kept per forward (parity runs keep every row)
   bool profile = false;      // timestamp marks per kernel (forces barriers)
+  gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
 };
 
 struct Weight {

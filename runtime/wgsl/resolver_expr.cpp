@@ -215,6 +215,7 @@ const Type* Resolver::member_access(Expr* e) {
     const std::string& n = e->name;
     if (n.empty() || n.size() > 4) fail(e->loc, fmt::format("invalid swizzle '.{}'", n));
     bool xyzw = std::string("xyzw").find(n[0]) != std::string::npos;
+    e->swizzle.clear();  // a compound assignment resolves its left-hand side twice (as `lhs op rhs` too)
     for (char c : n) {
       int k = swizzle_index(c);
       bool same_set = (std::string("xyzw").find(c) != std::string::npos) == xyzw;
