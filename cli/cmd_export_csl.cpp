@@ -104,7 +104,7 @@ void setup(CLI::App& app) {
   app.add_flag("--force", o->force, "replace an existing bundle in --out");
   app.add_flag("--json", o->json, "print a JSON summary");
   app.footer("Exit status: 0 written and the host emulation matches the Vulkan reference; 1 written but outside "
-             "the tolerance; 2 usage; 3 bad input; 5 no Vulkan engine/device.");
+             "the tolerance; 2 usage; 3 bad input; 5 no usable Vulkan device.");
   app.callback([o] { run(*o); });
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "rdrr/manifest.h"
+#include "runtime/base/dtype.h"
 #include "runtime/base/error.h"
 #include "runtime/base/half.h"
 #include "runtime/model/model.h"
@@ -30,7 +31,9 @@ HeadExportInput run_model_for_export(const ExportArgs& args) {
     auto text = ss.str();
     in.manifest_sha256 = sha256_hex(std::as_bytes(std::span(text.data(), text.size())));
   }
-  for (auto& s : manifest.shards) in.shards.push_back({s.filename, s.hash});
+  // The hash of each shard file as it lies on disk (for a zstd shard, of the .zst file, not of the
+  // bytes inside), so `sha256sum` on the model directory checks the proof's model identity.
+  for (auto& s : manifest.shards) in.shards.push_back({s.filename, s.file_hash()});
 
   in.prompt = args.prompt;
   in.prompt_ids = args.prompt_ids;
@@ -50,7 +53,12 @@ HeadExportInput run_model_for_export(const ExportArgs& args) {
   auto logits = m.prefill(in.prompt_ids, 0, false);
   in.hidden = m.last_hidden();
   in.reference_normed = m.last_normed();
+  // The final norm weight travels to the PEs as f32; the converter stores norms as f32 (DESIGN.md).
   const auto* nw = m.find("output_norm");
+  if (!nw) fail("{}: the model has no output_norm tensor; the exporter starts at the final norm", dir.string());
+  if (nw->dtype != DType::F32 || nw->shape != std::vector<int64_t>{in.cfg.dim})
+    fail("{}: output_norm is {} [{}], expected F32 [{}]", dir.string(), dtype_name(nw->dtype),
+         nw->shape.empty() ? -1 : nw->shape[0], in.cfg.dim);
   in.norm_weight.resize(in.cfg.dim);
   device.queue().readBuffer(nw->buffer, 0, in.norm_weight.data(), in.norm_weight.size() * 4);
   std::string head = in.cfg.tied_embeddings ? "embed" : "output";

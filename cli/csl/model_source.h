@@ -22,7 +22,7 @@ struct ExportArgs {
   std::string kernel = "lm_head";    // --kernel
 };
 
-// Throws bs::Error(gpu) until the Vulkan model engine is built into blueshift.
+// Throws bs::Error naming the model directory or flag on bad input; gpu errors when no Vulkan device.
 HeadExportInput run_model_for_export(const ExportArgs& args);
 
 }  // namespace bs::csl

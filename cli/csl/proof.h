@@ -21,8 +21,8 @@ inline constexpr int kProofSchemaVersion = 1;
 inline constexpr std::string_view kProofSchema = "blueshift.csl-proof";
 
 struct ShardHash {
-  std::string file;
-  std::string sha256;
+  std::string file;    // shard file name in the model directory
+  std::string sha256;  // SHA-256 of that file as stored (a .zst shard: of the compressed file)
 };
 
 struct TensorDigest {

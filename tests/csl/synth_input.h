@@ -1,8 +1,8 @@
 // Synthetic exporter input for the CSL tests: a random hidden state, a random f16 output head of a
 // full vocabulary (>= 32k rows, generated row by row on demand) from which the selected tokens' rows
 // are taken, and a float64 CPU
-// reference of the untiled head (RMSNorm, then dot products without f16 rounding of the activation),
-// standing in for the Vulkan logits until the engine exists.
+// reference of the untiled head (RMSNorm, then dot products without f16 rounding of the activation).
+// These exercise the exporter core alone; test_cli_models.cpp runs the real engine through the CLI.
 #pragma once
 #include <cstdint>
 #include <vector>
