@@ -12,11 +12,12 @@ namespace {
 struct Args {
   std::string model, prompt, prompt_tokens, system;
   bool chat = false, json = false;
+  std::string kernels = "glsl";
   bs::cli::SamplingFlags flags;
 };
 
 void run(Args& a) {
-  auto lm = bs::cli::load_for_generation(a.model, a.flags.ctx);
+  auto lm = bs::cli::load_for_generation(a.model, a.flags.ctx, 256, bs::gpu::parse_kernel_source(a.kernels));
   std::vector<int32_t> ids;
   if (!a.prompt_tokens.empty()) {
     ids = bs::cli::parse_ids(a.prompt_tokens, "--prompt-tokens");
@@ -71,6 +72,8 @@ bs::cli::Command generate_cmd{"generate", "Stream generated tokens from a model"
   app.add_flag("--chat", a->chat, "wrap the prompt in the model's chat template");
   app.add_option("--system", a->system, "system message (with --chat)");
   app.add_flag("--json", a->json, "one JSON line per token: {id, text, t_ms}");
+  app.add_option("--kernels", a->kernels, "kernel set: glsl (embedded SPIR-V, default) or wgsl (the WGSL twins "
+                 "compiled at load by the built-in WGSL front-end; decode path)");
   a->flags.add_to(app);
   app.callback([a, p, pt] {
     if (p->count() == 0 && pt->count() == 0) throw CLI::RequiredError("--prompt or --prompt-tokens");

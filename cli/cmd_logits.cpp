@@ -14,6 +14,7 @@ namespace {
 struct Args {
   std::string model, tokens, out;
   bool step = false, cpu_reference = false;
+  std::string kernels = "glsl";
   int32_t ctx = 0;
 };
 
@@ -35,6 +36,9 @@ void run(const Args& a) {
   opts.max_ctx = a.ctx > 0 ? a.ctx : std::max<int32_t>(int32_t(ids.size()), 256);
   opts.max_batch = a.step ? 1 : int32_t(ids.size());
   opts.logits_rows = a.step ? 1 : int32_t(ids.size());
+  opts.kernels = bs::gpu::parse_kernel_source(a.kernels);
+  if (opts.kernels == bs::gpu::KernelSource::wgsl && !a.step)
+    bs::fail_kind(bs::ErrorKind::usage, "--kernels wgsl covers the decode path only (no WGSL matmul kernels); add --step");
   if (int64_t(ids.size()) > source.config.max_seq && source.config.max_seq > 0)
     bs::fail_kind(bs::ErrorKind::resources, "--tokens: {} tokens exceed the model's context of {}", ids.size(),
                   source.config.max_seq);
@@ -49,8 +53,8 @@ void run(const Args& a) {
     logits = model.prefill(ids, 0, true);
   }
   bs::write_npy_f32(a.out, logits.data(), ids.size(), uint64_t(model.config().vocab));
-  std::fprintf(stderr, "wrote %s: [%zu, %d] via the %s path on %s\n", a.out.c_str(), ids.size(), model.config().vocab,
-               a.step ? "decode" : "prefill", device.adapter().name.c_str());
+  std::fprintf(stderr, "wrote %s: [%zu, %d] via the %s path (%s kernels) on %s\n", a.out.c_str(), ids.size(),
+               model.config().vocab, a.step ? "decode" : "prefill", a.kernels.c_str(), device.adapter().name.c_str());
 }
 
 bs::cli::Command logits_cmd{"logits", "Teacher-forced logits of a token sequence, as .npy (parity checks)",
@@ -62,6 +66,7 @@ bs::cli::Command logits_cmd{"logits", "Teacher-forced logits of a token sequence
   app.add_flag("--step", a->step, "one token at a time through the decode path and KV cache");
   app.add_flag("--cpu-reference", a->cpu_reference, "compute with the float64 CPU reference instead of the GPU");
   app.add_option("--ctx", a->ctx, "KV-cache length (default: max(n_tokens, 256))");
+  app.add_option("--kernels", a->kernels, "kernel set: glsl (default) or wgsl (the WGSL twins, with --step)");
   app.callback([a] { run(*a); });
 }};
 

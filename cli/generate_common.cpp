@@ -17,7 +17,7 @@ void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
 }
 
-LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch) {
+LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch, gpu::KernelSource kernels) {
   LoadedModel lm;
   auto t0 = std::chrono::steady_clock::now();
   auto source = model::open_model(dir);
@@ -25,8 +25,9 @@ LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max
   lm.device = std::make_unique<gpu::Device>();
   model::ModelOptions mo;
   mo.max_ctx = ctx;
-  mo.max_batch = max_batch;
+  mo.max_batch = kernels == gpu::KernelSource::wgsl ? 1 : max_batch;
   mo.logits_rows = 1;
+  mo.kernels = kernels;
   lm.model = std::make_unique<model::Model>(*lm.device, source, mo);
   lm.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json")) lm.tokenizer = tok::Tokenizer::from_dir(dir);

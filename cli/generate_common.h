@@ -28,6 +28,9 @@ struct LoadedModel {
 
 // Opens the model (RDRR or HF dir), builds it on the GPU for generation (logits of one row, prefill
 // chunks of `max_batch`), and loads its tokenizer when present.
-LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256);
+// With the WGSL kernel set (`--kernels wgsl`, decode-path kernels only) the prompt goes through the
+// decode path one token per forward (still one submit), whatever max_batch says.
+LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256,
+                                gpu::KernelSource kernels = gpu::KernelSource::glsl);
 
 }  // namespace bs::cli

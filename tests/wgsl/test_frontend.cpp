@@ -183,5 +183,40 @@ TEST(WgslEmitter, NamesThatCollideWithGlslAreMangled) {
   EXPECT_EQ(s.glsl.find("__"), std::string::npos);
 }
 
+
+// wgpu's native push-constant extension: one std430 push_constant block, read-only, no binding.
+TEST(WgslPushConstants, BlockLayoutAndRules) {
+  const char* src = R"(
+struct P { n: u32, scale: f32, v: vec3f, last: f32 }
+var<push_constant> pc: P;
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(1) fn main() { y[pc.n] = pc.scale * pc.v.y + pc.last; }
+)";
+  wgsl::CompileOptions opt;
+  auto s = wgsl::compile_wgsl(src, "pc.wgsl", opt);
+  EXPECT_EQ(s.push_constant_bytes, 32u);  // vec3f at offset 16 (align 16), last packed at 28
+  EXPECT_NE(s.glsl.find("layout(push_constant, std430) uniform"), std::string::npos) << s.glsl;
+  EXPECT_EQ(s.bindings.size(), 1u);
+  EXPECT_NE(diagnostics_of("var<push_constant> pc: u32;\n@compute @workgroup_size(1) fn main() { pc = 1u; }")
+                .find("push constants are read-only"), std::string::npos);
+  EXPECT_NE(diagnostics_of("@group(0) @binding(0) var<push_constant> pc: u32;\n@compute @workgroup_size(1) fn main() { _ = pc; }")
+                .find("has no binding"), std::string::npos);
+  EXPECT_NE(diagnostics_of("var<push_constant> a: u32;\nvar<push_constant> b: u32;\n"
+                           "@compute @workgroup_size(1) fn main() { _ = a + b; }").find("one push-constant block"),
+            std::string::npos);
+  EXPECT_NE(diagnostics_of("var<push_constant> a: array<u32>;\n@compute @workgroup_size(1) fn main() { _ = a[0]; }")
+                .find("fixed-size"), std::string::npos);
+}
+
+// A compound assignment resolves its left-hand side twice; a swizzle in its index must stay one swizzle.
+TEST(WgslEmitter, CompoundAssignmentWithSwizzledIndex) {
+  std::string g = glsl_of(R"(
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(1) fn main(@builtin(workgroup_id) wid: vec3u) { y[wid.y * 2u] += 1.0; }
+)");
+  EXPECT_NE(g.find("wid.y * 2u"), std::string::npos) << g;
+  EXPECT_EQ(g.find("wid.yy"), std::string::npos) << g;
+}
+
 }  // namespace
 }  // namespace bs::testing
