@@ -45,7 +45,7 @@ std::string run_ok(const std::vector<std::string>& args) {
   if (r.exit_code != 0) {
     std::string cmd;
     for (const auto& a : args) cmd += a + " ";
-    throw std::runtime_error("blueshift " + cmd + "exited " + std::to_string(r.exit_code) + ": " + r.err);
+    throw std::runtime_error("blueshift " + cmd + "exited " + std::to_string(r.exit_code) + ": " + r.err + r.out);
   }
   return r.out;
 }
