@@ -79,7 +79,7 @@ void run(const Args& a) {
   opts.ignore_eos = true;
   bs::generate::Session session(model);
 
-  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token;
+  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token, arrivals_last;
   bs::generate::GenerateStats last;
   for (int r = -1; r < a.reps; ++r) {  // r = -1: warm-up
     if (tty) std::fprintf(stderr, "\rbench %s [%d/%d]", a.model.c_str(), r + 1, a.reps);
@@ -87,6 +87,7 @@ void run(const Args& a) {
     std::vector<double> arrivals;
     last = session.generate(prompt, opts, [&](int32_t, double t) { arrivals.push_back(t); return true; });
     if (r < 0) continue;
+    arrivals_last = arrivals;
     prefill_tok_s.push_back(a.prompt_tokens / (last.prefill_ms / 1000.0));
     decode_tok_s.push_back(last.decode_tok_s());
     ttft.push_back(last.ttft_ms);
@@ -135,7 +136,8 @@ void run(const Args& a) {
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
       {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read},
       {"achieved_gb_s", achieved}, {"peak_gb_s", peak}, {"pct_of_peak", 100.0 * achieved / peak},
-      {"gpu_ms_by_kernel", by_kernel}, {"vram_bytes", dev.allocatedBytes()}, {"load_s", lm.load_s}};
+      {"gpu_ms_by_kernel", by_kernel}, {"vram_bytes", dev.allocatedBytes()}, {"load_s", lm.load_s},
+      {"token_arrival_ms", arrivals_last}};
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {

@@ -12,10 +12,15 @@
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
+#ifdef MV_NORM
+layout(push_constant) uniform PC { MatvecNormParams p; };
+#else
 layout(push_constant) uniform PC { MatvecParams p; };
+#endif
 layout(std430, binding = 0) readonly buffer Wt { f16vec2 w[]; };
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
+#define MV_X_SCALAR
 #include "matvec.glsl"
 
 const uint kUnroll = 4;
@@ -30,7 +35,7 @@ void main() {
       vec2 xv[kUnroll];
       for (uint u = 0; u < kUnroll; ++u) {
         uint j = min(j0 + u * wg, nw - 1u);
-        xv[u] = j0 + u * wg < nw ? vec2(x[xb + 2u * j], x[xb + 2u * j + 1u]) : vec2(0.0);
+        xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * j) : vec2(0.0);
       }
       for (uint r = 0; r < ROWS; ++r) {
         uint rb = min(row0 + r, p.m - 1u) * nw;  // rows past m compute a duplicate that is never written
@@ -39,7 +44,7 @@ void main() {
     }
   } else {
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
-      float xv = x[b * p.k + i];
+      float xv = mv_x1(b * p.k, i);
       for (uint r = 0; r < ROWS; ++r) {
         uint e = min(row0 + r, p.m - 1u) * p.k + i;
         mv_acc[r] += float(w[e >> 1][e & 1u]) * xv;

@@ -14,7 +14,11 @@
 #include "dequant.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;
+#ifdef MV_NORM
+layout(push_constant) uniform PC { MatvecNormParams p; };
+#else
 layout(push_constant) uniform PC { MatvecParams p; };
+#endif
 layout(std430, binding = 0) readonly buffer Wt { uvec4 w[]; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
@@ -27,8 +31,8 @@ void main() {
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, t = part & 7u, j = t >> 1;
     uint xo = (b * p.k + blk * 256u + 64u * j + 16u * (t & 1u)) / 4u;
-    vec4 xa0 = x[xo], xa1 = x[xo + 1], xa2 = x[xo + 2], xa3 = x[xo + 3];
-    vec4 xb0 = x[xo + 8], xb1 = x[xo + 9], xb2 = x[xo + 10], xb3 = x[xo + 11];
+    vec4 xa0 = mv_x4(xo), xa1 = mv_x4(xo + 1), xa2 = mv_x4(xo + 2), xa3 = mv_x4(xo + 3);
+    vec4 xb0 = mv_x4(xo + 8), xb1 = mv_x4(xo + 9), xb2 = mv_x4(xo + 10), xb3 = mv_x4(xo + 11);
     float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
     for (uint r = 0; r < ROWS; ++r) {
       uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written

@@ -15,7 +15,11 @@
 #include "dequant.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;
+#ifdef MV_NORM
+layout(push_constant) uniform PC { MatvecNormParams p; };
+#else
 layout(push_constant) uniform PC { MatvecParams p; };
+#endif
 layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
@@ -39,8 +43,8 @@ void main() {
     vec4 xq[8];  // quarter qq, l0 + 0..3 and l0 + 4..7
     float sx[4];
     for (uint qq = 0; qq < 4u; ++qq) {
-      xq[2 * qq] = x[xo + 8u * qq];
-      xq[2 * qq + 1] = x[xo + 8u * qq + 1u];
+      xq[2 * qq] = mv_x4(xo + 8u * qq);
+      xq[2 * qq + 1] = mv_x4(xo + 8u * qq + 1u);
       sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
     }
     for (uint r = 0; r < ROWS; ++r) {

@@ -13,7 +13,11 @@
 #include "dequant.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;
+#ifdef MV_NORM
+layout(push_constant) uniform PC { MatvecNormParams p; };
+#else
 layout(push_constant) uniform PC { MatvecParams p; };
+#endif
 layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
@@ -27,7 +31,7 @@ void main() {
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 1, t = part & 1u;
     uint xo = (b * p.k + blk * 32u + 16u * t) / 4u;
-    vec4 x0 = x[xo], x1 = x[xo + 1], x2 = x[xo + 2], x3 = x[xo + 3];
+    vec4 x0 = mv_x4(xo), x1 = mv_x4(xo + 1), x2 = mv_x4(xo + 2), x3 = mv_x4(xo + 3);
     float sx = dot(x0 + x1 + x2 + x3, vec4(1.0));
     for (uint r = 0; r < ROWS; ++r) {
       uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written

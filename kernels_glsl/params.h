@@ -19,6 +19,8 @@ BS_PARAMS(RmsNormParams) { uint n; uint rows; float eps; float offset; };
 
 // matvec: y[b*m + r] = sum_k W[r, k] * x[b*k_stride + k] (+ y when accumulate) for rows r < m.
 BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };
+// matvec_*_norm: the same with RMSNorm of x folded in, y = W (x * rsqrt(mean(x^2) + eps) * (offset + nw)).
+BS_PARAMS(MatvecNormParams) { uint m; uint k; uint batch; uint accumulate; float eps; float offset; uint pad0; uint pad1; };
 
 // reduce: sum or max over n elements, written to out[0].
 BS_PARAMS(ReduceParams) { uint n; uint pad0; uint pad1; uint pad2; };
@@ -34,11 +36,20 @@ BS_PARAMS(RopeParams) { uint rows; uint n_heads; uint head_dim; uint rot_dim; };
 // kv_store: cache[(state.pos + row) * kv_dim + i] = f16(src[row * kv_dim + i]).
 BS_PARAMS(KvStoreParams) { uint rows; uint kv_dim; uint pad0; uint pad1; };
 
+// rope_kv: RoPE on q (in place) and k, k and v appended to the f16 caches at state.pos + row.
+BS_PARAMS(RopeKvParams) { uint rows; uint n_heads; uint n_kv_heads; uint head_dim; };
+
 // attention: out[row, h, :] = softmax_j(scale * q.k_j (softcapped), j in window) . v_j, one workgroup per
 // (head, row). GQA: kv head = h / (n_heads / n_kv_heads). window 0 = full causal.
 BS_PARAMS(AttentionParams) {
   uint rows; uint n_heads; uint n_kv_heads; uint head_dim;
   uint max_ctx; uint window; float scale; float softcap;
+};
+
+// attention_split: one decode row, the window split into `splits` chunks per head (flash-decoding).
+BS_PARAMS(AttentionSplitParams) {
+  uint n_heads; uint n_kv_heads; uint head_dim; uint splits;
+  uint window; float scale; float softcap; uint pad0;
 };
 
 // gated activation: h[i] = act(g[i]) * u[i] over n elements; act 0 = silu, 1 = gelu_tanh.

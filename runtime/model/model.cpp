@@ -1,6 +1,7 @@
 #include "runtime/model/model.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels_glsl/params.h"
@@ -101,6 +102,13 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   gate_ = act(B * c.ffn_dim, "gate");
   up_ = act(B * c.ffn_dim, "up");
   scores_ = act(B * c.n_heads * uint64_t(max_ctx_), "attention scores");
+  if (c.head_dim <= 256) {
+    attn_splits_ = uint32_t((max_ctx_ + 127) / 128);  // chunks of at most 128 positions (attention_split.comp)
+    attn_part_ = act(uint64_t(c.n_heads) * attn_splits_ * (c.head_dim + 2), "attention partials");
+    attn_count_ = act(c.n_heads, "attention arrivals");
+    std::vector<uint32_t> zeros(c.n_heads, 0);
+    device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
+  }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
   for (int32_t l = 0; l < c.n_layers; ++l) {
     uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
@@ -177,8 +185,22 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   last_rows_ = rows;
   auto pass = enc.beginComputePass();
   const uint32_t wg = 128;
-  // lavapipe runs a workgroup as coroutines over its subgroups: small workgroups are much faster there.
-  const uint32_t matvec_wg = device_.adapter().type == "cpu" ? 8 : 128;
+  // Matvec workgroup size: about one invocation per part of a row (a part is what one invocation reads
+  // per step: 8 f16 values, 16 Q8_0 codes, 32 K-quant codes; see matvec_*.comp), within [32, 256], so
+  // no invocation idles on short rows. lavapipe runs a workgroup as coroutines over its subgroups: small
+  // workgroups are much faster there. BLUESHIFT_MATVEC_WG=N fixes the size (for tuning runs).
+  static const uint32_t wg_override = [] {
+    const char* e = std::getenv("BLUESHIFT_MATVEC_WG");
+    return e ? uint32_t(std::strtoul(e, nullptr, 10)) : 0u;
+  }();
+  const bool cpu = device_.adapter().type == "cpu";
+  auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
+    if (wg_override) return wg_override;
+    if (cpu) return 8;
+    uint32_t parts = t == DType::F16 ? k / 8 : t == DType::Q8_0 ? k / 16 : k / 32, wg = 32;
+    while (wg < parts && wg < 256) wg *= 2;
+    return wg;
+  };
 
   auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
                       const auto& params, uint32_t gx, uint32_t gy, const char* label) {
@@ -205,12 +227,30 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     MatvecParams mp{m, k, nrows, accumulate ? 1u : 0u};
     if (nrows == 1) {
       const uint32_t rows_per_wg = 4;
-      dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg}, {1, rows_per_wg}}, e, mp,
+      dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, "matvec");
     } else {
       dispatch(weight_kernel("matmul", w.dtype), {}, e, mp, (m + 63) / 64, (nrows + 63) / 64, "matmul");
     }
   };
+
+  // Decode: y = W rmsnorm(x_) in one dispatch per projection (matvec.glsl, MV_NORM): the norm's
+  // dispatch and the barrier after it disappear. Prefill keeps rms_norm then the tiled matmul.
+  auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
+    uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    const uint32_t rows_per_wg = 4;
+    dispatch(weight_kernel("matvec", w.dtype) + "_norm", {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
+             {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
+             MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
+             (m + rows_per_wg - 1) / rows_per_wg, 1, "matvec");
+  };
+
+  // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
+  bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
+  bool fold_norm = M == 1;
+  for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
+      fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + "_norm");
 
   // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it).
   const Weight& embed = *find("embed");
@@ -222,10 +262,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
 
-    rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
-    matmul(W("attn_q"), xn_, 0, q_, M, false);
-    matmul(W("attn_k"), xn_, 0, k_, M, false);
-    matmul(W("attn_v"), xn_, 0, v_, M, false);
+    if (fold_norm) {
+      for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
+        normed_matvec(W("attn_norm"), W(name), *buf);
+    } else {
+      rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+      matmul(W("attn_q"), xn_, 0, q_, M, false);
+      matmul(W("attn_k"), xn_, 0, k_, M, false);
+      matmul(W("attn_v"), xn_, 0, v_, M, false);
+    }
     if (c.qkv_bias) {
       for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
                                   std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
@@ -237,21 +282,27 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
     }
     auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-    dispatch("rope_f32", {}, {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &freq}, {2, &state_}},
-             RopeParams{M, uint32_t(c.n_heads), uint32_t(c.head_dim), uint32_t(c.head_dim)}, c.n_heads, M, "rope");
-    dispatch("rope_f32", {}, {{0, &k_, 0, uint64_t(M) * c.kv_dim() * 4}, {1, &freq}, {2, &state_}},
-             RopeParams{M, uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(c.head_dim)}, c.n_kv_heads, M, "rope");
     uint32_t kvd = uint32_t(c.kv_dim());
-    dispatch("kv_store_f16", {}, {{0, &k_, 0, uint64_t(M) * kvd * 4}, {1, &kcache_[l]}, {2, &state_}},
-             KvStoreParams{M, kvd, 0, 0}, (kvd + 127) / 128, M, "kv_store");
-    dispatch("kv_store_f16", {}, {{0, &v_, 0, uint64_t(M) * kvd * 4}, {1, &vcache_[l]}, {2, &state_}},
-             KvStoreParams{M, kvd, 0, 0}, (kvd + 127) / 128, M, "kv_store");
-    dispatch("attention_f16kv", {},
-             {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-              {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
-             AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                             sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
-             c.n_heads, M, "attention");
+    dispatch("rope_kv_f32", {},
+             {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
+              {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
+             RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
+             uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+    if (split_attention) {
+      dispatch("attention_split_f16kv", {},
+               {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
+                {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
+               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
+                                    sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
+               c.n_heads, attn_splits_, "attention");
+    } else {
+      dispatch("attention_f16kv", {},
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+               c.n_heads, M, "attention");
+    }
     if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, 0, tmp_, M, false);
       rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
@@ -259,9 +310,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       matmul(W("attn_out"), att_, 0, x_, M, true);
     }
 
-    rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
-    matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
-    matmul(W("ffn_up"), xn_, 0, up_, M, false);
+    if (fold_norm) {
+      normed_matvec(W("ffn_norm"), W("ffn_gate"), gate_);
+      normed_matvec(W("ffn_norm"), W("ffn_up"), up_);
+    } else {
+      rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
+      matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
+      matmul(W("ffn_up"), xn_, 0, up_, M, false);
+    }
     uint32_t n = M * uint32_t(c.ffn_dim);
     dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
              GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");

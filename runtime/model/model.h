@@ -97,6 +97,10 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
+  // Split-context decode attention: `attn_splits_` chunks per head, their partial softmax states, and a
+  // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
+  uint32_t attn_splits_ = 0;
+  gpu::Buffer attn_part_, attn_count_;
   std::vector<gpu::Buffer> kcache_, vcache_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
 };

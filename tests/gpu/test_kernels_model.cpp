@@ -42,6 +42,33 @@ TEST_F(KernelsModel, RopeRotateHalfAtStatePosition) {
   EXPECT_LT(nmse(got, ref), 1e-10);
 }
 
+// The fused RoPE + KV append gives bit-identical q and caches to rope_f32 twice then kv_store_f16 twice
+// (rope itself is checked against float64 above), and writes nothing outside rows [pos, pos + rows).
+TEST_F(KernelsModel, RopeKvMatchesRopeThenKvStore) {
+  const uint32_t rows = 3, heads = 6, kvh = 2, hd = 36, ctx = 29, pos0 = 11, kvd = kvh * hd;
+  auto q = random_floats(rows * heads * hd), k = random_floats(rows * kvd), v = random_floats(rows * kvd);
+  std::vector<float> f(hd / 2);
+  for (uint32_t i = 0; i < hd / 2; ++i) f[i] = float(1.0 / std::pow(10000.0, 2.0 * i / hd));
+  auto bf = upload(f), bs = state(pos0);
+  // Separate kernels.
+  auto q1 = upload(q), k1 = upload(k), v1 = upload(v), kc1 = poisoned(ctx * kvd * 2), vc1 = poisoned(ctx * kvd * 2);
+  run("rope_f32", {{0, &q1}, {1, &bf}, {2, &bs}}, RopeParams{rows, heads, hd, hd}, heads, rows);
+  run("rope_f32", {{0, &k1}, {1, &bf}, {2, &bs}}, RopeParams{rows, kvh, hd, hd}, kvh, rows);
+  run("kv_store_f16", {{0, &k1}, {1, &kc1}, {2, &bs}}, KvStoreParams{rows, kvd, 0, 0}, (kvd + 127) / 128, rows);
+  run("kv_store_f16", {{0, &v1}, {1, &vc1}, {2, &bs}}, KvStoreParams{rows, kvd, 0, 0}, (kvd + 127) / 128, rows);
+  // Fused.
+  auto q2 = upload(q), k2 = upload(k), v2 = upload(v), kc2 = poisoned(ctx * kvd * 2), vc2 = poisoned(ctx * kvd * 2);
+  run("rope_kv_f32", {{0, &q2}, {1, &k2}, {2, &v2}, {3, &bf}, {4, &bs}, {5, &kc2}, {6, &vc2}},
+      RopeKvParams{rows, heads, kvh, hd}, heads + 2 * kvh, rows);
+  EXPECT_EQ(download<float>(q1, q.size()), download<float>(q2, q.size()));
+  auto a = download<uint16_t>(kc1, ctx * kvd), b = download<uint16_t>(kc2, ctx * kvd);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(download<uint16_t>(vc1, ctx * kvd), download<uint16_t>(vc2, ctx * kvd));
+  EXPECT_EQ(b[(pos0 - 1) * kvd], 0xffff);         // the row before is untouched
+  EXPECT_EQ(b[(pos0 + rows) * kvd], 0xffff);      // and the row after
+  EXPECT_NE(b[pos0 * kvd], 0xffff);
+}
+
 TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
   for (uint32_t window : {0u, 7u}) {
     const uint32_t heads = 6, kvh = 2, hd = 20, ctx = 40, rows = 3, pos0 = 21;
@@ -79,6 +106,52 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
         }
       }
     EXPECT_LT(nmse(got, ref), 1e-10) << "window " << window;
+  }
+}
+
+// Split-context decode attention against float64: empty chunks (pos 0 with 3 splits), chunks that
+// end mid-window, a sliding window, softcap, head_dim 20 (idle invocations) and 256 (one group), and
+// repeated dispatches (the per-head arrival count must return to zero).
+TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
+  struct Case { uint32_t heads, kvh, hd, ctx; };
+  for (Case c : {Case{6, 2, 20, 300}, Case{4, 1, 256, 131}}) {
+    const uint32_t kvd = c.kvh * c.hd, splits = (c.ctx + 127) / 128;
+    const float scale = 0.3f, cap = 5.0f;
+    auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
+    auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
+    auto bk = upload(k), bv = upload(v), s0 = state(0);
+    run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, KvStoreParams{c.ctx, kvd, 0, 0}, (kvd + 127) / 128, c.ctx);
+    run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, KvStoreParams{c.ctx, kvd, 0, 0}, (kvd + 127) / 128, c.ctx);
+    auto part = poisoned(c.heads * splits * (c.hd + 2) * 4);
+    auto count = upload(std::vector<uint32_t>(c.heads, 0));
+    for (uint32_t pos : {0u, 5u, c.ctx / 2, c.ctx - 1})
+      for (uint32_t window : {0u, 7u}) {
+        auto q = random_floats(c.heads * c.hd);
+        auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos);
+        run("attention_split_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &part}, {5, &count}, {6, &sp}},
+            AttentionSplitParams{c.heads, c.kvh, c.hd, splits, window, scale, window ? cap : 0.0f, 0}, c.heads, splits);
+        auto got = download<float>(out, c.heads * c.hd);
+        std::vector<double> ref(got.size());
+        for (uint32_t h = 0; h < c.heads; ++h) {
+          uint32_t g = h / (c.heads / c.kvh), lo = window && pos + 1 > window ? pos + 1 - window : 0;
+          std::vector<double> sc(pos + 1);
+          double mx = -1e300, sum = 0;
+          for (uint32_t j = lo; j <= pos; ++j) {
+            double d = 0;
+            for (uint32_t i = 0; i < c.hd; ++i) d += q[h * c.hd + i] * round_half(k[j * kvd + g * c.hd + i]);
+            sc[j] = window ? cap * std::tanh(d * scale / cap) : d * scale;
+            mx = std::max(mx, sc[j]);
+          }
+          for (uint32_t j = lo; j <= pos; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+          for (uint32_t i = 0; i < c.hd; ++i) {
+            double a = 0;
+            for (uint32_t j = lo; j <= pos; ++j) a += sc[j] * round_half(v[j * kvd + g * c.hd + i]);
+            ref[h * c.hd + i] = a / sum;
+          }
+        }
+        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " pos " << pos << " window " << window;
+      }
+    EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
   }
 }
 

@@ -3,6 +3,8 @@
 // a poisoned output, and the accumulate epilogue. Reference: float64 over the dequantized weights.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/kernels/kernel_test.h"
 
 namespace bs::testing {
@@ -65,6 +67,34 @@ TEST_F(Matvec, Q6K) {
   for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
                  Case{5, 4096, 1, 1}})
     check(DType::Q6_K, c);
+}
+
+// The RMSNorm-folded variants (matvec_*_norm): y (+)= W (x * rsqrt(mean(x^2) + eps) * (offset + nw)),
+// per batch row, for Llama-style (offset 0) and Gemma-style (offset 1) norm weights.
+TEST_F(Matvec, NormFolded) {
+  for (DType t : kWeightTypes)
+    for (Case c : {Case{37, 512, 1, 0}, Case{130, 768, 2, 1}})
+      for (float offset : {0.0f, 1.0f}) {
+        Weights w = random_weights(t, c.m, c.k);
+        auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k), y0 = random_floats(size_t(c.batch) * c.m);
+        const float eps = 1e-5f;
+        std::vector<float> xn(x.size());  // the normalized input, in double then rounded for dot_ref
+        for (uint32_t b = 0; b < c.batch; ++b) {
+          double ss = 0;
+          for (uint32_t i = 0; i < c.k; ++i) ss += double(x[size_t(b) * c.k + i]) * x[size_t(b) * c.k + i];
+          double sc = 1.0 / std::sqrt(ss / c.k + eps);
+          for (uint32_t i = 0; i < c.k; ++i) xn[size_t(b) * c.k + i] = float(x[size_t(b) * c.k + i] * sc * (offset + nw[i]));
+        }
+        DotRef ref = dot_ref(w.dq.data(), xn.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
+        auto bw = upload(w.bytes), bx = upload(x), bn = upload(nw);
+        auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
+        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_norm", {{0, 64}, {1, 4}});
+        run_once(p, {{0, &bw}, {1, &bx}, {2, &by}, {3, &bn}},
+                 kparams::MatvecNormParams{c.m, c.k, c.batch, c.accumulate, eps, offset, 0, 0}, (c.m + 3) / 4, c.batch);
+        // xn rounded to f32 above differs from the kernel's f32 path by ~1 ulp per element: 1e-10 holds.
+        EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10)
+            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " offset=" << offset << " seed=" << test_seed();
+      }
 }
 
 // A matrix split over two dispatches by binding offsets (how a table larger than one binding is bound):
