@@ -91,12 +91,14 @@ void run(const Args& a) {
     prefill_tok_s.push_back(a.prompt_tokens / (last.prefill_ms / 1000.0));
     decode_tok_s.push_back(last.decode_tok_s());
     ttft.push_back(last.ttft_ms);
-    // Tokens arrive a batch (16 decode steps) at a time: a token's time is its batch's interval over
-    // the batch's tokens. arrivals[0] is the token sampled in the prefill submit.
-    const size_t kBatch = 16;
-    for (size_t end = 1 + kBatch; end <= arrivals.size() + kBatch - 1; end += kBatch) {
-      size_t last = std::min(end, arrivals.size()) - 1, prev = end - kBatch - 1;
-      if (last > prev) per_token.push_back((arrivals[last] - arrivals[prev]) / double(last - prev));
+    // Tokens reach the host a batch (16 decode steps) at a time: a token's time is its arrival group's
+    // interval over the group's size (tokens arriving within 0.05 ms form a group). arrivals[0] is the
+    // token sampled in the prefill submit.
+    for (size_t i = 1; i < arrivals.size();) {
+      size_t j = i;
+      while (j + 1 < arrivals.size() && arrivals[j + 1] - arrivals[i] < 0.05) ++j;
+      per_token.push_back((arrivals[j] - arrivals[i - 1]) / double(j - i + 1));
+      i = j + 1;
     }
   }
   if (tty) std::fprintf(stderr, "\r\033[K");
