@@ -138,7 +138,8 @@ void run(const Args& a) {
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
       {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read},
       {"achieved_gb_s", achieved}, {"peak_gb_s", peak}, {"pct_of_peak", 100.0 * achieved / peak},
-      {"gpu_ms_by_kernel", by_kernel}, {"vram_bytes", dev.allocatedBytes()}, {"load_s", lm.load_s},
+      {"gpu_ms_by_kernel", by_kernel}, {"vram_bytes", dev.allocatedBytes()},
+      {"weight_bytes", model.weight_bytes()}, {"kv_cache_bytes", model.kv_bytes()}, {"load_s", lm.load_s},
       {"token_arrival_ms", arrivals_last}};
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());

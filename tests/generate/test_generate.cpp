@@ -135,6 +135,41 @@ TEST(Generate, BadInputIsAClearError) {
   EXPECT_NE(r.err.find("context"), std::string::npos) << r.err;
 }
 
+// `bench --json` on lavapipe: every documented field is present and sane, and the 128-token decode is
+// one submit (submits_per_token <= 1/16).
+TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
+  auto r = run_blueshift({"bench", "--model", demo_model().string(), "--prompt-tokens", "16", "--gen-tokens", "128",
+                          "--reps", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  for (const char* f : {"model", "quant", "device", "driver", "prompt_tokens", "gen_tokens", "prefill_tok_s",
+                        "decode_tok_s", "ttft_ms", "decode_ms_per_token_p50", "decode_ms_per_token_p95",
+                        "submits_per_token", "readback_bytes_per_token", "dispatches_per_token", "barriers_per_token",
+                        "weight_bytes_per_token", "achieved_gb_s", "peak_gb_s", "pct_of_peak", "gpu_ms_by_kernel",
+                        "vram_bytes", "weight_bytes", "kv_cache_bytes", "load_s", "token_arrival_ms"})
+    EXPECT_TRUE(j.contains(f)) << "missing field " << f;
+  EXPECT_EQ(j["quant"], "Q8_0");
+  EXPECT_EQ(j["gen_tokens"], 128);
+  EXPECT_LE(j["submits_per_token"].get<double>(), 1.0 / 16);
+  EXPECT_GT(j["decode_tok_s"].get<double>(), 0);
+  EXPECT_GT(j["prefill_tok_s"].get<double>(), 0);
+  EXPECT_GT(j["peak_gb_s"].get<double>(), 0);
+  EXPECT_GT(j["dispatches_per_token"].get<int>(), 10);
+  double p50 = j["decode_ms_per_token_p50"], p95 = j["decode_ms_per_token_p95"];
+  EXPECT_GT(p50, 0);
+  EXPECT_LE(p50, p95);
+  EXPECT_EQ(j["token_arrival_ms"].size(), 128u);
+  EXPECT_FALSE(j["gpu_ms_by_kernel"].empty());
+  EXPECT_TRUE(j["gpu_ms_by_kernel"].contains("matvec"));
+  EXPECT_GE(j["vram_bytes"].get<uint64_t>(), j["weight_bytes"].get<uint64_t>() + j["kv_cache_bytes"].get<uint64_t>());
+}
+
+TEST(Bench, MissingModelIsBadInput) {
+  TempDir d;
+  auto r = run_blueshift({"bench", "--model", (d / "nope").string(), "--json"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
 // Two turns of `blueshift chat` in a tmux pane: the second turn continues the same KV cache.
 TEST(Chat, TwoTurnsInATerminal) {
   if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
