@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "kernels_glsl/params.h"
@@ -186,15 +187,19 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
     int32_t steps = o.max_tokens - 1;
     int32_t batches = (steps + steps_per_batch_ - 1) / steps_per_batch_;
     std::vector<std::vector<const gpu::CommandBuffer*>> b(batches, {decode_cb_.get()});
-    uint64_t last = device_.queue().submitBatches(b);
-    // Stream by polling the ring: each batch ends with a barrier that makes its ring writes visible to
-    // the host, but a wait on the batch's timeline value can return much later (on the H100 the first
-    // of 8 batches was reported done only when 6 had run), so waiting per batch delayed the stream.
-    // The poll sleeps 100 us between looks: no busy core, and at most that much added per batch.
+    // The submit runs on its own thread while this one streams: on the H100, vkQueueSubmit of the
+    // batches (one command buffer, pending several times at once) returned only after about 6 of 8
+    // had executed, so tokens reached the caller in one burst near the end. Tokens are read by polling
+    // the ring, which the sampler updates every step (visible to the host mid-batch on the H100 and on
+    // lavapipe); the poll sleeps 100 us between looks, so no core spins.
+    auto submitted = std::async(std::launch::async, [&] { return device_.queue().submitBatches(b); });
+    uint64_t last = 0;
     while (!drain() && !cancelled) {
-      if (device_.queue().completedValue() >= last) break;
+      if (!last && submitted.wait_for(std::chrono::seconds(0)) == std::future_status::ready) last = submitted.get();
+      if (last && device_.queue().completedValue() >= last) break;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+    if (!last) last = submitted.get();  // rethrows a failed submit
     device_.queue().wait(last);
     drain();
   }
