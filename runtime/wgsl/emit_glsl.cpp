@@ -203,7 +203,10 @@ void Emitter::emit_binding(const Decl* v, std::string& out) {
   } else if (uniform) {
     layout = "std140";
   }
-  std::string qual = uniform ? "uniform" : v->access == AccessMode::read ? "readonly buffer" : "buffer";
+  // read_write storage is `coherent`: WGSL's storageBarrier() promises that writes before it are
+  // visible to the workgroup after it, which memoryBarrierBuffer() + barrier() give in GLSL only for
+  // coherent buffers (otherwise a load may hit a stale non-coherent cache on a real GPU).
+  std::string qual = uniform ? "uniform" : v->access == AccessMode::read ? "readonly buffer" : "coherent buffer";
   std::string name = name_of(v);
   out += fmt::format("layout(set = {}, binding = {}, {}) {} wgsl_B_{} {{\n", v->group, v->binding, layout, qual, name);
   if (t->kind == TypeKind::struct_ && contains_runtime_array(t)) {
