@@ -280,7 +280,8 @@ TEST(CslSynth32k, TamperedRealBundleFailsNamingTheFile) {
     fs::path dir = tmp / "t_number";
     fs::copy(bundle, dir, fs::copy_options::recursive);
     json doc = read_json(dir / "proof.json");
-    doc["reference"]["values"][1] = doc["reference"]["values"][1].get<double>() + 0.25;
+    // Still an f32 value (as blueshift writes them), so what fails is the seal, not the number's form.
+    doc["reference"]["values"][1] = double(doc["reference"]["values"][1].get<float>() + 0.25f);
     write_file_bytes(dir / "proof.json", doc.dump(2));
     expect_failure(dir, 4, "proof.json");
   }
