@@ -1,7 +1,7 @@
 #version 450
-// RoPE, rotate-half pairing as HF's apply_rotary_pos_emb: (x[i], x[i + d/2]) rotated by pos * inv_freq[i].
-// Angles in f32 as HF computes them (freqs = pos * inv_freq, then cos/sin).
+// RoPE on rows of heads in place (rope.glsl has the rotation).
 #include "params.h"
+#include "rope.glsl"
 layout(local_size_x = 64) in;
 layout(push_constant) uniform PC { RopeParams p; };
 layout(std430, binding = 0) buffer X { float x[]; };
@@ -14,10 +14,8 @@ void main() {
   float pos = float(state[1] + row);
   uint base = (row * p.n_heads + head) * p.head_dim;
   for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
-    float a = pos * inv_freq[i];
-    float c = cos(a), s = sin(a);
-    float x0 = x[base + i], x1 = x[base + i + half_rot];
-    x[base + i] = x0 * c - x1 * s;
-    x[base + i + half_rot] = x1 * c + x0 * s;
+    vec2 r = rope_rotate(x[base + i], x[base + i + half_rot], pos, inv_freq[i]);
+    x[base + i] = r.x;
+    x[base + i + half_rot] = r.y;
   }
 }

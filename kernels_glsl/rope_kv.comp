@@ -2,10 +2,12 @@
 // RoPE on q and k, and the KV-cache append, in one dispatch (three used to be four, behind a barrier).
 // Workgroup x picks the job: [0, n_heads) rotates a q head in place; [n_heads, n_heads + n_kv_heads)
 // rotates a k head and stores it, as f16, in the k cache at state.pos + row; the next n_kv_heads store
-// a v head in the v cache. Same arithmetic as rope.comp and kv_store.comp, so results are bit-identical.
+// a v head in the v cache. Same arithmetic as rope.comp (rope.glsl) and kv_store.comp, so results are
+// bit-identical.
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #include "params.h"
+#include "rope.glsl"
 layout(local_size_x = 64) in;
 layout(push_constant) uniform PC { RopeKvParams p; };
 layout(std430, binding = 0) buffer Q { float q[]; };
@@ -24,21 +26,17 @@ void main() {
   if (job < p.n_heads) {
     uint base = (row * p.n_heads + job) * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
-      float a = float(pos) * inv_freq[i];
-      float c = cos(a), s = sin(a);
-      float x0 = q[base + i], x1 = q[base + i + half_rot];
-      q[base + i] = x0 * c - x1 * s;
-      q[base + i + half_rot] = x1 * c + x0 * s;
+      vec2 r = rope_rotate(q[base + i], q[base + i + half_rot], float(pos), inv_freq[i]);
+      q[base + i] = r.x;
+      q[base + i + half_rot] = r.y;
     }
   } else if (job < p.n_heads + p.n_kv_heads) {
     uint h = job - p.n_heads;
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
-      float a = float(pos) * inv_freq[i];
-      float c = cos(a), s = sin(a);
-      float x0 = k[src + i], x1 = k[src + i + half_rot];
-      kcache[dst + i] = float16_t(x0 * c - x1 * s);
-      kcache[dst + i + half_rot] = float16_t(x1 * c + x0 * s);
+      vec2 r = rope_rotate(k[src + i], k[src + i + half_rot], float(pos), inv_freq[i]);
+      kcache[dst + i] = float16_t(r.x);
+      kcache[dst + i + half_rot] = float16_t(r.y);
     }
   } else {
     uint h = job - p.n_heads - p.n_kv_heads;
