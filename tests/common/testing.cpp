@@ -67,6 +67,13 @@ RunResult run_blueshift(const std::vector<std::string>& args) {
   return {code, slurp(tmp / "out"), slurp(tmp / "err")};
 }
 
+void write_tiny_llama_config(const fs::path& file) {
+  std::ofstream(file) << R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
+    "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+    "vocab_size": 512, "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+    "tie_word_embeddings": true, "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2})";
+}
+
 uint64_t test_seed() {
   static uint64_t seed = [] {
     if (const char* env = std::getenv("BS_TEST_SEED")) return uint64_t(std::strtoull(env, nullptr, 10));

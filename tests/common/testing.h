@@ -37,6 +37,10 @@ struct RunResult {
 // Runs `blueshift <args>` (args are shell-quoted here); returns exit code and captured output.
 RunResult run_blueshift(const std::vector<std::string>& args);
 
+// Writes the config.json of a tiny Llama (2 layers, hidden 128, GQA 4/2, vocab 512, tied embeddings,
+// BOS 1, EOS 2) for `blueshift synth --tokenizer builtin`: the small model the CLI tests generate with.
+void write_tiny_llama_config(const std::filesystem::path& file);
+
 // Fresh random data: a new seed every run unless BS_TEST_SEED is set; the seed is printed on failure.
 std::mt19937_64& rng();
 uint64_t test_seed();

@@ -35,12 +35,7 @@ std::vector<int32_t> parse_ids(const std::string& out) {
 const fs::path& demo_model() {
   static TempDir dir;
   static fs::path model = [] {
-    json cfg = {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 128},
-                {"intermediate_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-                {"num_hidden_layers", 2}, {"vocab_size", 512}, {"max_position_embeddings", 1024},
-                {"rms_norm_eps", 1e-5}, {"rope_theta", 10000.0}, {"tie_word_embeddings", true},
-                {"hidden_act", "silu"}, {"bos_token_id", 1}, {"eos_token_id", 2}};
-    std::ofstream(dir / "config.json") << cfg.dump();
+    write_tiny_llama_config(dir / "config.json");
     auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
                             "builtin", "--seed", "3"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
