@@ -104,7 +104,7 @@ void run(const Args& a) {
   if (tty) std::fprintf(stderr, "\r\033[K");
 
   // Per-kernel GPU time of one decode step (profiled separately: marks add barriers).
-  std::map<std::string, double> by_kernel;
+  std::map<std::string, double> by_kernel, by_label;
   {
     bs::gpu::Profiler prof(dev, 4096);
     bs::model::Recording rec;
@@ -116,7 +116,8 @@ void run(const Args& a) {
     auto cb = enc.finish();
     dev.queue().wait(dev.queue().submit(cb));
     prof.collect();
-    by_kernel = prof.ms_by_label();
+    by_label = prof.ms_by_label();
+    for (const auto& [label, ms] : by_label) by_kernel[label.substr(0, label.find(' '))] += ms;
   }
 
   double tok_s = percentile(decode_tok_s, 0.5);
@@ -138,7 +139,7 @@ void run(const Args& a) {
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
       {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read},
       {"achieved_gb_s", achieved}, {"peak_gb_s", peak}, {"pct_of_peak", 100.0 * achieved / peak},
-      {"gpu_ms_by_kernel", by_kernel}, {"vram_bytes", dev.allocatedBytes()},
+      {"gpu_ms_by_kernel", by_kernel}, {"gpu_ms_by_dispatch", by_label}, {"vram_bytes", dev.allocatedBytes()},
       {"weight_bytes", model.weight_bytes()}, {"kv_cache_bytes", model.kv_bytes()}, {"load_s", lm.load_s},
       {"token_arrival_ms", arrivals_last}};
   if (a.json) {

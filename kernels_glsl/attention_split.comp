@@ -1,16 +1,30 @@
 #version 450
-// Decode attention, split over the context (flash-decoding): workgroup (h, s) takes one of S contiguous
-// chunks of the window [lo, pos] for head h, and writes its partial softmax state (max m, sum l,
-// unnormalized o = sum_j exp(score_j - m) v_j) to `part`. The last workgroup of a head to finish (an
-// atomic count per head) merges the S partials: o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s.
+// Decode attention, split over the context (flash-decoding): workgroup (h, s) takes one of the chunks
+// of the window [lo, pos] for head h, and writes its partial softmax state (max m, sum l, unnormalized
+// o = sum_j exp(score_j - m) v_j) to `part`. The last workgroup of a head to finish (an atomic count per
+// head) merges the partials: o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s.
 // The one-workgroup-per-head kernel (attention.comp) walks the whole context serially in 32 or so
 // workgroups; here heads x S workgroups share it, with no second dispatch or barrier for the merge.
 //
-// One query row (decode). Chunk length is ceil(window / S) <= MAX_CHUNK: the caller picks
-// S >= max_ctx / MAX_CHUNK, and head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K and V are read as 8-byte vectors.
+// The grid is fixed when the decode loop is recorded (S = splits >= max_ctx / MAX_CHUNK), but the
+// window grows by one position per token, so the chunking is chosen at run time from the position:
+// chunks of max(MIN_CHUNK, ceil(len / S)) positions, and only the first n_act = ceil(len / chunk)
+// workgroups of a head work; the rest return at once. Short contexts thus take a few full chunks
+// instead of S slivers (a sliver of 18 positions left 46 of 64 invocations idle, and the merge then
+// walked S partials through L2 serially: 23 us per layer on the H100 at 576 positions).
+//
+// Latency, not bandwidth, bounds this kernel (a chunk's K and V are a few KiB), so each workgroup has
+// 256 invocations that keep many independent loads in flight: 4 invocations per position for the
+// scores (64 positions at once, each reading every 4th 8-byte piece of the key row: 4 of them, 32
+// contiguous bytes, per step), and 256 / (head_dim / 4) groups striding over the positions for the
+// weighted sum of V. (The first version had one invocation per position and 64 per workgroup: serial
+// chains of 16-32 dependent L2 round trips per workgroup, 23-39 us per layer on the H100.)
+//
+// One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
+// and V are read as 8-byte vectors.
 #include "common.glsl"
 #include "params.h"
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { AttentionSplitParams p; };
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { f16vec4 kc4[]; };
@@ -20,10 +34,11 @@ layout(std430, binding = 4) coherent buffer P { float part[]; };     // [n_heads
 layout(std430, binding = 5) coherent buffer C { uint counter[]; };  // [n_heads], zero between uses
 layout(std430, binding = 6) readonly buffer S { uint state[]; };
 
-const uint MAX_HEAD_DIM = 256, MAX_CHUNK = 128;
+const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
-shared vec4 s_part[64];
+shared vec4 s_part[WG];        // score quarters, then the V groups' partial sums
+shared float s_w[MAX_SPLITS];  // merge: e^(m_s - M) per split
 shared bool s_last;
 
 void main() {
@@ -32,41 +47,53 @@ void main() {
   uint hd4 = p.head_dim / 4, kv_dim4 = p.n_kv_heads * hd4;
   uint pos = state[1];
   uint lo = (p.window > 0 && pos + 1 > p.window) ? pos + 1 - p.window : 0;
-  uint len = pos + 1 - lo, chunk = (len + p.splits - 1) / p.splits;
-  uint j0 = lo + min(sp * chunk, len), j1 = lo + min((sp + 1) * chunk, len);
+  uint len = pos + 1 - lo, chunk = max(MIN_CHUNK, (len + p.splits - 1) / p.splits);
+  uint n_act = (len + chunk - 1) / chunk;
+  if (sp >= n_act) return;  // uniform per workgroup: no barrier has been reached
+  uint j0 = lo + sp * chunk, j1 = lo + min((sp + 1) * chunk, len), n = j1 - j0;
 
-  for (uint d = tid; d < hd4; d += gl_WorkGroupSize.x)
+  for (uint d = tid; d < hd4; d += WG)
     s_q[d] = vec4(q[h * p.head_dim + 4 * d], q[h * p.head_dim + 4 * d + 1], q[h * p.head_dim + 4 * d + 2],
                   q[h * p.head_dim + 4 * d + 3]);
   barrier();
 
+  // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass).
   float mx = -3.402823466e38;
-  for (uint j = j0 + tid; j < j1; j += gl_WorkGroupSize.x) {
-    uint kb = j * kv_dim4 + kvh * hd4;
+  uint quarter = tid % TPP;
+  for (uint i0 = 0; i0 < n; i0 += WG / TPP) {
+    uint i = i0 + tid / TPP;
     float s = 0.0;
-    for (uint d = 0; d < hd4; ++d) s += dot(s_q[d], vec4(kc4[kb + d]));
-    s *= p.scale;
-    if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
-    s_sc[j - j0] = s;
-    mx = max(mx, s);
+    if (i < n) {
+      uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
+      for (uint d = quarter; d < hd4; d += TPP) s += dot(s_q[d], vec4(kc4[kb + d]));
+    }
+    s_part[tid].x = s;
+    barrier();
+    if (quarter == 0 && i < n) {
+      s = (s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x) * p.scale;
+      if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
+      s_sc[i] = s;
+      mx = max(mx, s);
+    }
+    barrier();
   }
   mx = workgroup_max(mx);  // its barriers also publish s_sc
   float sum = 0.0;
-  for (uint j = j0 + tid; j < j1; j += gl_WorkGroupSize.x) {
-    float e = exp(s_sc[j - j0] - mx);
-    s_sc[j - j0] = e;
+  for (uint i = tid; i < n; i += WG) {
+    float e = exp(s_sc[i] - mx);
+    s_sc[i] = e;
     sum += e;
   }
   sum = workgroup_sum(sum);
 
-  // Weighted sum of v: G = 64 / (head_dim / 4) groups of invocations (head_dim <= 256), each invocation
-  // 4 dims, groups striding over the chunk's positions; the groups' partials meet in shared memory.
-  uint groups = gl_WorkGroupSize.x / hd4;
+  // Weighted sum of v: G = 256 / (head_dim / 4) groups of invocations, each invocation 4 dims, groups
+  // striding over the chunk's positions; the groups' partials meet in shared memory.
+  uint groups = WG / hd4;
   uint g = tid / hd4, d = tid % hd4;
   uint pbase = (h * p.splits + sp) * (p.head_dim + 2);
   vec4 acc = vec4(0.0);
   if (g < groups)
-    for (uint j = j0 + g; j < j1; j += groups) acc += s_sc[j - j0] * vec4(vc4[j * kv_dim4 + kvh * hd4 + d]);
+    for (uint i = g; i < n; i += groups) acc += s_sc[i] * vec4(vc4[(j0 + i) * kv_dim4 + kvh * hd4 + d]);
   s_part[tid] = acc;
   barrier();
   if (tid < hd4) {
@@ -78,7 +105,7 @@ void main() {
     part[pbase + 4 * tid + 3] = t.w;
   }
   if (tid == 0) {
-    part[pbase + p.head_dim] = j1 > j0 ? mx : -3.402823466e38;
+    part[pbase + p.head_dim] = mx;
     part[pbase + p.head_dim + 1] = sum;
   }
 
@@ -86,24 +113,26 @@ void main() {
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) {
-    s_last = atomicAdd(counter[h], 1u) == p.splits - 1u;
+    s_last = atomicAdd(counter[h], 1u) == n_act - 1u;
   }
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
-  float big = -3.402823466e38;
-  for (uint s = 0; s < p.splits; ++s) big = max(big, part[(h * p.splits + s) * (p.head_dim + 2) + p.head_dim]);
-  float den = 0.0;
-  for (uint s = 0; s < p.splits; ++s) {
-    uint b = (h * p.splits + s) * (p.head_dim + 2);
-    den += exp(part[b + p.head_dim] - big) * part[b + p.head_dim + 1];
+  // Merge: the n_act (m, l) pairs are loaded in parallel and reduced, and each split's weight
+  // e^(m_s - M) is kept in shared memory; then each invocation's dims sum independent loads.
+  uint base = h * p.splits * (p.head_dim + 2);
+  float m_s = -3.402823466e38, l_s = 0.0;
+  if (tid < n_act) {  // n_act <= MAX_SPLITS = WG
+    m_s = part[base + tid * (p.head_dim + 2) + p.head_dim];
+    l_s = part[base + tid * (p.head_dim + 2) + p.head_dim + 1];
   }
-  for (uint d = tid; d < p.head_dim; d += gl_WorkGroupSize.x) {
+  float big = workgroup_max(m_s);
+  float w = tid < n_act ? exp(m_s - big) : 0.0;
+  if (tid < n_act) s_w[tid] = w;
+  float den = workgroup_sum(w * l_s);  // its barriers also publish s_w
+  for (uint d = tid; d < p.head_dim; d += WG) {
     float num = 0.0;
-    for (uint s = 0; s < p.splits; ++s) {
-      uint b = (h * p.splits + s) * (p.head_dim + 2);
-      num += exp(part[b + p.head_dim] - big) * part[b + d];
-    }
+    for (uint s = 0; s < n_act; ++s) num += s_w[s] * part[base + s * (p.head_dim + 2) + d];
     o[h * p.head_dim + d] = num / den;
   }
   if (tid == 0) counter[h] = 0u;

@@ -102,8 +102,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   gate_ = act(B * c.ffn_dim, "gate");
   up_ = act(B * c.ffn_dim, "up");
   scores_ = act(B * c.n_heads * uint64_t(max_ctx_), "attention scores");
-  if (c.head_dim <= 256) {
-    attn_splits_ = uint32_t((max_ctx_ + 127) / 128);  // chunks of at most 128 positions (attention_split.comp)
+  // Split attention (attention_split.comp): chunks of at most 128 positions, at most 256 splits, so
+  // contexts beyond 32768 take the one-workgroup-per-head kernel.
+  if (c.head_dim <= 256 && max_ctx_ <= 256 * 128) {
+    attn_splits_ = uint32_t((max_ctx_ + 127) / 128);
     attn_part_ = act(uint64_t(c.n_heads) * attn_splits_ * (c.head_dim + 2), "attention partials");
     attn_count_ = act(c.n_heads, "attention arrivals");
     std::vector<uint32_t> zeros(c.n_heads, 0);
@@ -202,10 +204,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     return wg;
   };
 
+  // Profile labels: the op, then (weight kernels) its dtype and shape, e.g. "matvec q4k 14336x4096";
+  // `bench` sums by the first word and also reports each label.
+  auto shape_label = [&](const char* op, const Weight& w) {
+    return prof ? fmt::format("{} {} {}x{}", op, weight_kernel("", w.dtype).substr(1), w.shape[0], w.shape[1]) : std::string(op);
+  };
   auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
-                      const auto& params, uint32_t gx, uint32_t gy, const char* label) {
+                      const auto& params, uint32_t gx, uint32_t gy, const std::string& label) {
     const auto& p = kernels_.get(kernel, spec);
-    rec.groups.push_back(device_.createBindGroup(p, 0, entries, label));
+    rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
     pass.setPipeline(p);
     pass.setBindGroup(0, rec.groups.back());
     pass.setPushConstants(params);
@@ -228,7 +235,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     if (nrows == 1) {
       const uint32_t rows_per_wg = 4;
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
-               (m + rows_per_wg - 1) / rows_per_wg, 1, "matvec");
+               (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
       dispatch(weight_kernel("matmul", w.dtype), {}, e, mp, (m + 63) / 64, (nrows + 63) / 64, "matmul");
     }
@@ -242,7 +249,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch(weight_kernel("matvec", w.dtype) + "_norm", {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
-             (m + rows_per_wg - 1) / rows_per_wg, 1, "matvec");
+             (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).

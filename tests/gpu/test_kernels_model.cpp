@@ -109,13 +109,14 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
   }
 }
 
-// Split-context decode attention against float64: empty chunks (pos 0 with 3 splits), chunks that
-// end mid-window, a sliding window, softcap, head_dim 20 (idle invocations) and 256 (one group), and
-// repeated dispatches (the per-head arrival count must return to zero).
+// Split-context decode attention against float64: idle workgroups (pos 0 with 3 or 10 splits), chunks
+// that end mid-window, chunks longer than the minimum (300 positions in 3 splits), a sliding window,
+// softcap, head_dim 20 (idle invocations) and 256 (one group), and repeated dispatches (the per-head
+// arrival count must return to zero).
 TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
-  struct Case { uint32_t heads, kvh, hd, ctx; };
-  for (Case c : {Case{6, 2, 20, 300}, Case{4, 1, 256, 131}}) {
-    const uint32_t kvd = c.kvh * c.hd, splits = (c.ctx + 127) / 128;
+  struct Case { uint32_t heads, kvh, hd, ctx, splits; };
+  for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}}) {
+    const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
     const float scale = 0.3f, cap = 5.0f;
     auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
     auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
@@ -149,7 +150,7 @@ TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
             ref[h * c.hd + i] = a / sum;
           }
         }
-        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " pos " << pos << " window " << window;
+        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos << " window " << window;
       }
     EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
   }
