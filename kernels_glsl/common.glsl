@@ -6,6 +6,13 @@
 #extension GL_EXT_shader_16bit_storage : require
 
 #define MAX_SUBGROUPS 64
+
+// The gated FFN's activation: 0 = silu, 1 = gelu with the tanh approximation (HF gelu_pytorch_tanh).
+float bs_act(float x, uint kind) {
+  if (kind == 0u) return x / (1.0 + exp(-x));
+  float t = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + tanh(t));
+}
 shared float bs_red[MAX_SUBGROUPS];
 
 // Sum of v over the workgroup; every invocation gets the result.

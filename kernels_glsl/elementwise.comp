@@ -1,5 +1,6 @@
 #version 450
 // Small elementwise kernels, one variant each (variants.cmake): gated activation, bias add, softcap.
+#include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
 
@@ -11,15 +12,7 @@ layout(std430, binding = 2) writeonly buffer H { float h[]; };
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   if (i >= p.n) return;
-  float x = g[i];
-  float a;
-  if (p.act == 0u) {
-    a = x / (1.0 + exp(-x));
-  } else {  // gelu, tanh approximation (HF gelu_pytorch_tanh)
-    float t = 0.7978845608028654 * (x + 0.044715 * x * x * x);
-    a = 0.5 * x * (1.0 + tanh(t));
-  }
-  h[i] = a * u[i];
+  h[i] = bs_act(g[i], p.act) * u[i];
 }
 #elif defined(ADD_BIAS)
 layout(push_constant) uniform PC { BiasParams p; };

@@ -3,62 +3,80 @@
 // across the workgroup and writes y (adding into y when p.accumulate != 0, the residual add folded into
 // the projection). Subgroup-size agnostic: per-subgroup sums meet in shared memory.
 //
-// The including kernel declares: spec constant ROWS, push constant `p` (MatvecParams), buffers `x`, `y`.
+// The including kernel declares: spec constant ROWS, push constant `p` (MatvecParams or
+// MatvecNormParams), buffers `x`, `y`, and the weights `w` (binding 0; with MV_GATED also `wu`,
+// binding 4, same element type), read only through mv_w(r, i): the weight array of accumulator r.
 //
 // MV_NORM folds the RMSNorm that precedes the projection into it (p is then MatvecNormParams, and the
 // norm weight is binding 3): the kernels read x only through mv_x4/mv_x2/mv_x1, which scale each value
 // by (offset + nw[i]) and add x^2 to mv_ss. Every element of x is read exactly once per workgroup, so
 // the workgroup's sum of squares comes for free with the dot products; the scale rsqrt(mean + eps) is
 // a common factor of each row's sum and is applied in mv_finish. No separate norm dispatch, no barrier.
-float mv_acc[ROWS];
-shared float mv_red[(ROWS + 1) * MAX_SUBGROUPS];
+//
+// MV_GATED (with MV_NORM) is the gated FFN in one dispatch: h = act(W_gate xn) * (W_up xn). The
+// workgroup takes the same ROWS rows of both matrices (accumulators 0..ROWS-1 read w, ROWS..2 ROWS-1
+// read wu), so each x value is loaded and normalized once for 2 ROWS dot products, and the
+// activation is applied in mv_finish (p.act: 0 silu, 1 gelu_tanh): the gate and up vectors never
+// reach memory, and the separate activation dispatch and its barrier disappear.
+#ifdef MV_GATED
+const uint MV_NR = 2u * ROWS;
+#else
+const uint MV_NR = ROWS;
+#endif
+float mv_acc[MV_NR];
+shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
+
+// Row of W (of its matrix) behind accumulator r of the workgroup starting at row0; rows past m compute
+// a duplicate of the last row that is never written.
+uint mv_row(uint row0, uint r) { return min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u); }
 
 // x is vec4[] in the K-quant and Q8_0 kernels (read with mv_x4), float[] in the f16 one (MV_X_SCALAR:
-// mv_x2 and mv_x1).
+// mv_x2 and mv_x1). xb is the batch row's first element (in x's units), i the element (or vec4) in it.
 #ifdef MV_NORM
+#ifdef MV_X_SCALAR
 layout(std430, binding = 3) readonly buffer NW { float nw[]; };
 float mv_ss = 0.0;
-#ifdef MV_X_SCALAR
-vec2 mv_x2(uint base, uint e) {  // x[base + e], x[base + e + 1]
-  vec2 v = vec2(x[base + e], x[base + e + 1u]);
+vec2 mv_x2(uint xb, uint e) {  // x[xb + e], x[xb + e + 1]
+  vec2 v = vec2(x[xb + e], x[xb + e + 1u]);
   mv_ss += dot(v, v);
   return v * (p.offset + vec2(nw[e], nw[e + 1u]));
 }
-float mv_x1(uint base, uint e) {
-  float v = x[base + e];
+float mv_x1(uint xb, uint e) {
+  float v = x[xb + e];
   mv_ss += v * v;
   return v * (p.offset + nw[e]);
 }
 #else
-vec4 mv_x4(uint i) {  // i counts vec4s of x, from the start of the binding (batch row b at b * k / 4)
-  vec4 v = x[i];
+layout(std430, binding = 3) readonly buffer NW { vec4 nw[]; };  // k % 4 == 0 for these kernels
+float mv_ss = 0.0;
+vec4 mv_x4(uint xb, uint i) {
+  vec4 v = x[xb + i];
   mv_ss += dot(v, v);
-  uint e = (i * 4u) % p.k;
-  return v * (p.offset + vec4(nw[e], nw[e + 1u], nw[e + 2u], nw[e + 3u]));
+  return v * (p.offset + nw[i]);
 }
 #endif
 #else
 #ifdef MV_X_SCALAR
-vec2 mv_x2(uint base, uint e) { return vec2(x[base + e], x[base + e + 1u]); }
-float mv_x1(uint base, uint e) { return x[base + e]; }
+vec2 mv_x2(uint xb, uint e) { return vec2(x[xb + e], x[xb + e + 1u]); }
+float mv_x1(uint xb, uint e) { return x[xb + e]; }
 #else
-vec4 mv_x4(uint i) { return x[i]; }
+vec4 mv_x4(uint xb, uint i) { return x[xb + i]; }
 #endif
 #endif
 
 void mv_finish(uint row0, uint b) {
-  for (uint r = 0; r < ROWS; ++r) {
+  for (uint r = 0; r < MV_NR; ++r) {
     float s = subgroupAdd(mv_acc[r]);
     if (subgroupElect()) mv_red[r * MAX_SUBGROUPS + gl_SubgroupID] = s;
   }
 #ifdef MV_NORM
   float ss = subgroupAdd(mv_ss);
-  if (subgroupElect()) mv_red[ROWS * MAX_SUBGROUPS + gl_SubgroupID] = ss;
+  if (subgroupElect()) mv_red[MV_NR * MAX_SUBGROUPS + gl_SubgroupID] = ss;
 #endif
   barrier();
 #ifdef MV_NORM
   ss = 0.0;
-  for (uint i = 0; i < gl_NumSubgroups; ++i) ss += mv_red[ROWS * MAX_SUBGROUPS + i];
+  for (uint i = 0; i < gl_NumSubgroups; ++i) ss += mv_red[MV_NR * MAX_SUBGROUPS + i];
   float scale = inversesqrt(ss / float(p.k) + p.eps);
 #endif
   for (uint r = gl_LocalInvocationID.x; r < ROWS; r += gl_WorkGroupSize.x) {
@@ -67,6 +85,11 @@ void mv_finish(uint row0, uint b) {
     for (uint i = 0; i < gl_NumSubgroups; ++i) s += mv_red[r * MAX_SUBGROUPS + i];
 #ifdef MV_NORM
     s *= scale;
+#endif
+#ifdef MV_GATED
+    float u = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) u += mv_red[(ROWS + r) * MAX_SUBGROUPS + i];
+    s = bs_act(s, p.act) * (u * scale);
 #endif
     uint o = b * p.m + row0 + r;
     y[o] = p.accumulate != 0u ? y[o] + s : s;

@@ -18,17 +18,28 @@ layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(push_constant) uniform PC { MatvecParams p; };
 #endif
 layout(std430, binding = 0) readonly buffer Wt { f16vec2 w[]; };
+#ifdef MV_GATED
+layout(std430, binding = 4) readonly buffer Wu { f16vec2 wu[]; };
+#endif
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #define MV_X_SCALAR
 #include "matvec.glsl"
+
+// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+f16vec2 mv_w(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu[i];
+#endif
+  return w[i];
+}
 
 const uint kUnroll = 4;
 
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
   uint wg = gl_WorkGroupSize.x;
-  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = b * p.k;
     for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
@@ -37,17 +48,17 @@ void main() {
         uint j = min(j0 + u * wg, nw - 1u);
         xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * j) : vec2(0.0);
       }
-      for (uint r = 0; r < ROWS; ++r) {
-        uint rb = min(row0 + r, p.m - 1u) * nw;  // rows past m compute a duplicate that is never written
-        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w[rb + min(j0 + u * wg, nw - 1u)]), xv[u]);
+      for (uint r = 0; r < MV_NR; ++r) {
+        uint rb = mv_row(row0, r) * nw;
+        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(mv_w(r, rb + min(j0 + u * wg, nw - 1u))), xv[u]);
       }
     }
   } else {
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
       float xv = mv_x1(b * p.k, i);
-      for (uint r = 0; r < ROWS; ++r) {
-        uint e = min(row0 + r, p.m - 1u) * p.k + i;
-        mv_acc[r] += float(w[e >> 1][e & 1u]) * xv;
+      for (uint r = 0; r < MV_NR; ++r) {
+        uint e = mv_row(row0, r) * p.k + i;
+        mv_acc[r] += float(mv_w(r, e >> 1)[e & 1u]) * xv;
       }
     }
   }

@@ -20,24 +20,35 @@ layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(push_constant) uniform PC { MatvecParams p; };
 #endif
 layout(std430, binding = 0) readonly buffer Wt { uvec4 w[]; };
+#ifdef MV_GATED
+layout(std430, binding = 4) readonly buffer Wu { uvec4 wu[]; };
+#endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #include "matvec.glsl"
 
+// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+uvec4 mv_w(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu[i];
+#endif
+  return w[i];
+}
+
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
   uint nb = p.k / 256u, nparts = nb * 8u;
-  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  uint xb = b * p.k / 4u;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, t = part & 7u, j = t >> 1;
-    uint xo = (b * p.k + blk * 256u + 64u * j + 16u * (t & 1u)) / 4u;
-    vec4 xa0 = mv_x4(xo), xa1 = mv_x4(xo + 1), xa2 = mv_x4(xo + 2), xa3 = mv_x4(xo + 3);
-    vec4 xb0 = mv_x4(xo + 8), xb1 = mv_x4(xo + 9), xb2 = mv_x4(xo + 10), xb3 = mv_x4(xo + 11);
+    uint xo = (blk * 256u + 64u * j + 16u * (t & 1u)) / 4u;
+    vec4 xa0 = mv_x4(xb, xo), xa1 = mv_x4(xb, xo + 1), xa2 = mv_x4(xb, xo + 2), xa3 = mv_x4(xb, xo + 3);
+    vec4 xb0 = mv_x4(xb, xo + 8), xb1 = mv_x4(xb, xo + 9), xb2 = mv_x4(xb, xo + 10), xb3 = mv_x4(xb, xo + 11);
     float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
-    for (uint r = 0; r < ROWS; ++r) {
-      uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written
-      uint base = (row * nb + blk) * 9u;
-      uvec4 hdr = w[base], q = w[base + 1u + t];
+    for (uint r = 0; r < MV_NR; ++r) {
+      uint base = (mv_row(row0, r) * nb + blk) * 9u;
+      uvec4 hdr = mv_w(r, base), q = mv_w(r, base + 1u + t);
       vec2 dm = unpackHalf2x16(hdr.x);
       uvec2 s0 = q4k_scale_min(hdr.yzw, 2u * j), s1 = q4k_scale_min(hdr.yzw, 2u * j + 1u);
       // sum(f*x) with f = 1 + q/16; sum(q*x) = 16 * (sum(f*x) - sum(x)).

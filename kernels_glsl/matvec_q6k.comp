@@ -21,40 +21,51 @@ layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(push_constant) uniform PC { MatvecParams p; };
 #endif
 layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
+#ifdef MV_GATED
+layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
+#endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #include "matvec.glsl"
 
+// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+uint mv_w(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu[i];
+#endif
+  return w[i];
+}
+
 // The 8 bytes at byte offset o (2-byte aligned). The third word is clamped to the array: it is read
 // only when o is mid-word, and then it lies inside the same block.
-uvec2 load8(uint o) {
+uvec2 load8(uint r, uint o) {
   uint i = o >> 2, sh = (o & 2u) * 8u;
-  uint w0 = w[i], w1 = w[i + 1u], w2 = w[min(i + 2u, uint(w.length()) - 1u)];
+  uint w0 = mv_w(r, i), w1 = mv_w(r, i + 1u), w2 = mv_w(r, min(i + 2u, uint(w.length()) - 1u));
   return uvec2(bs_funnel(w0, w1, sh), bs_funnel(w1, w2, sh));
 }
 
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
   uint nb = p.k / 256u, nparts = nb * 8u;
-  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  uint xb = b * p.k / 4u;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, h = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
-    uint xo = (b * p.k + blk * 256u + 128u * h + l0) / 4u;
+    uint xo = (blk * 256u + 128u * h + l0) / 4u;
     vec4 xq[8];  // quarter qq, l0 + 0..3 and l0 + 4..7
     float sx[4];
     for (uint qq = 0; qq < 4u; ++qq) {
-      xq[2 * qq] = mv_x4(xo + 8u * qq);
-      xq[2 * qq + 1] = mv_x4(xo + 8u * qq + 1u);
+      xq[2 * qq] = mv_x4(xb, xo + 8u * qq);
+      xq[2 * qq + 1] = mv_x4(xb, xo + 8u * qq + 1u);
       sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
     }
-    for (uint r = 0; r < ROWS; ++r) {
-      uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written
-      uint bo = (row * nb + blk) * 210u;
-      uvec2 qa = load8(bo + 64u * h + l0), qb = load8(bo + 64u * h + 32u + l0);
-      uvec2 qh = load8(bo + 128u + 32u * h + l0);
-      uvec2 sc = load8(bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq
+    for (uint r = 0; r < MV_NR; ++r) {
+      uint bo = (mv_row(row0, r) * nb + blk) * 210u;
+      uvec2 qa = load8(r, bo + 64u * h + l0), qb = load8(r, bo + 64u * h + 32u + l0);
+      uvec2 qh = load8(r, bo + 128u + 32u * h + l0);
+      uvec2 sc = load8(r, bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq
       uint dw = bo + 208u;
-      float d = bs_half_at(w[dw >> 2], dw);
+      float d = bs_half_at(mv_w(r, dw >> 2), dw);
       uvec4 c0 = q6k_codes(qa.x, qb.x, qh.x), c1 = q6k_codes(qa.y, qb.y, qh.y);
       // sum((q-32)*x) with f = 1 + q/64: 64*sum(f*x) - 96*sum(x).
       float acc = 0.0;

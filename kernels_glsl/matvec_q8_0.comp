@@ -19,27 +19,38 @@ layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(push_constant) uniform PC { MatvecParams p; };
 #endif
 layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
+#ifdef MV_GATED
+layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
+#endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #include "matvec.glsl"
+
+// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+uint mv_w(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu[i];
+#endif
+  return w[i];
+}
 
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
   uint nb = p.k / 32u, nparts = nb * 2u;
   uint last = uint(w.length()) - 1u;
-  for (uint r = 0; r < ROWS; ++r) mv_acc[r] = 0.0;
+  uint xb = b * p.k / 4u;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 1, t = part & 1u;
-    uint xo = (b * p.k + blk * 32u + 16u * t) / 4u;
-    vec4 x0 = mv_x4(xo), x1 = mv_x4(xo + 1), x2 = mv_x4(xo + 2), x3 = mv_x4(xo + 3);
+    uint xo = (blk * 32u + 16u * t) / 4u;
+    vec4 x0 = mv_x4(xb, xo), x1 = mv_x4(xb, xo + 1), x2 = mv_x4(xb, xo + 2), x3 = mv_x4(xb, xo + 3);
     float sx = dot(x0 + x1 + x2 + x3, vec4(1.0));
-    for (uint r = 0; r < ROWS; ++r) {
-      uint row = min(row0 + r, p.m - 1u);  // rows past m compute a duplicate that is never written
-      uint bo = (row * nb + blk) * 34u;
-      float d = bs_half_at(w[bo >> 2], bo);
+    for (uint r = 0; r < MV_NR; ++r) {
+      uint bo = (mv_row(row0, r) * nb + blk) * 34u;
+      float d = bs_half_at(mv_w(r, bo >> 2), bo);
       uint qo = bo + 2u + 16u * t, i = qo >> 2, sh = (qo & 2u) * 8u;
       // 16 code bytes span 4 words, or 5 when they start mid-word (the fifth is then in the block).
-      uint w0 = w[i], w1 = w[i + 1u], w2 = w[i + 2u], w3 = w[i + 3u], w4 = w[min(i + 4u, last)];
+      uint w0 = mv_w(r, i), w1 = mv_w(r, i + 1u), w2 = mv_w(r, i + 2u), w3 = mv_w(r, i + 3u), w4 = mv_w(r, min(i + 4u, last));
       // f = 1 + (q + 128)/256: sum(q*x) = 256*sum(f*x) - 384*sum(x).
       float f = dot(bs_byte_biased(bs_funnel(w0, w1, sh)), x0) + dot(bs_byte_biased(bs_funnel(w1, w2, sh)), x1) +
                 dot(bs_byte_biased(bs_funnel(w2, w3, sh)), x2) + dot(bs_byte_biased(bs_funnel(w3, w4, sh)), x3);

@@ -20,7 +20,8 @@ BS_PARAMS(RmsNormParams) { uint n; uint rows; float eps; float offset; };
 // matvec: y[b*m + r] = sum_k W[r, k] * x[b*k_stride + k] (+ y when accumulate) for rows r < m.
 BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };
 // matvec_*_norm: the same with RMSNorm of x folded in, y = W (x * rsqrt(mean(x^2) + eps) * (offset + nw)).
-BS_PARAMS(MatvecNormParams) { uint m; uint k; uint batch; uint accumulate; float eps; float offset; uint pad0; uint pad1; };
+// matvec_*_gated: y = act(W_gate xn) * (W_up xn) with that xn; act 0 = silu, 1 = gelu_tanh (else unused).
+BS_PARAMS(MatvecNormParams) { uint m; uint k; uint batch; uint accumulate; float eps; float offset; uint act; uint pad0; };
 
 // reduce: sum or max over n elements, written to out[0].
 BS_PARAMS(ReduceParams) { uint n; uint pad0; uint pad1; uint pad2; };

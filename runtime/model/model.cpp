@@ -251,6 +251,16 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
+  // ... and the gated FFN, h = act(W_gate xn) * (W_up xn), in one dispatch (MV_GATED): gate and up
+  // never reach memory; no activation dispatch, one barrier fewer per layer.
+  auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y) {
+    uint32_t m = uint32_t(wg_.shape[0]), k = uint32_t(wg_.shape[1]);
+    const uint32_t rows_per_wg = 4;
+    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", {{0, matvec_wg(wg_.dtype, k)}, {1, rows_per_wg}},
+             {{0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}},
+             MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
+             (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec_gated", wg_));
+  };
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
@@ -258,6 +268,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
       fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + "_norm");
+  // Gate and up in one dispatch needs them of one dtype (and shape) in every layer.
+  bool fold_gated = fold_norm;
+  for (int32_t l = 0; l < c.n_layers && fold_gated; ++l) {
+    const Weight* g = find(fmt::format("blk.{}.ffn_gate", l));
+    const Weight* u = find(fmt::format("blk.{}.ffn_up", l));
+    fold_gated = g->dtype == u->dtype && g->shape == u->shape && g->buffer.size() == u->buffer.size() &&
+                 kernels_.has(weight_kernel("matvec", g->dtype) + "_gated");
+  }
 
   // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it).
   const Weight& embed = *find("embed");
@@ -317,17 +335,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       matmul(W("attn_out"), att_, 0, x_, M, true);
     }
 
-    if (fold_norm) {
-      normed_matvec(W("ffn_norm"), W("ffn_gate"), gate_);
-      normed_matvec(W("ffn_norm"), W("ffn_up"), up_);
+    if (fold_gated) {
+      gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
     } else {
-      rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
-      matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
-      matmul(W("ffn_up"), xn_, 0, up_, M, false);
+      if (fold_norm) {
+        normed_matvec(W("ffn_norm"), W("ffn_gate"), gate_);
+        normed_matvec(W("ffn_norm"), W("ffn_up"), up_);
+      } else {
+        rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
+        matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
+        matmul(W("ffn_up"), xn_, 0, up_, M, false);
+      }
+      uint32_t n = M * uint32_t(c.ffn_dim);
+      dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+               GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
     }
-    uint32_t n = M * uint32_t(c.ffn_dim);
-    dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
-             GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
     if (c.sandwich_norm) {
       matmul(W("ffn_down"), gate_, 0, tmp_, M, false);
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);

@@ -97,6 +97,52 @@ TEST_F(Matvec, NormFolded) {
       }
 }
 
+// The gated FFN in one dispatch (matvec_*_gated): h = act(W_gate xn) * (W_up xn), xn the RMSNorm of x as
+// above, for silu and gelu_tanh. The bound is first order in the two dot products' errors, each
+// relative to its sum of |terms|: |dh| <= eps (max|act'| |u| scale_g + |act(g)| scale_u).
+TEST_F(Matvec, GatedFolded) {
+  struct GCase {
+    uint32_t m, k, batch, rows;
+  };
+  for (DType t : kWeightTypes)
+    for (GCase c : {GCase{37, 512, 1, 4}, GCase{130, 768, 2, 3}})
+      for (uint32_t act : {0u, 1u}) {
+        const float offset = act == 1 ? 1.0f : 0.0f, eps = 1e-6f;
+        Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
+        auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k);
+        std::vector<float> xn(x.size());
+        for (uint32_t b = 0; b < c.batch; ++b) {
+          double ss = 0;
+          for (uint32_t i = 0; i < c.k; ++i) ss += double(x[size_t(b) * c.k + i]) * x[size_t(b) * c.k + i];
+          double sc = 1.0 / std::sqrt(ss / c.k + eps);
+          for (uint32_t i = 0; i < c.k; ++i) xn[size_t(b) * c.k + i] = float(x[size_t(b) * c.k + i] * sc * (offset + nw[i]));
+        }
+        DotRef g = dot_ref(wg.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
+        DotRef u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
+        auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(x), bn = upload(nw);
+        auto by = poisoned(g.value.size() * 4);
+        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_gated", {{0, 64}, {1, c.rows}});
+        run_once(p, {{0, &bg}, {1, &bx}, {2, &by}, {3, &bn}, {4, &bu}},
+                 kparams::MatvecNormParams{c.m, c.k, c.batch, 0, eps, offset, act, 0}, (c.m + c.rows - 1) / c.rows, c.batch);
+        auto h = download<float>(by, g.value.size());
+        double worst = 0;
+        for (size_t i = 0; i < h.size(); ++i) {
+          double a = g.value[i], ref, da;
+          if (act == 0) {
+            double sg = 1 / (1 + std::exp(-a));
+            ref = a * sg;
+            da = 1.1;
+          } else {
+            ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+            da = 1.2;
+          }
+          double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
+          worst = std::max(worst, std::abs(h[i] - ref * u.value[i]) / bound);
+        }
+        EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " act=" << act << " seed=" << test_seed();
+      }
+}
+
 // A matrix split over two dispatches by binding offsets (how a table larger than one binding is bound):
 // rows [0, 64) and [64, 100), each with its own ranges of W and y, gives the single-dispatch result.
 TEST_F(Matvec, RowRangesThroughBindingOffsets) {
