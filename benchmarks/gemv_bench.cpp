@@ -10,23 +10,29 @@
 // the figures are DRAM bandwidth, not cache. GB/s counts weight + x + y bytes. A streaming-read probe
 // (stream_read) gives the device's measured peak next to the nominal --peak.
 //
-// --matmul M times the prefill kernels instead (M tokens): µs and TFLOP/s.
+// --matmul M times the prefill kernels instead (M tokens): µs and TFLOP/s of the scalar matmul and,
+// where the device has cooperative matrices, of the tensor-core matmul_cm in each tile shape.
 //
-//   bs_gemv_bench [--json] [--reps 50] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
+//   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "kernels_glsl/params.h"
 #include "runtime/base/dtype.h"
 #include "runtime/base/error.h"
 #include "runtime/gpu/gpu.h"
 #include "runtime/gpu/kernel_cache.h"
+#include "runtime/model/model.h"
 
 namespace {
 
@@ -36,8 +42,10 @@ using kparams::MatvecParams;
 struct Options {
   bool json = false;
   uint32_t reps = 50;
+  uint32_t rounds = 1;
   double peak_gb_s = 3000;
   uint32_t matmul_tokens = 0;
+  std::string cm_spv_dir;  // --cm-spv: tensor-core matmul builds from outside the registry, for tuning
   std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
   // Llama-3.2-1B (2048 hidden, 8192 FFN, 128256 vocab), Llama-3.1-8B (4096 hidden, 14336 FFN).
   std::vector<std::string> shapes{"2048x2048",   "8192x2048",  "2048x8192",
@@ -157,34 +165,81 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   double bytes = double(wbytes) + 4.0 * tokens * (k + m);
   MatvecParams params{m, k, tokens, 0};
 
-  nlohmann::json configs = nlohmann::json::array();
-  nlohmann::json best;
+  std::deque<gpu::ShaderModule> spv_modules;
+  std::deque<gpu::ComputePipeline> spv_pipes;
+  // Every configuration is registered first, then timed in --rounds interleaved passes keeping each
+  // one's best median: clocks and neighbours drift over a run, and one pass over a long list of
+  // configurations showed the same kernel 4x apart.
+  struct Trial {
+    const gpu::ComputePipeline* p;
+    uint32_t gx, gy;
+    nlohmann::json cfg;
+  };
+  std::vector<Trial> trials;
   auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg) {
-    std::vector<gpu::BindGroup> groups;
-    for (uint32_t r = 0; r < o.reps; ++r) {
-      gpu::BindGroupEntry e[] = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
-      groups.push_back(dev.createBindGroup(p, 0, e));
-    }
-    Timing tm = time_dispatches(dev, p, groups, params, gx, gy, o.reps);
-    cfg["median_us"] = tm.isolated_us;
-    cfg["stream_us"] = tm.stream_us;
-    if (mm) {
-      cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
-    } else {
-      cfg["gb_s"] = bytes / (tm.isolated_us * 1e3);
-      cfg["stream_gb_s"] = bytes / (tm.stream_us * 1e3);
-      cfg["pct_of_peak"] = 100.0 * bytes / (tm.isolated_us * 1e3) / o.peak_gb_s;
-    }
-    if (best.is_null() || tm.isolated_us < best["median_us"].get<double>()) best = cfg;
-    configs.push_back(cfg);
+    trials.push_back({&p, gx, gy, std::move(cfg)});
   };
   if (mm) {
-    try_config(kc.get("matmul_" + dname), (m + 63) / 64, (tokens + 63) / 64, {{"tile", "64x64"}});
+    try_config(kc.get("matmul_" + dname), (m + 63) / 64, (tokens + 63) / 64, {{"kernel", "matmul"}, {"tile", "64x64"}});
+    // The tensor-core kernel in each tile variants.cmake declares, where the device has it; "planned"
+    // marks the one the model records for this shape (plan_prefill_matmul).
+    std::string planned = model::plan_prefill_matmul(kc, t, m, k, tokens).kernel;
+    for (auto [suffix, bm, bn] : {std::tuple{"", 64u, 64u}, {"_64x128", 64u, 128u}, {"_128x128", 128u, 128u}}) {
+      std::string name = "matmul_cm_" + dname + suffix;
+      if (kc.has(name) && k % 32 == 0)
+        try_config(kc.get(name), (m + bn - 1) / bn, (tokens + bm - 1) / bm,
+                   {{"kernel", "matmul_cm"}, {"tile", fmt::format("{}x{}", bm, bn)}, {"planned", name == planned}});
+    }
+    // Tuning builds: DIR/<dtype>.<label>-<BM>x<BN>.spv (the tile sets the dispatch).
+    if (!o.cm_spv_dir.empty() && kc.has("matmul_cm_" + dname))
+      for (const auto& f : std::filesystem::directory_iterator(o.cm_spv_dir)) {
+        std::string name = f.path().stem().string();
+        unsigned bm = 0, bn = 0;
+        size_t dash = name.rfind('-');
+        if (!name.starts_with(dname + ".") || f.path().extension() != ".spv" || dash == std::string::npos ||
+            std::sscanf(name.c_str() + dash + 1, "%ux%u", &bm, &bn) != 2 || !bm || !bn)
+          continue;
+        std::ifstream in(f.path(), std::ios::binary);
+        std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+        std::vector<uint32_t> words(bytes.size() / 4);
+        std::memcpy(words.data(), bytes.data(), words.size() * 4);
+        auto& mod = spv_modules.emplace_back(dev.createShaderModule(words, name));
+        auto& pipe = spv_pipes.emplace_back(dev.createComputePipeline({&mod, {}, 0, name}));
+        try_config(pipe, (m + bn - 1) / bn, (tokens + bm - 1) / bm,
+                   {{"kernel", name.substr(dname.size() + 1, dash - dname.size() - 1)}, {"tile", fmt::format("{}x{}", bm, bn)}});
+      }
   } else {
     for (uint32_t wg : o.wgs)
       for (uint32_t rows : o.rows)
         try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
                    {{"wg", wg}, {"rows", rows}});
+  }
+  for (uint32_t round = 0; round < o.rounds; ++round) {
+    for (auto& tr : trials) {
+      std::vector<gpu::BindGroup> groups;
+      for (uint32_t r = 0; r < o.reps; ++r) {
+        gpu::BindGroupEntry e[] = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
+        groups.push_back(dev.createBindGroup(*tr.p, 0, e));
+      }
+      Timing tm = time_dispatches(dev, *tr.p, groups, params, tr.gx, tr.gy, o.reps);
+      auto& cfg = tr.cfg;
+      if (round > 0 && cfg["median_us"].get<double>() <= tm.isolated_us) continue;
+      cfg["median_us"] = tm.isolated_us;
+      cfg["stream_us"] = tm.stream_us;
+      if (mm) {
+        cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
+      } else {
+        cfg["gb_s"] = bytes / (tm.isolated_us * 1e3);
+        cfg["stream_gb_s"] = bytes / (tm.stream_us * 1e3);
+        cfg["pct_of_peak"] = 100.0 * bytes / (tm.isolated_us * 1e3) / o.peak_gb_s;
+      }
+    }
+  }
+  nlohmann::json configs = nlohmann::json::array();
+  nlohmann::json best;
+  for (const auto& tr : trials) {
+    if (best.is_null() || tr.cfg["median_us"].get<double>() < best["median_us"].get<double>()) best = tr.cfg;
+    configs.push_back(tr.cfg);
   }
   return {{"dtype", dname},         {"m", m},           {"k", k},       {"tokens", tokens},
           {"weight_bytes", wbytes}, {"copies", copies}, {"best", best}, {"configs", configs}};
@@ -197,10 +252,13 @@ void print_row(const nlohmann::json& r, bool mm) {
     return;
   }
   const auto& b = r["best"];
-  if (mm) {
-    fmt::print("{:<5} {:>6}x{:<6} M={:<5} {:>9.1f} us {:>7.2f} TFLOP/s\n", r["dtype"].get<std::string>(),
-               r["m"].get<uint32_t>(), r["k"].get<uint32_t>(), r["tokens"].get<uint32_t>(),
-               b["median_us"].get<double>(), b["tflop_s"].get<double>());
+  if (mm) {  // every kernel and tile: the scalar baseline next to the tensor-core tiles
+    for (const auto& c : r["configs"])
+      fmt::print("{:<5} {:>6}x{:<6} M={:<5} {:<26} {:>7} {:>9.1f} us {:>7.2f} TFLOP/s   stream {:>9.1f} us{}{}\n",
+                 r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
+                 r["tokens"].get<uint32_t>(), c["kernel"].get<std::string>(), c["tile"].get<std::string>(),
+                 c["median_us"].get<double>(), c["tflop_s"].get<double>(), c["stream_us"].get<double>(),
+                 c == b ? "  (best)" : "", c.value("planned", false) ? "  (planned)" : "");
   } else {
     fmt::print(
         "{:<5} {:>6}x{:<6} {:>8.1f} MB  wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream "
@@ -226,6 +284,7 @@ int run(const Options& o) {
   if (!o.json)
     fmt::print("{} ({})\nstream_read: {:.0f} GB/s measured; percentages are of --peak {:.0f} GB/s; {} reps\n",
                dev.adapter().name, dev.adapter().driver, peak, o.peak_gb_s, o.reps);
+  std::fflush(stdout);
   nlohmann::json results = nlohmann::json::array();
   for (const auto& dn : o.dtypes) {
     DType t = dtype_of(dn);
@@ -259,12 +318,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Times the weight kernels (matvec / matmul) for each dtype and shape with GPU timestamps"};
   app.add_flag("--json", o.json, "print one JSON object");
   app.add_option("--reps", o.reps, "dispatches timed per configuration")->check(CLI::Range(1u, 10000u));
+  app.add_option("--rounds", o.rounds, "interleaved passes over the configurations (best of)")->check(CLI::Range(1u, 100u));
   app.add_option("--peak", o.peak_gb_s, "nominal bandwidth for the percentage column (GB/s)");
   app.add_option("--dtype", o.dtypes, "weight types: f16, q8_0, q4k, q6k")->delimiter(',');
   app.add_option("--shape", o.shapes, "matrix shapes MxK (rows x columns)")->delimiter(',');
   app.add_option("--wg", o.wgs, "workgroup sizes to try")->delimiter(',');
   app.add_option("--rows", o.rows, "rows per workgroup to try")->delimiter(',');
   app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
+  app.add_option("--cm-spv", o.cm_spv_dir,
+                 "with --matmul: also time DIR/<dtype>.<label>-<BM>x<BN>.spv (tensor-core matmul builds for tuning)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

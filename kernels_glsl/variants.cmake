@@ -45,6 +45,20 @@ bs_kernel(matmul_f16 matmul.comp DEFINES W_F16)
 bs_kernel(matmul_q8_0 matmul.comp DEFINES W_Q8_0)
 bs_kernel(matmul_q4k matmul.comp DEFINES W_Q4K)
 bs_kernel(matmul_q6k matmul.comp DEFINES W_Q6K)
+# ... on tensor cores (GL_NV_cooperative_matrix; KernelCache offers them only where Device::has_coopmat_f16),
+# in three tiles (tokens x rows of W; subgroups): 64x64 (2x2), 64x128 and 128x128 (2x4) for larger grids
+bs_kernel(matmul_cm_f16 matmul_cm.comp DEFINES W_F16)
+bs_kernel(matmul_cm_f16_64x128 matmul_cm.comp DEFINES W_F16 CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_f16_128x128 matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q8_0 matmul_cm.comp DEFINES W_Q8_0)
+bs_kernel(matmul_cm_q8_0_64x128 matmul_cm.comp DEFINES W_Q8_0 CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q8_0_128x128 matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q4k matmul_cm.comp DEFINES W_Q4K)
+bs_kernel(matmul_cm_q4k_64x128 matmul_cm.comp DEFINES W_Q4K CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q4k_128x128 matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q6k matmul_cm.comp DEFINES W_Q6K)
+bs_kernel(matmul_cm_q6k_64x128 matmul_cm.comp DEFINES W_Q6K CM_BN=128 CM_WARPS_N=4)
+bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 
 # --- the decode loop (runtime/generate) ---
 bs_kernel(sample sample.comp)

@@ -71,6 +71,18 @@ Device::Device(int adapter_index, int enable_validation)
     }
   }
 
+  // Tensor cores for the prefill GEMM (matmul_cm_*), only where everything those kernels need is there;
+  // elsewhere (lavapipe) nothing is enabled and the scalar matmul runs.
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (adapter_.coopmat_f16) {
+    coopmat_f16_ = true;
+    cm.cooperativeMatrix = VK_TRUE;
+    cm.pNext = f2.pNext;
+    f2.pNext = &cm;
+    f12.vulkanMemoryModel = VK_TRUE;
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;

@@ -222,6 +222,10 @@ class Device {
   // Largest range one storage binding may cover (lavapipe: 128 MiB, NVIDIA: 4 GiB).
   uint64_t maxBindingRange() const { return adapter_.max_storage_range; }
   uint32_t subgroupSize() const { return adapter_.subgroup_size; }
+  // Whether the tensor-core matmul kernels (matmul_cm_*, GL_NV_cooperative_matrix) can run here
+  // (AdapterInfo::coopmat_f16); the extension, its feature and the Vulkan memory model that glslang
+  // emits for those kernels are then enabled at creation.
+  bool has_coopmat_f16() const { return coopmat_f16_; }
 
   uint32_t findMemoryType(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid = 0) const;
   void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
@@ -245,6 +249,7 @@ class Device {
   PFN_vkSetDebugUtilsObjectNameEXT set_name_ = nullptr;
   DeviceCounters counters_;
   uint64_t allocated_bytes_ = 0;
+  bool coopmat_f16_ = false;
 };
 
 }  // namespace bs::gpu

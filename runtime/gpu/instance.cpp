@@ -127,7 +127,36 @@ static std::string version_string(uint32_t v) {
   return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
 }
 
-static AdapterInfo query_adapter(VkPhysicalDevice pd, uint32_t index) {
+// VK_NV_cooperative_matrix with the one shape matmul_cm.comp uses (16x16x16, f16 A and B, f32 C and D,
+// subgroup scope) in compute shaders, the Vulkan memory model, and subgroups of 32 (the kernel splits
+// its tile among the 4 or 8 subgroups of 32 that make up its workgroup).
+static bool coopmat_f16_supported(VkInstance instance, VkPhysicalDevice pd, const AdapterInfo& a) {
+  if (!a.coopmat_nv || a.subgroup_size != 32) return false;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &cm};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV cp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &cp};
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  if (!cm.cooperativeMatrix || !f12.vulkanMemoryModel || !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    return false;
+  auto get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+      instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  if (!get) return false;
+  uint32_t n = 0;
+  if (get(pd, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (get(pd, &n, shapes.data()) != VK_SUCCESS) return false;
+  for (const auto& s : shapes)
+    if (s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        s.BType == VK_COMPONENT_TYPE_FLOAT16_NV && s.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        s.DType == VK_COMPONENT_TYPE_FLOAT32_NV && s.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
+static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   AdapterInfo a;
   a.index = index;
 
@@ -186,6 +215,7 @@ static AdapterInfo query_adapter(VkPhysicalDevice pd, uint32_t index) {
     if (!std::strcmp(e.extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) a.subgroup_size_control = true;
   }
   if (p.apiVersion >= VK_API_VERSION_1_3) a.subgroup_size_control = true;
+  a.coopmat_f16 = coopmat_f16_supported(instance, pd, a);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -208,7 +238,7 @@ static AdapterInfo query_adapter(VkPhysicalDevice pd, uint32_t index) {
 std::vector<AdapterInfo> Instance::enumerateAdapters() const {
   std::vector<AdapterInfo> out;
   auto devs = physical_devices(instance_);
-  for (uint32_t i = 0; i < devs.size(); ++i) out.push_back(query_adapter(devs[i], i));
+  for (uint32_t i = 0; i < devs.size(); ++i) out.push_back(query_adapter(instance_, devs[i], i));
   return out;
 }
 

@@ -31,6 +31,9 @@ struct AdapterInfo {
   bool subgroup_size_control = false;
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
+  // The tensor-core prefill matmul (matmul_cm_*) runs here: VK_NV_cooperative_matrix with a 16x16x16
+  // f16 x f16 -> f32 subgroup shape in compute shaders, the Vulkan memory model, subgroups of 32.
+  bool coopmat_f16 = false;
   uint64_t max_storage_range = 0;
   uint32_t max_shared_memory = 0;
   uint32_t max_push_constants = 0;

@@ -15,7 +15,14 @@ KernelSource parse_kernel_source(std::string_view name) {
 
 const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl ? "wgsl" : "glsl"; }
 
+// Kernels that need an optional device feature: the tensor-core matmuls (matmul_cm_*) need
+// cooperative matrices, and creating their pipelines elsewhere (lavapipe) would fail.
+static bool device_can_run(const Device& device, std::string_view name) {
+  return !name.starts_with("matmul_cm_") || device.has_coopmat_f16();
+}
+
 bool KernelCache::has(std::string_view name) const {
+  if (!device_can_run(device_, name)) return false;
   return source_ == KernelSource::wgsl ? kernels::wgsl::find(name) != nullptr : kernels::find(name) != nullptr;
 }
 
@@ -38,6 +45,9 @@ static std::map<std::string, double> parse_overrides(std::string_view list, std:
 }
 
 const ShaderModule& KernelCache::module(const std::string& name) {
+  if (!device_can_run(device_, name))
+    fail_kind(ErrorKind::internal, "kernel '{}' needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 f16), "
+              "which {} lacks; check KernelCache::has first", name, device_.adapter().name);
   auto& m = modules_[name];
   if (m) return *m;
   if (source_ == KernelSource::wgsl) {

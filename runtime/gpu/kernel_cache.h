@@ -29,7 +29,8 @@ class KernelCache {
   // The pipeline of variant `name` with these specialization constants. Throws bs::Error(internal)
   // naming the variant and the kernel set when the set has no such variant.
   const ComputePipeline& get(const std::string& name, const std::vector<SpecConstant>& constants = {});
-  // Whether the selected set has variant `name`.
+  // Whether the selected set has variant `name` and the device can run it (matmul_cm_* need
+  // Device::has_coopmat_f16; `get` throws for them elsewhere).
   bool has(std::string_view name) const;
   KernelSource source() const { return source_; }
   Device& device() { return device_; }

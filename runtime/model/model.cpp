@@ -26,6 +26,35 @@ std::string weight_kernel(const char* op, DType t) {
   }
 }
 
+// The tensor-core tiles variants.cmake declares (tokens x rows of W), smallest first.
+struct CoopmatTile {
+  const char* suffix;
+  uint32_t bm, bn;
+};
+constexpr CoopmatTile kCoopmatTiles[] = {{"", 64, 64}, {"_64x128", 64, 128}, {"_128x128", 128, 128}};
+
+MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens) {
+  const char* no_cm = std::getenv("BLUESHIFT_NO_COOPMAT");
+  std::string cm = weight_kernel("matmul_cm", t);
+  if ((no_cm && std::strcmp(no_cm, "0") != 0) || k % 32 != 0 || !kernels.has(cm))
+    return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
+  // A larger tile reuses each staged weight and X value more often, but a grid smaller than the GPU
+  // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens (benchmarks/results, "Cooperative-
+  // matrix prefill"): 128x128 wins once it still makes 256 workgroups (8192x2048), 64x128 down to 128
+  // (2048 rows), 64x64 below (512 rows).
+  auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
+  const CoopmatTile* tile = &kCoopmatTiles[0];
+  if (groups(kCoopmatTiles[2]) >= 256) tile = &kCoopmatTiles[2];
+  else if (groups(kCoopmatTiles[1]) >= 128) tile = &kCoopmatTiles[1];
+  if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
+    tile = nullptr;
+    for (const auto& c : kCoopmatTiles)
+      if (fmt::format("{}x{}", c.bm, c.bn) == e) tile = &c;
+    if (!tile) fail_kind(ErrorKind::usage, "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128 or 128x128", e);
+  }
+  return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm};
+}
+
 // A 2-D grid of 256-wide workgroups covering n elements (elementwise kernels fold y into the index).
 static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
 static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
@@ -237,7 +266,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
-      dispatch(weight_kernel("matmul", w.dtype), {}, e, mp, (m + 63) / 64, (nrows + 63) / 64, "matmul");
+      MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows);
+      dispatch(plan.kernel, plan.constants, e, mp, plan.groups_x, plan.groups_y, shape_label("matmul", w));
     }
   };
 

@@ -108,4 +108,16 @@ class Model {
 // The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.
 std::string weight_kernel(const char* op, DType t);
 
+// The prefill GEMM (more than one row) Y[tokens, m] (+)= X[tokens, k] W[m, k]^T: the tensor-core kernel
+// matmul_cm_* where the kernel set has it, the device runs it (KernelCache::has) and k is a multiple of
+// its 32-wide step (in a tile chosen by the grid size); else the scalar tiled matmul_*.
+// BLUESHIFT_NO_COOPMAT=1 forces the scalar kernel and BLUESHIFT_MATMUL_TILE=64x64|64x128|128x128 fixes
+// the tensor-core tile, for A/B and tuning runs.
+struct MatmulPlan {
+  std::string kernel;
+  std::vector<gpu::SpecConstant> constants;
+  uint32_t groups_x = 0, groups_y = 0;  // the dispatch
+};
+MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens);
+
 }  // namespace bs::model

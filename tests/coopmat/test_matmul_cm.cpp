@@ -1,0 +1,171 @@
+// matmul_cm_{f16,q8_0,q4k,q6k}: Y[M, m] (+)= X[M, k] W[m, k]^T on tensor cores, for every weight dtype
+// and tile, with M and m that leave edge fragments (through the shared scratch) and whole fragments
+// (stored directly, and with accumulate loaded from Y), m not a multiple of 4 (no direct stores at
+// all), a poisoned output and the accumulate epilogue. Reference: float64 over the dequantized
+// weights. These run only where the device has cooperative matrices (lavapipe has none: they skip);
+// the kernel choice and the scalar fallback are checked on every device.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "runtime/model/model.h"
+#include "tests/kernels/kernel_test.h"
+
+namespace bs::testing {
+namespace {
+
+using kparams::MatvecParams;
+
+// X and W are rounded to f16 (unit roundoff u = 2^-11) before exact products summed in f32, so each
+// output is off by at most ~2u of the sum of |terms|: a scaled error (see DotRef) of at most
+// (2u)^2 ~ 9.5e-7 even if every rounding went the same way. Random roundings give ~1e-9; a wrong
+// index or a lost fragment gives ~1.
+constexpr double kCoopmatError = 1e-6;
+
+struct Case {
+  uint32_t tokens, m, k, accumulate;
+};
+
+// The tiles variants.cmake declares: kernel-name suffix, tokens x rows of W.
+struct Tile {
+  const char* suffix;
+  uint32_t bm, bn;
+};
+constexpr Tile kTiles[] = {{"", 64, 64}, {"_64x128", 64, 128}, {"_128x128", 128, 128}};
+
+// Sets an environment variable for the life of the object.
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+
+class MatmulCm : public KernelTest {
+ protected:
+  void SetUp() override {
+    KernelTest::SetUp();
+    if (!device().has_coopmat_f16())
+      GTEST_SKIP() << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix with "
+                   << "16x16x16 f16 -> f32): a missing GPU feature, so the tensor-core matmul cannot run here "
+                   << "(the scalar matmul it falls back to is tested in test_kernels)";
+  }
+
+  void check(DType t, Case c) {
+    Weights w = random_weights(t, c.m, c.k);
+    auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
+    auto y0 = random_floats(size_t(c.tokens) * c.m);
+    DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
+    auto bw = upload(w.bytes), bx = upload(x);
+    for (Tile tile : kTiles) {
+      auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
+      run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + tile.suffix),
+               {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.tokens, c.accumulate},
+               (c.m + tile.bn - 1) / tile.bn, (c.tokens + tile.bm - 1) / tile.bm);
+      auto y = download<float>(by, ref.value.size());
+      EXPECT_LT(scaled_error(y, ref), kCoopmatError)
+          << dtype_name(t) << " tile " << tile.bm << "x" << tile.bn << " M=" << c.tokens << " m=" << c.m
+          << " k=" << c.k << " acc=" << c.accumulate << " seed=" << test_seed();
+    }
+  }
+};
+
+// Cases: one token; ragged M and m with accumulate (edge fragments only where m % 4 != 0); whole
+// tiles with accumulate (every fragment loaded from Y and stored directly); a grid of several
+// workgroups each way with ragged edges.
+TEST_F(MatmulCm, F16) {
+  for (Case c : {Case{1, 37, 64, 0}, Case{7, 129, 96, 1}, Case{128, 256, 64, 1}, Case{200, 300, 160, 0}})
+    check(DType::F16, c);
+}
+
+TEST_F(MatmulCm, Q8_0) {
+  for (Case c : {Case{1, 37, 96, 0}, Case{7, 129, 160, 1}, Case{128, 256, 64, 1}, Case{200, 300, 288, 0}})
+    check(DType::Q8_0, c);
+}
+
+TEST_F(MatmulCm, Q4K) {
+  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{128, 256, 256, 1}, Case{200, 300, 512, 0}})
+    check(DType::Q4_K, c);
+}
+
+TEST_F(MatmulCm, Q6K) {
+  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{128, 256, 256, 1}, Case{200, 300, 512, 0}})
+    check(DType::Q6_K, c);
+}
+
+// The tensor-core and scalar kernels agree on a Llama-sized projection (k = 2048, 512 tokens).
+TEST_F(MatmulCm, MatchesScalarMatmulAtModelSize) {
+  uint32_t tokens = 512, m = 512, k = 2048;
+  Weights w = random_weights(DType::Q4_K, m, k);
+  auto x = random_floats(size_t(tokens) * k, -2, 2);
+  DotRef ref = dot_ref(w.dq.data(), x.data(), nullptr, m, k, tokens);
+  auto bw = upload(w.bytes), bx = upload(x);
+  auto y_cm = poisoned(ref.value.size() * 4), y_sc = poisoned(ref.value.size() * 4);
+  model::MatmulPlan plan = model::plan_prefill_matmul(kernels(), DType::Q4_K, m, k, tokens);
+  ASSERT_EQ(plan.kernel, "matmul_cm_q4k");
+  run_once(kernels().get(plan.kernel, plan.constants), {{0, &bw}, {1, &bx}, {2, &y_cm}},
+           MatvecParams{m, k, tokens, 0}, plan.groups_x, plan.groups_y);
+  run_once(kernels().get("matmul_q4k"), {{0, &bw}, {1, &bx}, {2, &y_sc}}, MatvecParams{m, k, tokens, 0},
+           (m + 63) / 64, (tokens + 63) / 64);
+  EXPECT_LT(scaled_error(download<float>(y_cm, ref.value.size()), ref), kCoopmatError) << "seed=" << test_seed();
+  EXPECT_LT(scaled_error(download<float>(y_sc, ref.value.size()), ref), 1e-10) << "seed=" << test_seed();
+}
+
+// Which prefill kernel the model records, on every device: the tensor-core one only where the device
+// has cooperative matrices, never when k is not a whole number of 32-wide steps or
+// BLUESHIFT_NO_COOPMAT=1; the scalar one (64 x 64 tiles) otherwise, and it runs and is right.
+class PrefillPlan : public KernelTest {};
+
+TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
+  bool cm = device().has_coopmat_f16();
+  for (DType t : kWeightTypes) {
+    std::string cm_name = "matmul_cm_" + kernel_suffix(t);
+    EXPECT_EQ(kernels().has(cm_name), cm) << cm_name << " on " << device().adapter().name;
+    model::MatmulPlan p = model::plan_prefill_matmul(kernels(), t, 300, 512, 70);
+    EXPECT_EQ(p.kernel, (cm ? "matmul_cm_" : "matmul_") + kernel_suffix(t));
+    EXPECT_TRUE(p.constants.empty());
+    EXPECT_EQ(p.groups_x, 5u);  // ceil(300 / 64) rows of W: 64 x 64 tiles either way for this small grid
+    EXPECT_EQ(p.groups_y, 2u);  // ceil(70 / 64) tokens
+    if (!cm) {
+      EXPECT_THROW(kernels().get(cm_name), Error) << cm_name;
+    }
+  }
+  // k = 80 is not a multiple of the 32-wide step: scalar kernel on every device.
+  EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::F16, 64, 80, 64).kernel, "matmul_f16");
+  {
+    ScopedEnv off("BLUESHIFT_NO_COOPMAT", "1");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 300, 512, 70).kernel, "matmul_q4k");
+  }
+  {
+    ScopedEnv tile("BLUESHIFT_MATMUL_TILE", "96x64");
+    if (cm) {
+      EXPECT_THROW(model::plan_prefill_matmul(kernels(), DType::Q4_K, 300, 512, 70), Error);
+    }
+  }
+  if (cm) {  // the tile follows the grid: the largest that still gives enough workgroups
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 512).kernel, "matmul_cm_q4k_128x128");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512).kernel, "matmul_cm_q4k_64x128");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k");
+    ScopedEnv tile("BLUESHIFT_MATMUL_TILE", "64x64");
+    model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q6_K, 2048, 2048, 512);
+    EXPECT_EQ(p.kernel, "matmul_cm_q6k");
+    EXPECT_EQ(p.groups_x, 32u);
+    EXPECT_EQ(p.groups_y, 8u);
+  }
+}
+
+TEST_F(PrefillPlan, FallbackRunsAndIsRight) {
+  ScopedEnv off("BLUESHIFT_NO_COOPMAT", "1");  // the fallback even on a device with tensor cores
+  uint32_t tokens = 70, m = 300, k = 512;
+  Weights w = random_weights(DType::Q4_K, m, k);
+  auto x = random_floats(size_t(tokens) * k, -2, 2);
+  DotRef ref = dot_ref(w.dq.data(), x.data(), nullptr, m, k, tokens);
+  auto bw = upload(w.bytes), bx = upload(x), by = poisoned(ref.value.size() * 4);
+  model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q4_K, m, k, tokens);
+  ASSERT_EQ(p.kernel, "matmul_q4k");
+  run_once(kernels().get(p.kernel, p.constants), {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{m, k, tokens, 0},
+           p.groups_x, p.groups_y);
+  EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10) << "seed=" << test_seed();
+}
+
+}  // namespace
+}  // namespace bs::testing
