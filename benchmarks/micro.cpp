@@ -66,18 +66,61 @@ int main(int argc, char** argv) {
   BindGroupEntry e{0, &sink};
   std::optional<BindGroup> bg;
   if (noop.bindGroupCount() > 0) bg.emplace(dev.createBindGroup(noop, 0, std::span(&e, 1)));
-  for (bool barriers : {false, true}) {
+  // Each variant: `dispatches` 1-workgroup dispatches; between them nothing, a full barrier (compute +
+  // transfer -> compute + transfer + indirect), or a compute -> compute barrier; direct or indirect.
+  auto args = dev.createBuffer({4096, BufferUsage::storage, "indirect args"});
+  {
+    uint32_t one[3] = {1, 1, 1};
+    dev.queue().writeBuffer(args, 0, one, sizeof one);
+  }
+  struct Variant {
+    const char* key;
+    int barrier;  // 0 none, 1 full, 2 compute -> compute (+ indirect when indirect)
+    bool indirect;
+  };
+  const Variant variants[] = {{"us_per_dispatch", 0, false},
+                              {"us_per_dispatch_with_barrier", 1, false},
+                              {"us_per_dispatch_with_compute_barrier", 2, false},
+                              {"us_per_indirect_dispatch", 0, true},
+                              {"us_per_indirect_dispatch_with_barrier", 1, true},
+                              {"us_per_indirect_dispatch_with_compute_barrier", 2, true}};
+  for (const auto& v : variants) {
     auto ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
       auto pass = enc.beginComputePass();
       pass.setPipeline(noop);
       if (bg) pass.setBindGroup(0, *bg);
       for (uint32_t i = 0; i < dispatches; ++i) {
-        pass.dispatchWorkgroups(1);
-        if (barriers) enc.barrier();
+        if (v.indirect) pass.dispatchWorkgroupsIndirect(args, 0);
+        else pass.dispatchWorkgroups(1);
+        if (v.barrier == 1) enc.barrier();
+        if (v.barrier == 2)
+          enc.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (v.indirect ? VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT : 0));
       }
     });
-    double us = median(ms) * 1e3 / dispatches;
-    out[barriers ? "us_per_dispatch_with_barrier" : "us_per_dispatch"] = us;
+    out[v.key] = median(ms) * 1e3 / dispatches;
+  }
+
+  // 1b. a grid-wide barrier inside one persistent dispatch (atomic arrival + spin), per round, for grids
+  // of 1 and 2 workgroups per multiprocessor (132 on an H100); GPUs only (lavapipe gives no
+  // forward-progress guarantee across workgroups).
+  if (dev.adapter().type != "cpu") {
+    auto counter = dev.createBuffer({256, BufferUsage::storage, "grid counter"});
+    const auto& gs = kc.get("grid_sync", {{0, 256}});
+    BindGroupEntry ge{0, &counter};
+    auto gbg = dev.createBindGroup(gs, 0, std::span(&ge, 1));
+    const uint32_t rounds = 2000;
+    for (uint32_t groups : {132u, 264u}) {
+      auto ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
+        enc.fillBuffer(counter, 0, 256, 0);
+        auto pass = enc.beginComputePass();
+        pass.setPipeline(gs);
+        pass.setBindGroup(0, gbg);
+        pass.setPushConstants(bs::kparams::StreamParams{rounds, 0});
+        pass.dispatchWorkgroups(groups);
+      });
+      out[fmt::format("us_per_grid_barrier_{}wg", groups)] = median(ms) * 1e3 / rounds;
+    }
   }
 
   // 2. streaming read
@@ -117,8 +160,8 @@ int main(int argc, char** argv) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("device            %s\n", dev.adapter().name.c_str());
-    std::printf("dispatch          %.3f us (no barrier), %.3f us (barrier after each), %u dispatches/cb\n",
-                out["us_per_dispatch"].get<double>(), out["us_per_dispatch_with_barrier"].get<double>(), dispatches);
+    for (const auto& [k, v] : out.items())
+      if (k.rfind("us_per", 0) == 0) std::printf("%-46s %.3f us\n", k.c_str(), v.get<double>());
     std::printf("stream read       %.0f GB/s over %.0f MiB (%.1f%% of 3000 GB/s)\n", read_gbs, range / 1048576.0,
                 100.0 * read_gbs / 3000.0);
     std::printf("buffer copy       %.0f GB/s (read + write)\n", copy_gbs);

@@ -103,22 +103,9 @@ void run(const Args& a) {
   }
   if (tty) std::fprintf(stderr, "\r\033[K");
 
-  // Per-kernel GPU time of one decode step (profiled separately: marks add barriers).
-  std::map<std::string, double> by_kernel, by_label;
-  {
-    bs::gpu::Profiler prof(dev, 4096);
-    bs::model::Recording rec;
-    auto enc = dev.createCommandEncoder("profile");
-    uint32_t st[2] = {0, uint32_t(a.prompt_tokens)};
-    enc.writeBuffer(model.state(), 0, st, sizeof st);
-    prof.begin(enc);
-    model.record_forward(enc, 1, rec, &prof);
-    auto cb = enc.finish();
-    dev.queue().wait(dev.queue().submit(cb));
-    prof.collect();
-    by_label = prof.ms_by_label();
-    for (const auto& [label, ms] : by_label) by_kernel[label.substr(0, label.find(' '))] += ms;
-  }
+  // Per-kernel GPU time of one decode step, sampler included (profiled separately: marks add barriers).
+  std::map<std::string, double> by_kernel, by_label = session.profile_step(a.prompt_tokens, opts);
+  for (const auto& [label, ms] : by_label) by_kernel[label.substr(0, label.find(' '))] += ms;
 
   double tok_s = percentile(decode_tok_s, 0.5);
   uint64_t weights = model.weight_bytes();

@@ -20,13 +20,6 @@ uint bs_funnel(uint lo, uint hi, uint sh) {
 // f16 at a 2-byte aligned byte offset, given the word that holds it.
 float bs_half_at(uint word, uint byte_off) { return unpackHalf2x16(word >> ((byte_off & 2u) * 8u)).x; }
 
-// 1 + q/16 for the low (resp. high) nibbles of the 4 bytes of w, in byte order.
-vec4 bs_nib_lo(uint w) {
-  return uintBitsToFloat((uvec4(w << 19, w << 11, w << 3, w >> 5) & 0x00780000u) | 0x3F800000u);
-}
-vec4 bs_nib_hi(uint w) {
-  return uintBitsToFloat((uvec4(w << 15, w << 7, w >> 1, w >> 9) & 0x00780000u) | 0x3F800000u);
-}
 // 1 + q/64 for 6-bit codes in the low bits of the 4 bytes of w.
 vec4 bs_six(uint w) {
   return uintBitsToFloat((uvec4(w << 17, w << 9, w << 1, w >> 7) & 0x007E0000u) | 0x3F800000u);
@@ -35,6 +28,22 @@ vec4 bs_six(uint w) {
 vec4 bs_byte_biased(uint w) {
   w ^= 0x80808080u;
   return uintBitsToFloat((uvec4(w << 15, w << 7, w >> 1, w >> 9) & 0x007F8000u) | 0x3F800000u);
+}
+
+// Exact 4-bit codes without shifting each into place: nibble i of the word (bits 4i..4i+3) is masked
+// where it lies and OR-ed into 2^23 (0x4B000000), so the float minus 2^23 is q * 2^(4i) exactly (all
+// below 2^23). Nibbles 5-7 would reach the exponent, so they are taken from w >> 12. Byte order:
+// bs_q4_lo gives q * (1, 2^8, 2^16, 2^12) for the low nibbles of bytes 0..3, bs_q4_hi q * (2^4, 2^12,
+// 2^8, 2^16) for the high ones; multiply x by kQ4LoScale / kQ4HiScale (exact powers of 2) to cancel.
+const vec4 kQ4LoScale = vec4(1.0, 1.0 / 256.0, 1.0 / 65536.0, 1.0 / 4096.0);
+const vec4 kQ4HiScale = vec4(1.0 / 16.0, 1.0 / 4096.0, 1.0 / 256.0, 1.0 / 65536.0);
+vec4 bs_q4_lo(uint w) {
+  uint u = w >> 12;
+  return uintBitsToFloat((uvec4(w, w, w, u) & uvec4(0xFu, 0xF00u, 0xF0000u, 0xF000u)) | 0x4B000000u) - 8388608.0;
+}
+vec4 bs_q4_hi(uint w) {
+  uint u = w >> 12;
+  return uintBitsToFloat((uvec4(w, w, u, u) & uvec4(0xF0u, 0xF000u, 0xF00u, 0xF0000u)) | 0x4B000000u) - 8388608.0;
 }
 
 // Exact codes, in byte order.
@@ -50,6 +59,18 @@ uvec2 q4k_scale_min(uvec3 s, uint j) {
   uint a = (s.x >> sh) & 0xFFu, b = (s.y >> sh) & 0xFFu, c = (s.z >> sh) & 0xFFu;
   if (j < 4u) return uvec2(a & 63u, b & 63u);
   return uvec2((c & 15u) | ((a >> 6) << 4), (c >> 4) | ((b >> 6) << 4));
+}
+
+// Q4_K: (scale, scale, min, min) of sub-blocks 2j and 2j + 1 (j = 0..3) as floats, branch-free: both
+// lie in the same word half (byte 2j & 3 and the next), so one shift per header word and one select
+// give both pairs packed as bytes; float(byte) comes from the same 2^23 trick as bs_q4_lo.
+vec4 q4k_scales_pair(uvec3 s, uint j) {
+  uint sh = (j & 1u) * 16u;
+  uint a = s.x >> sh, b = s.y >> sh, c = s.z >> sh;
+  bool high = j >= 2u;  // sub-blocks 4-7: low 4 bits from c, top 2 from the top of a (scale) or b (min)
+  uint sc = high ? (c & 0x0F0Fu) | ((a >> 2) & 0x3030u) : a & 0x3F3Fu;
+  uint mn = high ? ((c >> 4) & 0x0F0Fu) | ((b >> 2) & 0x3030u) : b & 0x3F3Fu;
+  return uintBitsToFloat((uvec4(sc, sc >> 8, mn, mn >> 8) & 0xFFu) | 0x4B000000u) - 8388608.0;
 }
 
 // Q6_K: four words of 6-bit codes from 4 bytes of ql at l, 4 bytes of ql at l + 32 and 4 bytes of

@@ -9,6 +9,14 @@
 // blocks contiguously. Each invocation loads its 32 x values once and reuses them for all ROWS rows
 // (x traffic from cache is then 1/ROWS of what one row per workgroup would need). Choose the workgroup
 // size near k/32 (the number of parts) so no invocation idles: 64 for k = 2048.
+//
+// ALU, not memory, bounded the first version at ~69% of peak (2 integer ops per weight, shift and mask,
+// on Hopper's half-rate integer pipe, plus a divergent scale decode). Decoding here (dequant.glsl
+// bs_q4_lo/bs_q4_hi): each nibble is masked where it lies (one shift per word moves the top three
+// out of the exponent's way) and OR-ed into the float 2^23, so float - 2^23 = q * 2^bitpos exactly;
+// the x values are pre-scaled by 2^-bitpos once per part and reused for every row. One integer op and
+// two float ops per weight; the 2 + 2 scales and mins of a part come packed from one branch-free
+// select (q4k_scales_pair).
 #include "common.glsl"
 #include "params.h"
 #include "dequant.glsl"
@@ -46,18 +54,16 @@ void main() {
     vec4 xa0 = mv_x4(xb, xo), xa1 = mv_x4(xb, xo + 1), xa2 = mv_x4(xb, xo + 2), xa3 = mv_x4(xb, xo + 3);
     vec4 xb0 = mv_x4(xb, xo + 8), xb1 = mv_x4(xb, xo + 9), xb2 = mv_x4(xb, xo + 10), xb3 = mv_x4(xb, xo + 11);
     float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
+    xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
+    xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
     for (uint r = 0; r < MV_NR; ++r) {
       uint base = (mv_row(row0, r) * nb + blk) * 9u;
       uvec4 hdr = mv_w(r, base), q = mv_w(r, base + 1u + t);
       vec2 dm = unpackHalf2x16(hdr.x);
-      uvec2 s0 = q4k_scale_min(hdr.yzw, 2u * j), s1 = q4k_scale_min(hdr.yzw, 2u * j + 1u);
-      // sum(f*x) with f = 1 + q/16; sum(q*x) = 16 * (sum(f*x) - sum(x)).
-      float fa = dot(bs_nib_lo(q.x), xa0) + dot(bs_nib_lo(q.y), xa1) + dot(bs_nib_lo(q.z), xa2) +
-                 dot(bs_nib_lo(q.w), xa3);
-      float fb = dot(bs_nib_hi(q.x), xb0) + dot(bs_nib_hi(q.y), xb1) + dot(bs_nib_hi(q.z), xb2) +
-                 dot(bs_nib_hi(q.w), xb3);
-      mv_acc[r] += dm.x * 16.0 * (float(s0.x) * (fa - sa) + float(s1.x) * (fb - sb)) -
-                   dm.y * (float(s0.y) * sa + float(s1.y) * sb);
+      vec4 sm = q4k_scales_pair(hdr.yzw, j);  // scale and min of sub-blocks 2j, 2j + 1
+      float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
+      float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
+      mv_acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
     }
   }
   mv_finish(row0, b);

@@ -1,6 +1,7 @@
 #include "runtime/generate/session.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -82,8 +83,23 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
   const gpu::BindGroup& gate_group = decode_rec_.groups.back();
   auto enc = device_.createCommandEncoder("decode batch", true);
   uint64_t dispatch0 = 0, barrier0 = 0;
+  // BLUESHIFT_DECODE_DIRECT=1 (A/B runs only): direct dispatches and no gate, so a stopped generation
+  // still runs its remaining steps (they repeat the last step's work; the sampler appends nothing).
+  static const bool direct = [] {
+    const char* e = std::getenv("BLUESHIFT_DECODE_DIRECT");
+    return e && std::strcmp(e, "0") != 0;
+  }();
   for (int32_t s = 0; s < steps_per_batch_; ++s) {
     table.cursor = 0;
+    if (direct) {
+      model_.record_forward(enc, 1, decode_rec_, nullptr, nullptr);
+      record_sample(enc, decode_rec_, opts, nullptr);
+      if (s == 0) {
+        dispatch0 = enc.dispatchCount();
+        barrier0 = enc.barrierCount();
+      }
+      continue;
+    }
     {
       auto pass = enc.beginComputePass();
       pass.setPipeline(gate);
@@ -105,6 +121,24 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
   std::copy(table.nominal.begin(), table.nominal.end(), nominal.begin());
   device_.queue().writeBuffer(nominal_, 0, nominal.data(), nominal.size() * 4);
   decode_cb_ = std::make_unique<gpu::CommandBuffer>(enc.finish());
+}
+
+std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateOptions& opts) {
+  device_.queue().waitIdle();
+  gpu::Profiler prof(device_, 4096);
+  model::Recording rec;
+  auto enc = device_.createCommandEncoder("profile step");
+  uint32_t st[5] = {0, uint32_t(pos), 0, 0, 0};
+  enc.writeBuffer(model_.state(), 0, st, sizeof st);
+  prof.begin(enc);
+  model_.record_forward(enc, 1, rec, &prof);
+  record_sample(enc, rec, opts, nullptr);
+  prof.mark(enc, "sample");
+  enc.writeBuffer(model_.state(), 0, st, sizeof st);
+  auto cb = enc.finish();
+  device_.queue().wait(device_.queue().submit(cb));
+  prof.collect();
+  return prof.ms_by_label();
 }
 
 GenerateStats Session::generate(std::span<const int32_t> user_prompt, const GenerateOptions& opts,

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <memory>
 #include <span>
 #include <vector>
@@ -52,6 +54,10 @@ class Session {
 
   int32_t position() const { return pos_; }  // tokens in the KV cache
   void reset() { pos_ = 0; pending_ = -1; }
+  // GPU ms per dispatch label of one decode step at position `pos` (forward + "sample"), with a
+  // timestamp and a barrier after every dispatch. Leaves the step state as a fresh session's.
+  std::map<std::string, double> profile_step(int32_t pos, const GenerateOptions& opts);
+
   // Asks a running generate() to stop at the next batch boundary (safe from a signal handler thread).
   void cancel();
 

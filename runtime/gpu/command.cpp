@@ -1,22 +1,28 @@
 #include "runtime/gpu/command.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/gpu/query.h"
 
 namespace bs::gpu {
 
-// One barrier covers every hazard the runtime creates: compute and transfer writes made visible to
-// compute, transfer and indirect-argument reads and writes.
-static void record_barrier(VkCommandBuffer cb) {
+// A global memory barrier from the stages that wrote (or read, for WAR) since the last barrier to the
+// stages the next command runs in. The full form (src and dst: compute + transfer, dst also indirect-
+// argument reads) orders everything the runtime does; the tracker narrows it to what the hazard needs,
+// so a decode step of direct dispatches gets compute -> compute barriers only.
+static void record_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                     VK_ACCESS_TRANSFER_READ_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                     VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
-  constexpr VkPipelineStageFlags kStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  vkCmdPipelineBarrier(cb, kStages, kStages | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  if (src & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) mb.srcAccessMask |= VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+  if (src & VK_PIPELINE_STAGE_TRANSFER_BIT) mb.srcAccessMask |= VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+  if (dst & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) mb.dstAccessMask |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (dst & VK_PIPELINE_STAGE_TRANSFER_BIT) mb.dstAccessMask |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  if (dst & VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT) mb.dstAccessMask |= VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
+constexpr VkPipelineStageFlags kAllSrc = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkPipelineStageFlags kAllDst = kAllSrc | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT;
+static void record_barrier(VkCommandBuffer cb) { record_barrier(cb, kAllSrc, kAllDst); }
 
 CommandBuffer& CommandBuffer::operator=(CommandBuffer&& o) noexcept {
   if (this != &o) {
@@ -51,7 +57,7 @@ CommandEncoder::CommandEncoder(Device& device, std::string label, bool simultane
 
 CommandEncoder::CommandEncoder(CommandEncoder&& o) noexcept
     : device_(o.device_), cb_(o.cb_), label_(std::move(o.label_)), pending_writes_(std::move(o.pending_writes_)),
-      pending_reads_(std::move(o.pending_reads_)), barriers_(o.barriers_), dispatches_(o.dispatches_) {
+      pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), barriers_(o.barriers_), dispatches_(o.dispatches_) {
   o.cb_ = VK_NULL_HANDLE;
 }
 
@@ -63,7 +69,7 @@ static bool overlaps(const CommandEncoder::Access& a, const CommandEncoder::Acce
   return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
-void CommandEncoder::prepare(std::span<const Access> accesses) {
+void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFlags stage) {
   bool hazard = false;
   for (auto& a : accesses) {
     for (auto& w : pending_writes_) hazard |= overlaps(a, w);             // RAW, WAW
@@ -71,36 +77,47 @@ void CommandEncoder::prepare(std::span<const Access> accesses) {
       for (auto& r : pending_reads_) hazard |= overlaps(a, r);            // WAR
     if (hazard) break;
   }
-  if (hazard) barrier();
+  if (hazard) {
+    static const bool full = [] {  // BLUESHIFT_FULL_BARRIERS=1: every barrier in the full form (A/B runs)
+      const char* e = std::getenv("BLUESHIFT_FULL_BARRIERS");
+      return e && std::strcmp(e, "0") != 0;
+    }();
+    if (full) barrier();
+    else barrier(pending_stages_, stage);
+  }
   for (auto& a : accesses) (a.writes ? pending_writes_ : pending_reads_).push_back(a);
+  pending_stages_ |= stage;  // with DRAW_INDIRECT: a later write of the arguments waits for their read (WAR)
 }
 
-void CommandEncoder::barrier() {
-  record_barrier(cb_);
+void CommandEncoder::barrier() { barrier(kAllSrc, kAllDst); }
+
+void CommandEncoder::barrier(VkPipelineStageFlags src, VkPipelineStageFlags dst) {
+  record_barrier(cb_, src ? src : VkPipelineStageFlags(VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT), dst);
   ++barriers_;
   ++device_->counters().barriers;
   pending_writes_.clear();
   pending_reads_.clear();
+  pending_stages_ = 0;
 }
 
 ComputePassEncoder CommandEncoder::beginComputePass(std::string) { return ComputePassEncoder(*this); }
 
 void CommandEncoder::copyBufferToBuffer(const Buffer& src, uint64_t so, const Buffer& dst, uint64_t dof, uint64_t size) {
   Access acc[] = {{src.handle(), so, size, false}, {dst.handle(), dof, size, true}};
-  prepare(acc);
+  prepare(acc, VK_PIPELINE_STAGE_TRANSFER_BIT);
   VkBufferCopy region{so, dof, size};
   vkCmdCopyBuffer(cb_, src.handle(), dst.handle(), 1, &region);
 }
 
 void CommandEncoder::writeBuffer(const Buffer& dst, uint64_t offset, const void* data, uint64_t size) {
   Access acc[] = {{dst.handle(), offset, size, true}};
-  prepare(acc);
+  prepare(acc, VK_PIPELINE_STAGE_TRANSFER_BIT);
   vkCmdUpdateBuffer(cb_, dst.handle(), offset, size, data);
 }
 
 void CommandEncoder::fillBuffer(const Buffer& dst, uint64_t offset, uint64_t size, uint32_t value) {
   Access acc[] = {{dst.handle(), offset, size, true}};
-  prepare(acc);
+  prepare(acc, VK_PIPELINE_STAGE_TRANSFER_BIT);
   vkCmdFillBuffer(cb_, dst.handle(), offset, size, value);
 }
 
@@ -160,7 +177,8 @@ void ComputePassEncoder::track(const Buffer* indirect, uint64_t indirect_offset)
     }
   }
   if (indirect) acc[n++] = {indirect->handle(), indirect_offset, 12, false};
-  enc_->prepare(std::span(acc, n));
+  enc_->prepare(std::span(acc, n), indirect ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT
+                                            : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   ++enc_->dispatches_;
   ++enc_->device_->counters().dispatches;
 }

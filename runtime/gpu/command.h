@@ -70,8 +70,12 @@ class CommandEncoder {
     uint64_t offset, size;
     bool writes;
   };
-  void prepare(std::span<const Access> reads_writes);
+  // Inserts a barrier when the command (running in `stage`: compute, transfer, + indirect for an
+  // indirect dispatch) conflicts with one since the last barrier; the barrier waits only on the stages
+  // that ran since then and blocks only `stage`.
+  void prepare(std::span<const Access> reads_writes, VkPipelineStageFlags stage);
   void barrier();  // an unconditional full barrier (counted)
+  void barrier(VkPipelineStageFlags src, VkPipelineStageFlags dst);
 
  private:
   friend class ComputePassEncoder;
@@ -79,6 +83,7 @@ class CommandEncoder {
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   std::string label_;
   std::vector<Access> pending_writes_, pending_reads_;
+  VkPipelineStageFlags pending_stages_ = 0;  // stages of the commands since the last barrier
   uint64_t barriers_ = 0, dispatches_ = 0;
 };
 
