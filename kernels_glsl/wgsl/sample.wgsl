@@ -27,6 +27,7 @@ var<push_constant> p: SampleParams;
 @group(0) @binding(4) var<storage, read> eos: array<u32>;
 @group(0) @binding(5) var<storage, read_write> seen: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> tokens: array<u32>;
+@group(0) @binding(7) var<storage, read> control: array<u32>;  // host-visible; [0] != 0 cancels
 
 @id(0) override WG: u32 = 256;
 
@@ -88,10 +89,16 @@ fn mass_at_least(t: f32, mx: f32, as_count: bool, lid: u32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) tid: u32) {
+  // Stopped already, or cancelled by the host (read once): a cancel stops the loop without a token.
   if (tid == 0u) {
-    s_stop = state[2];
+    s_stop = select(select(0u, 2u, control[0] != 0u), 1u, state[2] != 0u);
   }
-  if (workgroupUniformLoad(&s_stop) != 0u) {
+  let why = workgroupUniformLoad(&s_stop);
+  if (why != 0u) {
+    if (why == 2u && tid == 0u) {
+      state[2] = 1u;
+      ring[1] = 1u;
+    }
     return;
   }
   let pos = state[1];

@@ -57,7 +57,7 @@ CommandEncoder::CommandEncoder(Device& device, std::string label, bool simultane
 
 CommandEncoder::CommandEncoder(CommandEncoder&& o) noexcept
     : device_(o.device_), cb_(o.cb_), label_(std::move(o.label_)), pending_writes_(std::move(o.pending_writes_)),
-      pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), barriers_(o.barriers_), dispatches_(o.dispatches_) {
+      pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), conditional_(o.conditional_), barriers_(o.barriers_), dispatches_(o.dispatches_) {
   o.cb_ = VK_NULL_HANDLE;
 }
 
@@ -129,7 +129,27 @@ void CommandEncoder::resetQueries(QuerySet& set, uint32_t first, uint32_t count)
   vkCmdResetQueryPool(cb_, set.handle(), first, count);
 }
 
+void CommandEncoder::beginConditional(const Buffer& predicate, uint64_t offset, bool inverted) {
+  if (!device_->hasConditionalRendering())
+    fail_kind(ErrorKind::internal, "beginConditional: VK_EXT_conditional_rendering is not enabled on this device");
+  if (conditional_) fail_kind(ErrorKind::internal, "beginConditional: already inside a conditional block");
+  barrier(kAllSrc, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT);
+  VkConditionalRenderingBeginInfoEXT bi{VK_STRUCTURE_TYPE_CONDITIONAL_RENDERING_BEGIN_INFO_EXT};
+  bi.buffer = predicate.handle();
+  bi.offset = offset;
+  bi.flags = inverted ? VK_CONDITIONAL_RENDERING_INVERTED_BIT_EXT : 0;
+  device_->beginConditionalFn()(cb_, &bi);
+  conditional_ = true;
+}
+
+void CommandEncoder::endConditional() {
+  if (!conditional_) fail_kind(ErrorKind::internal, "endConditional without beginConditional");
+  device_->endConditionalFn()(cb_);
+  conditional_ = false;
+}
+
 CommandBuffer CommandEncoder::finish() {
+  if (conditional_) fail_kind(ErrorKind::internal, "finish inside a conditional block");
   // Make this command buffer's writes visible to the host (readback buffers, the token ring).
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

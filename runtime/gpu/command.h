@@ -59,6 +59,12 @@ class CommandEncoder {
   void writeTimestamp(QuerySet& set, uint32_t index);
   void resetQueries(QuerySet& set, uint32_t first, uint32_t count);
   CommandBuffer finish();
+  // Extension (VK_EXT_conditional_rendering, Device::hasConditionalRendering): the dispatches up to
+  // endConditional() run only if the u32 at `offset` in `predicate` is non-zero (zero with `inverted`)
+  // when the GPU reaches this point. Begins with a barrier that orders every earlier write (this and
+  // earlier submits) before the predicate read and before the dispatches inside.
+  void beginConditional(const Buffer& predicate, uint64_t offset, bool inverted);
+  void endConditional();
 
   uint64_t barrierCount() const { return barriers_; }
   uint64_t dispatchCount() const { return dispatches_; }
@@ -84,6 +90,7 @@ class CommandEncoder {
   std::string label_;
   std::vector<Access> pending_writes_, pending_reads_;
   VkPipelineStageFlags pending_stages_ = 0;  // stages of the commands since the last barrier
+  bool conditional_ = false;
   uint64_t barriers_ = 0, dispatches_ = 0;
 };
 

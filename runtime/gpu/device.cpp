@@ -1,5 +1,6 @@
 #include "runtime/gpu/device.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/gpu/command.h"
@@ -83,6 +84,19 @@ Device::Device(int adapter_index, int enable_validation)
     exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
+  // Conditional rendering skips a decode step's dispatches once the GPU has decided to stop (the
+  // decode loop records direct dispatches inside one conditional block per step; see Session).
+  // BLUESHIFT_NO_CONDITIONAL=1 leaves it off (the loop then gates indirect dispatches instead).
+  VkPhysicalDeviceConditionalRenderingFeaturesEXT crf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};
+  const char* no_cr = std::getenv("BLUESHIFT_NO_CONDITIONAL");
+  if (adapter_.conditional_rendering && !(no_cr && std::strcmp(no_cr, "0") != 0)) {
+    crf.conditionalRendering = VK_TRUE;
+    crf.pNext = f2.pNext;
+    f2.pNext = &crf;
+    exts.push_back(VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
+    begin_conditional_ = (PFN_vkCmdBeginConditionalRenderingEXT)1;  // resolved after creation
+  }
+
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
@@ -90,6 +104,11 @@ Device::Device(int adapter_index, int enable_validation)
   dci.ppEnabledExtensionNames = exts.data();
   VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
 
+  if (begin_conditional_) {
+    begin_conditional_ = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdBeginConditionalRenderingEXT");
+    end_conditional_ = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdEndConditionalRenderingEXT");
+    if (!begin_conditional_ || !end_conditional_) begin_conditional_ = nullptr, end_conditional_ = nullptr;
+  }
   if (instance_->debug_utils())
     set_name_ = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT");
 
@@ -157,7 +176,8 @@ Buffer::Buffer(Device& device, const BufferDesc& desc)
   VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   ci.size = desc.size;
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-             VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+             VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+             (device.hasConditionalRendering() ? VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT : 0);
   ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VK_CHECK(vkCreateBuffer(device.handle(), &ci, nullptr, &buffer_));
   VkMemoryRequirements req;

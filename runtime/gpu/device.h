@@ -226,6 +226,10 @@ class Device {
   // (AdapterInfo::coopmat_f16); the extension, its feature and the Vulkan memory model that glslang
   // emits for those kernels are then enabled at creation.
   bool has_coopmat_f16() const { return coopmat_f16_; }
+  // VK_EXT_conditional_rendering is enabled (CommandEncoder::beginConditional works).
+  bool hasConditionalRendering() const { return begin_conditional_ != nullptr; }
+  PFN_vkCmdBeginConditionalRenderingEXT beginConditionalFn() const { return begin_conditional_; }
+  PFN_vkCmdEndConditionalRenderingEXT endConditionalFn() const { return end_conditional_; }
 
   uint32_t findMemoryType(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid = 0) const;
   void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
@@ -250,6 +254,8 @@ class Device {
   DeviceCounters counters_;
   uint64_t allocated_bytes_ = 0;
   bool coopmat_f16_ = false;
+  PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;
+  PFN_vkCmdEndConditionalRenderingEXT end_conditional_ = nullptr;
 };
 
 }  // namespace bs::gpu

@@ -213,6 +213,13 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     if (!std::strcmp(e.extensionName, "VK_NV_cooperative_matrix")) a.coopmat_nv = true;
     if (!std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix")) a.coopmat_khr = true;
     if (!std::strcmp(e.extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) a.subgroup_size_control = true;
+    if (!std::strcmp(e.extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME)) a.conditional_rendering = true;
+  }
+  if (a.conditional_rendering) {
+    VkPhysicalDeviceConditionalRenderingFeaturesEXT cr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 cf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &cr};
+    vkGetPhysicalDeviceFeatures2(pd, &cf);
+    a.conditional_rendering = cr.conditionalRendering;
   }
   if (p.apiVersion >= VK_API_VERSION_1_3) a.subgroup_size_control = true;
   a.coopmat_f16 = coopmat_f16_supported(instance, pd, a);

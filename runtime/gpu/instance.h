@@ -31,6 +31,7 @@ struct AdapterInfo {
   bool subgroup_size_control = false;
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
+  bool conditional_rendering = false;  // VK_EXT_conditional_rendering (extension + feature)
   // The tensor-core prefill matmul (matmul_cm_*) runs here: VK_NV_cooperative_matrix with a 16x16x16
   // f16 x f16 -> f32 subgroup shape in compute shaders, the Vulkan memory model, subgroups of 32.
   bool coopmat_f16 = false;

@@ -57,9 +57,13 @@ static std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-RunResult run_blueshift(const std::vector<std::string>& args) {
+RunResult run_blueshift(const std::vector<std::string>& args) { return run_blueshift(args, {}); }
+
+RunResult run_blueshift(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env) {
   TempDir tmp;
-  std::string cmd = "BLUESHIFT_VALIDATION_FATAL=1 " + shell_quote(binary().string());
+  std::string cmd = "BLUESHIFT_VALIDATION_FATAL=1 ";
+  for (const auto& [k, v] : env) cmd += k + "=" + shell_quote(v) + " ";
+  cmd += shell_quote(binary().string());
   for (auto& a : args) cmd += " " + shell_quote(a);
   cmd += " </dev/null >" + shell_quote((tmp / "out").string()) + " 2>" + shell_quote((tmp / "err").string());
   int status = std::system(cmd.c_str());

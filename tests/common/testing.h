@@ -36,6 +36,8 @@ struct RunResult {
 };
 // Runs `blueshift <args>` (args are shell-quoted here); returns exit code and captured output.
 RunResult run_blueshift(const std::vector<std::string>& args);
+// ... with extra environment variables (NAME, VALUE) for that run.
+RunResult run_blueshift(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env);
 
 // Writes the config.json of a tiny Llama (2 layers, hidden 128, GQA 4/2, vocab 512, tied embeddings,
 // BOS 1, EOS 2) for `blueshift synth --tokenizer builtin`: the small model the CLI tests generate with.

@@ -119,6 +119,28 @@ TEST(Generate, StopsAtEosOnTheGpu) {
   else EXPECT_EQ(ids.size(), 50u);
 }
 
+// The two ways the recorded decode loop skips its steps after a stop (conditional rendering where the
+// device has it, else gated indirect dispatches) give the same tokens, stop at max-tokens and after an
+// EOS, and leave the session where the next turn continues.
+TEST(Generate, BothStopMechanismsAgree) {
+  std::vector<std::string> args = {"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7", "--max-tokens",
+                                   "21", "--temperature", "0", "--json"};
+  auto a = run_blueshift(args);
+  auto b = run_blueshift(args, {{"BLUESHIFT_NO_CONDITIONAL", "1"}});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto ids = [](const std::string& out) {
+    std::vector<int32_t> v;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) v.push_back(json::parse(line)["id"]);
+    return v;
+  };
+  auto ia = ids(a.out);
+  EXPECT_EQ(ia, ids(b.out));
+  auto eos = std::find(ia.begin(), ia.end(), 2);
+  EXPECT_EQ(ia.size(), eos != ia.end() ? size_t(eos - ia.begin() + 1) : 21u);
+}
+
 TEST(Generate, BadInputIsAClearError) {
   auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "1,999999"});
   EXPECT_NE(r.exit_code, 0);

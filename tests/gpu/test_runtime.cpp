@@ -128,6 +128,45 @@ TEST_F(Runtime, TimelineCountsBatchesOfOneSubmit) {
   EXPECT_EQ(v, (std::vector<uint32_t>{1, 2, 3}));
 }
 
+// The decode loop's stop mechanism: dispatches inside a conditional block run only while the predicate
+// says so, read when the GPU reaches the block (here written by a dispatch in the same command buffer).
+TEST_F(Runtime, ConditionalBlockSkipsDispatches) {
+  if (!device().hasConditionalRendering()) GTEST_SKIP() << device().adapter().name << " has no VK_EXT_conditional_rendering";
+  const auto& bias = kernels().get("add_bias_f32");
+  auto pred = upload(std::vector<uint32_t>{0, 1});
+  auto one = upload(std::vector<float>{1.0f});
+  auto y = upload(std::vector<float>{0.0f});
+  auto set_pred = upload(std::vector<float>{1.0f});  // added to pred[0] as a float bit pattern below
+  auto bg = device().createBindGroup(bias, 0, std::vector<gpu::BindGroupEntry>{{0, &y}, {1, &one}});
+  // Writes a non-zero word into pred[0] from a shader: 1.0f's bits are non-zero.
+  auto pg = device().createBindGroup(bias, 0, std::vector<gpu::BindGroupEntry>{{0, &pred, 0, 4}, {1, &set_pred}});
+  auto enc = device().createCommandEncoder("conditional");
+  auto add = [&] {
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(bias);
+    pass.setBindGroup(0, bg);
+    pass.setPushConstants(kparams::BiasParams{1, 1, 0, 0});
+    pass.dispatchWorkgroups(1, 1);
+  };
+  // 1: pred[1] = 1 -> runs (+1); 2: pred[0] = 0 -> skipped; 3: pred[0] = 0 inverted -> runs (+1, twice);
+  // 4: a shader sets pred[0], then pred[0] inverted -> skipped, not inverted -> runs (+1).
+  enc.beginConditional(pred, 4, false); add(); enc.endConditional();
+  enc.beginConditional(pred, 0, false); add(); add(); enc.endConditional();
+  enc.beginConditional(pred, 0, true); add(); add(); enc.endConditional();
+  {
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(bias);
+    pass.setBindGroup(0, pg);
+    pass.setPushConstants(kparams::BiasParams{1, 1, 0, 0});
+    pass.dispatchWorkgroups(1, 1);
+  }
+  enc.beginConditional(pred, 0, true); add(); enc.endConditional();
+  enc.beginConditional(pred, 0, false); add(); enc.endConditional();
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  EXPECT_EQ(download<float>(y, 1)[0], 4.0f);
+}
+
 TEST_F(Runtime, ProfilerAttributesTimeToLabels) {
   gpu::Profiler prof(device(), 8);
   auto data = random_floats(1 << 16);
