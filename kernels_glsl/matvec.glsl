@@ -18,6 +18,23 @@
 // read wu), so each x value is loaded and normalized once for 2 ROWS dot products, and the
 // activation is applied in mv_finish (p.act: 0 silu, 1 gelu_tanh): the gate and up vectors never
 // reach memory, and the separate activation dispatch and its barrier disappear.
+// MV_ROPE (q and k projections, decode) permutes the rows so a workgroup holds both halves of its
+// rotation pairs: with ROWS = 4, workgroup g takes pairs P = 2g, 2g + 1 (P = head * head_dim/2 + i):
+// rows head * head_dim + i and the same + head_dim/2. mv_finish then rotates each row with its
+// partner's sum (rope.glsl, the angle from state.pos + b and inv_freq[i], binding 5/6), so q leaves
+// the kernel rotated and no RoPE dispatch or barrier follows. MV_KV (k and v) writes the row as f16
+// into the cache (binding 7) at position state.pos + b instead of y: the KV append is folded too.
+#if defined(MV_ROPE) || defined(MV_KV)
+layout(std430, binding = 6) readonly buffer St { uint state[]; };
+#endif
+#ifdef MV_ROPE
+#include "rope.glsl"
+layout(std430, binding = 5) readonly buffer Fr { float inv_freq[]; };
+#endif
+#ifdef MV_KV
+layout(std430, binding = 7) writeonly buffer KV { float16_t kv[]; };
+#endif
+
 #ifdef MV_GATED
 const uint MV_NR = 2u * ROWS;
 #else
@@ -28,7 +45,14 @@ shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
 
 // Row of W (of its matrix) behind accumulator r of the workgroup starting at row0; rows past m compute
 // a duplicate of the last row that is never written.
-uint mv_row(uint row0, uint r) { return min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u); }
+uint mv_row(uint row0, uint r) {
+#ifdef MV_ROPE
+  uint half_hd = p.head_dim / 2u, pair = row0 / 2u + (r & 1u);  // row0 = 4g: pairs 2g, 2g + 1
+  return (pair / half_hd) * p.head_dim + pair % half_hd + (r >= 2u ? half_hd : 0u);
+#else
+  return min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u);
+#endif
+}
 
 // x is vec4[] in the K-quant and Q8_0 kernels (read with mv_x4), float[] in the f16 one (MV_X_SCALAR:
 // mv_x2 and mv_x1). xb is the batch row's first element (in x's units), i the element (or vec4) in it.
@@ -86,12 +110,27 @@ void mv_finish(uint row0, uint b) {
 #ifdef MV_NORM
     s *= scale;
 #endif
+#ifdef MV_ROPE
+    float t = 0.0;  // the partner row's sum: rows r and r ^ 2 are a rotation pair
+    for (uint i = 0; i < gl_NumSubgroups; ++i) t += mv_red[(r ^ 2u) * MAX_SUBGROUPS + i];
+    t *= scale;
+    uint row = mv_row(row0, r);
+    vec2 rot = r < 2u ? rope_rotate(s, t, float(state[1] + b), inv_freq[row % (p.head_dim / 2u)])
+                      : rope_rotate(t, s, float(state[1] + b), inv_freq[row % (p.head_dim / 2u)]);
+    s = r < 2u ? rot.x : rot.y;
+#else
+    uint row = row0 + r;
+#endif
 #ifdef MV_GATED
     float u = 0.0;
     for (uint i = 0; i < gl_NumSubgroups; ++i) u += mv_red[(ROWS + r) * MAX_SUBGROUPS + i];
     s = bs_act(s, p.act) * (u * scale);
 #endif
-    uint o = b * p.m + row0 + r;
+#ifdef MV_KV
+    kv[(state[1] + b) * p.m + row] = float16_t(s);
+#else
+    uint o = b * p.m + row;
     y[o] = p.accumulate != 0u ? y[o] + s : s;
+#endif
   }
 }

@@ -22,6 +22,10 @@ BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };
 // matvec_*_norm: the same with RMSNorm of x folded in, y = W (x * rsqrt(mean(x^2) + eps) * (offset + nw)).
 // matvec_*_gated: y = act(W_gate xn) * (W_up xn) with that xn; act 0 = silu, 1 = gelu_tanh (else unused).
 BS_PARAMS(MatvecNormParams) { uint m; uint k; uint batch; uint accumulate; float eps; float offset; uint act; uint pad0; };
+// matvec_*_q / _k / _v (decode): the norm-folded q, k, v projections with RoPE (q, k) and the KV-cache
+// append (k, v: f16 at row state.pos + b) in the epilogue. rope_rows = 1: workgroup g takes the pairs
+// 2g, 2g + 1 of the rotation (rows i and i + head_dim/2 of a head), so ROWS must be 4.
+BS_PARAMS(MatvecRopeParams) { uint m; uint k; uint batch; uint accumulate; float eps; float offset; uint head_dim; uint pad0; };
 
 // reduce: sum or max over n elements, written to out[0].
 BS_PARAMS(ReduceParams) { uint n; uint pad0; uint pad1; uint pad2; };

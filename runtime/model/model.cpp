@@ -298,6 +298,17 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
       fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + "_norm");
+  // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
+  // bias sits between the projection and the rotation.
+  bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0;
+  for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
+    for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
+      fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + v);
+  static const bool no_rope_fold = [] {  // BLUESHIFT_NO_ROPE_FOLD=1: the separate rope_kv dispatch (A/B runs)
+    const char* e = std::getenv("BLUESHIFT_NO_ROPE_FOLD");
+    return e && std::strcmp(e, "0") != 0;
+  }();
+  fold_rope = fold_rope && !no_rope_fold;
   // Gate and up in one dispatch needs them of one dtype (and shape) in every layer.
   bool fold_gated = fold_norm;
   for (int32_t l = 0; l < c.n_layers && fold_gated; ++l) {
@@ -317,7 +328,22 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
 
-    if (fold_norm) {
+    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+    if (fold_rope) {
+      // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
+      const Weight& norm = W("attn_norm");
+      for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
+        const Weight& w = W(name);
+        uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+        std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
+        if (suffix[1] != 'v') e.push_back({5, &freq});
+        if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
+        else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
+        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, 4}}, e,
+                 MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
+                 (m + 3) / 4, 1, shape_label("matvec", w));
+      }
+    } else if (fold_norm) {
       for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
         normed_matvec(W("attn_norm"), W(name), *buf);
     } else {
@@ -336,13 +362,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
       rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
     }
-    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
     uint32_t kvd = uint32_t(c.kv_dim());
-    dispatch("rope_kv_f32", {},
-             {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
-              {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
-             RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
-             uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+    if (!fold_rope) {
+      dispatch("rope_kv_f32", {},
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
+                {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
+               RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
+               uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+    }
     if (split_attention) {
       dispatch("attention_split_f16kv", {},
                {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},

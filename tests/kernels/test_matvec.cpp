@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "runtime/base/half.h"
 #include "tests/kernels/kernel_test.h"
 
 namespace bs::testing {
@@ -145,6 +146,58 @@ TEST_F(Matvec, GatedFolded) {
 
 // A matrix split over two dispatches by binding offsets (how a table larger than one binding is bound):
 // rows [0, 64) and [64, 100), each with its own ranges of W and y, gives the single-dispatch result.
+// The decode q/k/v projections with RoPE and the KV append folded in (matvec_*_q/_k/_v): the norm-folded
+// product as above, then rows i and i + head_dim/2 of each head rotated by pos * inv_freq[i] (q: f32
+// into y; k: f16 into the cache row `pos`), v as is into its cache row. head_dim 20 (pairs that straddle
+// workgroups' sub-block boundaries), 3 heads, every weight type; cache rows other than `pos` stay poisoned.
+TEST_F(Matvec, RopeAndKvFolded) {
+  const uint32_t hd = 20, heads = 3, m = hd * heads, pos = 37;
+  const float eps = 1e-5f, offset = 0.0f;
+  for (DType t : kWeightTypes) {
+    uint32_t k = t == DType::F16 ? 136 : t == DType::Q8_0 ? 160 : 512;
+    Weights w = random_weights(t, m, k);
+    auto x = random_floats(k, -3, 3), nw = random_floats(k), inv_freq = random_floats(hd / 2, 0.001f, 1.0f);
+    std::vector<float> xn(k);
+    double ss = 0;
+    for (uint32_t i = 0; i < k; ++i) ss += double(x[i]) * x[i];
+    double sc = 1.0 / std::sqrt(ss / k + eps);
+    for (uint32_t i = 0; i < k; ++i) xn[i] = float(x[i] * sc * (offset + nw[i]));
+    DotRef plain = dot_ref(w.dq.data(), xn.data(), nullptr, m, k, 1), rot = plain;
+    for (uint32_t h = 0; h < heads; ++h)
+      for (uint32_t i = 0; i < hd / 2; ++i) {
+        uint32_t a = h * hd + i, b = a + hd / 2;
+        double ang = double(float(pos) * inv_freq[i]), c = std::cos(ang), s = std::sin(ang);
+        rot.value[a] = plain.value[a] * c - plain.value[b] * s;
+        rot.value[b] = plain.value[b] * c + plain.value[a] * s;
+        rot.scale[a] = rot.scale[b] = std::hypot(plain.scale[a], plain.scale[b]);
+      }
+    auto bw = upload(w.bytes), bx = upload(x), bn = upload(nw), bf = upload(inv_freq);
+    auto bs = upload(std::vector<uint32_t>{0, pos, 0, 0, 0, 0, 0, 0});
+    kparams::MatvecRopeParams params{m, k, 1, 0, eps, offset, hd, 0};
+    std::string sfx = kernel_suffix(t);
+    // q: rotated, f32.
+    auto by = poisoned(m * 4);
+    run_once(kernels().get("matvec_" + sfx + "_q", {{0, 64}, {1, 4}}), {{0, &bw}, {1, &bx}, {2, &by}, {3, &bn}, {5, &bf}, {6, &bs}},
+             params, m / 4, 1);
+    EXPECT_LT(scaled_error(download<float>(by, m), rot), kMatvecError) << dtype_name(t) << " q seed=" << test_seed();
+    // k: rotated, f16 at row pos; v: as is, f16 at row pos.
+    for (bool is_k : {true, false}) {
+      auto cache = poisoned(size_t(pos + 2) * m * 2);
+      std::vector<gpu::BindGroupEntry> e = {{0, &bw}, {1, &bx}, {3, &bn}, {6, &bs}, {7, &cache}};
+      if (is_k) e.push_back({5, &bf});
+      run_once(kernels().get("matvec_" + sfx + (is_k ? "_k" : "_v"), {{0, 64}, {1, 4}}), e, params, m / 4, 1);
+      auto all = download<uint16_t>(cache, size_t(pos + 2) * m);
+      std::vector<float> row(m);
+      for (uint32_t r = 0; r < m; ++r) row[r] = half_to_float(all[size_t(pos) * m + r]);
+      // f16 rounding: a relative 2^-11 per value, so 1e-6 on the squared scaled error.
+      EXPECT_LT(scaled_error(row, is_k ? rot : plain), 1e-6) << dtype_name(t) << (is_k ? " k" : " v") << " seed=" << test_seed();
+      size_t touched = 0;
+      for (size_t i = 0; i < all.size(); ++i) touched += (i / m != pos) && all[i] != 0xffff;
+      EXPECT_EQ(touched, 0u) << "cache rows other than pos were written";
+    }
+  }
+}
+
 TEST_F(Matvec, RowRangesThroughBindingOffsets) {
   const uint32_t m = 100, k = 512, split = 64;  // 64 rows of every dtype is a multiple of 256 bytes
   for (DType t : kWeightTypes) {
