@@ -100,7 +100,7 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
     table.cursor = 0;
     if (conditional) {
       enc.beginConditional(model_.state(), 8, true);  // state[2] != 0: skip the step
-      model_.record_forward(enc, 1, decode_rec_, nullptr, nullptr);
+      model_.record_forward(enc, 1, decode_rec_, nullptr, nullptr, true);
       record_sample(enc, decode_rec_, opts, nullptr);
       enc.endConditional();
     } else {
@@ -111,7 +111,7 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
         pass.setPushConstants(kparams::GateParams{uint32_t(kMaxDispatches), 0, 0, 0});
         pass.dispatchWorkgroups(uint32_t((kMaxDispatches * 3 + 63) / 64));
       }
-      model_.record_forward(enc, 1, decode_rec_, nullptr, &table);
+      model_.record_forward(enc, 1, decode_rec_, nullptr, &table, true);
       record_sample(enc, decode_rec_, opts, &table);
       if (table.nominal.size() / 3 > kMaxDispatches) fail_kind(ErrorKind::internal, "decode step has too many dispatches");
     }
@@ -138,7 +138,7 @@ std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateO
   uint32_t st[5] = {0, uint32_t(pos), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st, sizeof st);
   prof.begin(enc);
-  model_.record_forward(enc, 1, rec, &prof);
+  model_.record_forward(enc, 1, rec, &prof, nullptr, true);
   record_sample(enc, rec, opts, nullptr);
   prof.mark(enc, "sample");
   enc.writeBuffer(model_.state(), 0, st, sizeof st);

@@ -208,7 +208,7 @@ uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
 }
 
 void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof,
-                           IndirectTable* indirect) {
+                           IndirectTable* indirect, bool logits_only) {
   using namespace kparams;
   const auto& c = cfg_;
   if (rows < 1 || rows > max_batch_) fail_kind(ErrorKind::internal, "record_forward: {} rows (max {})", rows, max_batch_);
@@ -418,9 +418,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // Head: the last L rows only.
   uint32_t L = std::min<uint32_t>(M, uint32_t(logits_rows_));
   uint64_t first = uint64_t(M - L) * c.dim;
-  rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
   const Weight& head = c.tied_embeddings ? embed : *find("output");
-  matmul(head, xn_, 0, logits_, L, false);
+  if (logits_only && fold_norm && kernels_.has(weight_kernel("matvec", head.dtype) + "_norm")) {
+    normed_matvec(*find("output_norm"), head, logits_);  // one dispatch and one barrier fewer
+  } else {
+    rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
+    matmul(head, xn_, 0, logits_, L, false);
+  }
   if (c.final_softcap > 0) {
     uint32_t n = L * uint32_t(c.vocab);
     dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0},

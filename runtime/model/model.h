@@ -59,9 +59,11 @@ class Model {
 
   // Records the forward of `rows` tokens: ids in tokens()[0..rows), positions state.pos + row.
   // Logits of the last min(rows, logits_rows) rows land in logits() (row-major [rows, vocab]).
-  // With `indirect`, every dispatch is indirect through the table (decode-loop replay).
+  // With `indirect`, every dispatch is indirect through the table (decode-loop replay). `logits_only`
+  // (the decode loop): only logits() is read afterwards, so the output norm may be folded into the head
+  // and xn (last_normed) is then not written.
   void record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof = nullptr,
-                      IndirectTable* indirect = nullptr);
+                      IndirectTable* indirect = nullptr, bool logits_only = false);
 
   // Convenience for parity and tools: runs tokens through prefill (chunked) starting at pos0 and
   // returns the logits of every row (or only the last when all_rows is false).
