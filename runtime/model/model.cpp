@@ -141,9 +141,6 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
-  // BLUESHIFT_PREFETCH_MB: weight bytes per layer pulled into L2 during decode attention (0: off).
-  if (const char* e = std::getenv("BLUESHIFT_PREFETCH_MB")) prefetch_bytes_ = uint64_t(std::strtoull(e, nullptr, 10)) << 20;
-  prefetch_sink_ = act(uint64_t(c.n_layers) * 4 * 64, "prefetch sink");
   for (int32_t l = 0; l < c.n_layers; ++l) {
     uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
@@ -387,19 +384,6 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
                                sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
                c.n_heads, M, "attention");
-    }
-    // Beside the attention kernel (latency-bound, DRAM idle), pull the weights the layer reads next
-    // into L2: no barrier before the prefetch (it writes only its own sink range), so it overlaps.
-    if (M == 1 && prefetch_bytes_ > 0) {
-      uint64_t budget = prefetch_bytes_, slot = uint64_t(l) * 4;  // a sink range per dispatch: no WAW barrier
-      for (const char* s : {"attn_out", "ffn_gate", "ffn_up", "ffn_down"}) {
-        const Weight& w = W(s);
-        uint64_t n = std::min<uint64_t>(w.buffer.size(), budget) / 16;
-        if (n == 0) break;
-        budget -= n * 16;
-        dispatch("prefetch", {}, {{0, &w.buffer, 0, n * 16}, {1, &prefetch_sink_, 256 * slot++, 256}},
-                 StreamParams{uint32_t(n), 0}, 1024, 1, "prefetch");
-      }
     }
     if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, 0, tmp_, M, false);

@@ -99,8 +99,6 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
-  gpu::Buffer prefetch_sink_;     // the prefetch kernel's write target, 256 bytes per dispatch
-  uint64_t prefetch_bytes_ = 0;   // weight bytes per layer pulled into L2 beside decode attention
   // Split-context decode attention: `attn_splits_` chunks per head, their partial softmax states, and a
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
