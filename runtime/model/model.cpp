@@ -224,6 +224,16 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const char* e = std::getenv("BLUESHIFT_MATVEC_WG");
     return e ? uint32_t(std::strtoul(e, nullptr, 10)) : 0u;
   }();
+  // Rows per matvec workgroup: BLUESHIFT_MATVEC_ROWS (plain and norm-folded) and BLUESHIFT_GATED_ROWS
+  // (gate + up) fix them for tuning runs; the default is 4 for both.
+  static const uint32_t plain_rows = [] {
+    const char* e = std::getenv("BLUESHIFT_MATVEC_ROWS");
+    return e ? std::max(1u, uint32_t(std::strtoul(e, nullptr, 10))) : 4u;
+  }();
+  static const uint32_t gated_rows = [] {
+    const char* e = std::getenv("BLUESHIFT_GATED_ROWS");
+    return e ? std::max(1u, uint32_t(std::strtoul(e, nullptr, 10))) : 4u;
+  }();
   const bool cpu = device_.adapter().type == "cpu";
   auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
     if (wg_override) return wg_override;
@@ -262,7 +272,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                      {2, &y, 0, uint64_t(nrows) * m * 4}};
     MatvecParams mp{m, k, nrows, accumulate ? 1u : 0u};
     if (nrows == 1) {
-      const uint32_t rows_per_wg = 4;
+      const uint32_t rows_per_wg = plain_rows;
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
@@ -275,7 +285,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // dispatch and the barrier after it disappear. Prefill keeps rms_norm then the tiled matmul.
   auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    const uint32_t rows_per_wg = 4;
+    const uint32_t rows_per_wg = plain_rows;
     dispatch(weight_kernel("matvec", w.dtype) + "_norm", {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
@@ -285,7 +295,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // never reach memory; no activation dispatch, one barrier fewer per layer.
   auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y) {
     uint32_t m = uint32_t(wg_.shape[0]), k = uint32_t(wg_.shape[1]);
-    const uint32_t rows_per_wg = 4;
+    const uint32_t rows_per_wg = gated_rows;
     dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", {{0, matvec_wg(wg_.dtype, k)}, {1, rows_per_wg}},
              {{0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
