@@ -304,6 +304,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
+  static const bool no_tiled = [] {  // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs)
+    const char* e = std::getenv("BLUESHIFT_NO_TILED_ATTENTION");
+    return e && std::strcmp(e, "0") != 0;
+  }();
+  bool tiled_attention = M > 1 && c.head_dim <= 128 && !no_tiled && kernels_.has("attention_tiled_f16kv") &&
+                         device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
@@ -387,6 +393,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
                                     sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
                c.n_heads, attn_splits_, "attention");
+    } else if (tiled_attention) {
+      // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
+      dispatch("attention_tiled_f16kv", {},
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+               c.n_heads, (M + 15) / 16, "attention");
     } else {
       dispatch("attention_f16kv", {},
                {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},

@@ -109,6 +109,50 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
   }
 }
 
+// The tiled prefill attention (16 query rows per workgroup, K/V tiles of 32 keys, online softmax) against
+// float64: row counts that leave the last block partly empty, a start position inside a tile, GQA,
+// sliding window, softcap, head_dim 20 (5 of 16 lanes own output) and 128 (the largest it takes).
+TEST_F(KernelsModel, TiledAttentionMatchesFloat64) {
+  struct TCase {
+    uint32_t hd, rows, pos0, window;
+    float cap;
+  };
+  for (TCase t : {TCase{20, 37, 21, 0, 5.0f}, TCase{20, 37, 21, 7, 0.0f}, TCase{128, 50, 3, 0, 0.0f},
+                  TCase{128, 16, 70, 40, 30.0f}, TCase{64, 1, 0, 0, 0.0f}}) {
+    const uint32_t heads = 6, kvh = 2, hd = t.hd, rows = t.rows, pos0 = t.pos0, ctx = pos0 + rows + 5;
+    const uint32_t kvd = kvh * hd, n = pos0 + rows;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    std::vector<float> k = random_floats(n * kvd, -2, 2), v = random_floats(n * kvd), q = random_floats(rows * heads * hd, -2, 2);
+    std::vector<uint16_t> kh(ctx * kvd, 0xffff), vh(ctx * kvd, 0xffff);
+    for (size_t i = 0; i < k.size(); ++i) kh[i] = float_to_half(k[i]), vh[i] = float_to_half(v[i]);
+    auto kc = upload(kh), vc = upload(vh), bq = upload(q), out = poisoned(rows * heads * hd * 4), sp = state(pos0);
+    run("attention_tiled_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {5, &sp}},
+        AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 15) / 16);
+    auto got = download<float>(out, rows * heads * hd);
+    std::vector<double> ref(got.size());
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t h = 0; h < heads; ++h) {
+        uint32_t pos = pos0 + r, g = h / (heads / kvh);
+        uint32_t lo = t.window && pos + 1 > t.window ? pos + 1 - t.window : 0;
+        std::vector<double> s(pos + 1);
+        double mx = -1e300, sum = 0;
+        for (uint32_t j = lo; j <= pos; ++j) {
+          double d = 0;
+          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
+          s[j] = t.cap > 0 ? t.cap * std::tanh(d * scale / t.cap) : d * scale;
+          mx = std::max(mx, s[j]);
+        }
+        for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (uint32_t i = 0; i < hd; ++i) {
+          double a = 0;
+          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
+          ref[(r * heads + h) * hd + i] = a / sum;
+        }
+      }
+    EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window " << t.window;
+  }
+}
+
 // Split-context decode attention against float64: idle workgroups (pos 0 with 3 or 10 splits), chunks
 // that end mid-window, chunks longer than the minimum (300 positions in 3 splits), a sliding window,
 // softcap, head_dim 20 (idle invocations) and 256 (one group), and repeated dispatches (the per-head

@@ -1,0 +1,106 @@
+#version 450
+// Prefill attention, tiled (flash-attention on the CUDA cores): workgroup (h, b) takes BR = 16
+// consecutive query rows of head h (positions state.pos + 16b + r) and walks the keys they see in tiles
+// of BC = 32 positions. Each K/V tile is loaded into shared memory once for all 16 rows, the scores of
+// a tile go through an online softmax (running max m and sum l per row, the accumulator rescaled by
+// e^(m_old - m_new)), and nothing but the output leaves the workgroup. attention.comp instead takes one
+// row per workgroup and re-reads the whole K/V prefix for every row, with a serial walk over positions:
+// 6 ms of a 25 ms 512-token prefill of Llama-3.2-1B on the H100.
+//
+// Causal, with an optional sliding window and softcap; GQA (h reads kv head h / (n_heads / n_kv_heads)).
+// head_dim a multiple of 4, at most 128 (the model falls back to attention.comp above that).
+// Threads: r = tid / 16 is the row; lane = tid % 16 computes the scores of keys lane and lane + 16 of
+// the tile and owns output dims [4 lane, 4 lane + 4) and [4 (lane + 16), ...).
+#include "common.glsl"
+#include "params.h"
+layout(local_size_x = 256) in;
+layout(push_constant) uniform PC { AttentionParams p; };
+layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };
+layout(std430, binding = 1) readonly buffer K { f16vec4 kc4[]; };
+layout(std430, binding = 2) readonly buffer V { f16vec4 vc4[]; };
+layout(std430, binding = 3) writeonly buffer O { vec4 o4[]; };
+layout(std430, binding = 5) readonly buffer S { uint state[]; };
+
+const uint BR = 16, BC = 32, MAXD4 = 32;  // rows, keys per tile, head_dim / 4 at most
+const float NEG = -3.402823466e38;         // a masked score
+shared vec4 sQ[BR * MAXD4];
+shared f16vec4 sK[BC * (MAXD4 + 1)];  // padded rows: the 16 lanes of a row read 16 different keys
+shared f16vec4 sV[BC * MAXD4];         // K and V stay f16 (as in the cache): 27 KiB in all, under 32 KiB
+shared float sP[BR * BC];
+shared float sM[BR], sL[BR], sA[BR];
+
+void main() {
+  uint h = gl_WorkGroupID.x, row0 = gl_WorkGroupID.y * BR, tid = gl_LocalInvocationID.x;
+  uint r = tid / 16u, lane = tid % 16u;
+  uint kvh = h / (p.n_heads / p.n_kv_heads), hd4 = p.head_dim / 4u, kvd4 = p.n_kv_heads * hd4;
+  uint nrows = min(BR, p.rows - row0);
+  uint pos_first = state[1] + row0, pos_last = pos_first + nrows - 1u, pos_r = pos_first + r;
+  uint lo0 = (p.window > 0u && pos_first + 1u > p.window) ? pos_first + 1u - p.window : 0u;
+
+  for (uint i = tid; i < BR * hd4; i += 256u) {
+    uint rr = i / hd4, d = i % hd4;
+    sQ[rr * MAXD4 + d] = rr < nrows ? q4[((row0 + rr) * p.n_heads + h) * hd4 + d] : vec4(0.0);
+  }
+  if (tid < BR) {
+    sM[tid] = NEG;
+    sL[tid] = 0.0;
+  }
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
+  barrier();
+
+  for (uint j0 = lo0; j0 <= pos_last; j0 += BC) {
+    for (uint i = tid; i < BC * hd4; i += 256u) {
+      uint c = i / hd4, d = i % hd4, j = j0 + c;
+      bool in_range = j <= pos_last;
+      uint src = j * kvd4 + kvh * hd4 + d;
+      sK[c * (MAXD4 + 1u) + d] = in_range ? kc4[src] : f16vec4(0.0);
+      sV[c * MAXD4 + d] = in_range ? vc4[src] : f16vec4(0.0);
+    }
+    barrier();
+    for (uint cc = 0u; cc < 2u; ++cc) {
+      uint c = lane + 16u * cc, j = j0 + c;
+      bool ok = r < nrows && j <= pos_r && (p.window == 0u || j + p.window > pos_r);
+      float s = NEG;
+      if (ok) {
+        s = 0.0;
+        for (uint d = 0u; d < hd4; ++d) s += dot(sQ[r * MAXD4 + d], vec4(sK[c * (MAXD4 + 1u) + d]));
+        s *= p.scale;
+        if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
+      }
+      sP[r * BC + c] = s;
+    }
+    barrier();
+    if (tid < BR) {  // online softmax for row tid over this tile
+      float m_old = sM[tid], mx = m_old;
+      for (uint c = 0u; c < BC; ++c) mx = max(mx, sP[tid * BC + c]);
+      float alpha = m_old == NEG ? (mx == NEG ? 1.0 : 0.0) : exp(m_old - mx);
+      float l = sL[tid] * alpha;
+      for (uint c = 0u; c < BC; ++c) {
+        float s = sP[tid * BC + c];
+        float e = s == NEG ? 0.0 : exp(s - mx);
+        sP[tid * BC + c] = e;
+        l += e;
+      }
+      sM[tid] = mx;
+      sL[tid] = l;
+      sA[tid] = alpha;
+    }
+    barrier();
+    float a = sA[r];
+    acc0 *= a;
+    acc1 *= a;
+    for (uint c = 0u; c < BC; ++c) {
+      float pc = sP[r * BC + c];
+      acc0 += pc * vec4(sV[c * MAXD4 + lane]);
+      acc1 += pc * vec4(sV[c * MAXD4 + min(lane + 16u, MAXD4 - 1u)]);
+    }
+    barrier();  // the next tile overwrites sK, sV, sP
+  }
+
+  if (r < nrows) {
+    float inv = 1.0 / sL[r];
+    uint ob = ((row0 + r) * p.n_heads + h) * hd4;
+    if (lane < hd4) o4[ob + lane] = acc0 * inv;
+    if (lane + 16u < hd4) o4[ob + lane + 16u] = acc1 * inv;
+  }
+}
