@@ -27,7 +27,7 @@ shared vec4 sQ[BR * MAXD4];
 shared f16vec4 sK[BC * (MAXD4 + 1)];  // padded rows: the 16 lanes of a row read 16 different keys
 shared f16vec4 sV[BC * MAXD4];         // K and V stay f16 (as in the cache): 27 KiB in all, under 32 KiB
 shared float sP[BR * BC];
-shared float sM[BR], sL[BR], sA[BR];
+shared float sS[BR * 16];  // per-lane partial (max, then sum) of a row
 
 void main() {
   uint h = gl_WorkGroupID.x, row0 = gl_WorkGroupID.y * BR, tid = gl_LocalInvocationID.x;
@@ -41,10 +41,8 @@ void main() {
     uint rr = i / hd4, d = i % hd4;
     sQ[rr * MAXD4 + d] = rr < nrows ? q4[((row0 + rr) * p.n_heads + h) * hd4 + d] : vec4(0.0);
   }
-  if (tid < BR) {
-    sM[tid] = NEG;
-    sL[tid] = 0.0;
-  }
+  // The 16 lanes of a row keep identical copies of its running max m and sum l.
+  float m = NEG, l = 0.0;
   vec4 acc0 = vec4(0.0), acc1 = vec4(0.0);
   barrier();
 
@@ -57,6 +55,7 @@ void main() {
       sV[c * MAXD4 + d] = in_range ? vc4[src] : f16vec4(0.0);
     }
     barrier();
+    float sc[2];
     for (uint cc = 0u; cc < 2u; ++cc) {
       uint c = lane + 16u * cc, j = j0 + c;
       bool ok = r < nrows && j <= pos_r && (p.window == 0u || j + p.window > pos_r);
@@ -67,26 +66,25 @@ void main() {
         s *= p.scale;
         if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
       }
-      sP[r * BC + c] = s;
+      sc[cc] = s;
     }
+    // Online softmax, every lane of the row at once: the row's tile max from the lanes' maxima, then
+    // each lane exponentiates its two scores and the lanes' sums meet in shared memory.
+    sS[tid] = max(sc[0], sc[1]);
     barrier();
-    if (tid < BR) {  // online softmax for row tid over this tile
-      float m_old = sM[tid], mx = m_old;
-      for (uint c = 0u; c < BC; ++c) mx = max(mx, sP[tid * BC + c]);
-      float alpha = m_old == NEG ? (mx == NEG ? 1.0 : 0.0) : exp(m_old - mx);
-      float l = sL[tid] * alpha;
-      for (uint c = 0u; c < BC; ++c) {
-        float s = sP[tid * BC + c];
-        float e = s == NEG ? 0.0 : exp(s - mx);
-        sP[tid * BC + c] = e;
-        l += e;
-      }
-      sM[tid] = mx;
-      sL[tid] = l;
-      sA[tid] = alpha;
-    }
+    float mx = m;
+    for (uint i = 0u; i < 16u; ++i) mx = max(mx, sS[r * 16u + i]);
+    float a = m == NEG ? (mx == NEG ? 1.0 : 0.0) : exp(m - mx);
+    float e0 = sc[0] == NEG ? 0.0 : exp(sc[0] - mx), e1 = sc[1] == NEG ? 0.0 : exp(sc[1] - mx);
+    m = mx;
+    barrier();  // every lane has read the maxima
+    sP[r * BC + lane] = e0;
+    sP[r * BC + lane + 16u] = e1;
+    sS[tid] = e0 + e1;
     barrier();
-    float a = sA[r];
+    float lt = 0.0;
+    for (uint i = 0u; i < 16u; ++i) lt += sS[r * 16u + i];
+    l = l * a + lt;
     acc0 *= a;
     acc1 *= a;
     for (uint c = 0u; c < BC; ++c) {
@@ -98,7 +96,7 @@ void main() {
   }
 
   if (r < nrows) {
-    float inv = 1.0 / sL[r];
+    float inv = 1.0 / l;
     uint ob = ((row0 + r) * p.n_heads + h) * hd4;
     if (lane < hd4) o4[ob + lane] = acc0 * inv;
     if (lane + 16u < hd4) o4[ob + lane + 16u] = acc1 * inv;
