@@ -20,6 +20,35 @@ class KernelsModel : public GpuTest {
     run_once(kernels().get(name), std::move(e), params, gx, gy);
   }
   gpu::Buffer state(uint32_t pos) { return upload(std::vector<uint32_t>{0, pos, 0, 0}); }
+
+  // Causal attention in float64 over f16-rounded K and V: rows of queries at positions pos0 + r, GQA,
+  // an optional sliding window and softcap (cap 0: none). Output [rows, heads, hd].
+  static std::vector<double> attention_ref(const std::vector<float>& q, const std::vector<float>& k,
+                                           const std::vector<float>& v, uint32_t rows, uint32_t heads, uint32_t kvh,
+                                           uint32_t hd, uint32_t pos0, uint32_t window, float scale, float cap) {
+    const uint32_t kvd = kvh * hd;
+    std::vector<double> ref(size_t(rows) * heads * hd);
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t h = 0; h < heads; ++h) {
+        uint32_t pos = pos0 + r, g = h / (heads / kvh);
+        uint32_t lo = window && pos + 1 > window ? pos + 1 - window : 0;
+        std::vector<double> s(pos + 1);
+        double mx = -1e300, sum = 0;
+        for (uint32_t j = lo; j <= pos; ++j) {
+          double d = 0;
+          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
+          s[j] = cap > 0 ? cap * std::tanh(d * scale / cap) : d * scale;
+          mx = std::max(mx, s[j]);
+        }
+        for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (uint32_t i = 0; i < hd; ++i) {
+          double a = 0;
+          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
+          ref[(r * heads + h) * hd + i] = a / sum;
+        }
+      }
+    return ref;
+  }
 };
 
 TEST_F(KernelsModel, RopeRotateHalfAtStatePosition) {
@@ -85,26 +114,7 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
     run("attention_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &scores}, {5, &sp}},
         AttentionParams{rows, heads, kvh, hd, ctx, window, scale, cap}, heads, rows);
     auto got = download<float>(out, rows * heads * hd);
-    std::vector<double> ref(got.size());
-    for (uint32_t r = 0; r < rows; ++r)
-      for (uint32_t h = 0; h < heads; ++h) {
-        uint32_t pos = pos0 + r, g = h / (heads / kvh);
-        uint32_t lo = window && pos + 1 > window ? pos + 1 - window : 0;
-        std::vector<double> s(pos + 1);
-        double mx = -1e300, sum = 0;
-        for (uint32_t j = lo; j <= pos; ++j) {
-          double d = 0;
-          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
-          s[j] = cap * std::tanh(d * scale / cap);
-          mx = std::max(mx, s[j]);
-        }
-        for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
-        for (uint32_t i = 0; i < hd; ++i) {
-          double a = 0;
-          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
-          ref[(r * heads + h) * hd + i] = a / sum;
-        }
-      }
+    auto ref = attention_ref(q, k, v, rows, heads, kvh, hd, pos0, window, scale, cap);
     EXPECT_LT(nmse(got, ref), 1e-10) << "window " << window;
   }
 }
@@ -129,26 +139,7 @@ TEST_F(KernelsModel, TiledAttentionMatchesFloat64) {
     run("attention_tiled_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {5, &sp}},
         AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 15) / 16);
     auto got = download<float>(out, rows * heads * hd);
-    std::vector<double> ref(got.size());
-    for (uint32_t r = 0; r < rows; ++r)
-      for (uint32_t h = 0; h < heads; ++h) {
-        uint32_t pos = pos0 + r, g = h / (heads / kvh);
-        uint32_t lo = t.window && pos + 1 > t.window ? pos + 1 - t.window : 0;
-        std::vector<double> s(pos + 1);
-        double mx = -1e300, sum = 0;
-        for (uint32_t j = lo; j <= pos; ++j) {
-          double d = 0;
-          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
-          s[j] = t.cap > 0 ? t.cap * std::tanh(d * scale / t.cap) : d * scale;
-          mx = std::max(mx, s[j]);
-        }
-        for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
-        for (uint32_t i = 0; i < hd; ++i) {
-          double a = 0;
-          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
-          ref[(r * heads + h) * hd + i] = a / sum;
-        }
-      }
+    auto ref = attention_ref(q, k, v, rows, heads, kvh, hd, pos0, t.window, scale, t.cap);
     EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window " << t.window;
   }
 }

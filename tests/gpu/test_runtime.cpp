@@ -141,10 +141,10 @@ TEST_F(Runtime, ConditionalBlockSkipsDispatches) {
   // Writes a non-zero word into pred[0] from a shader: 1.0f's bits are non-zero.
   auto pg = device().createBindGroup(bias, 0, std::vector<gpu::BindGroupEntry>{{0, &pred, 0, 4}, {1, &set_pred}});
   auto enc = device().createCommandEncoder("conditional");
-  auto add = [&] {
+  auto add = [&](const gpu::BindGroup* g = nullptr) {  // y += 1 (pg: pred[0] = 1.0f's bits)
     auto pass = enc.beginComputePass();
     pass.setPipeline(bias);
-    pass.setBindGroup(0, bg);
+    pass.setBindGroup(0, g ? *g : bg);
     pass.setPushConstants(kparams::BiasParams{1, 1, 0, 0});
     pass.dispatchWorkgroups(1, 1);
   };
@@ -153,13 +153,7 @@ TEST_F(Runtime, ConditionalBlockSkipsDispatches) {
   enc.beginConditional(pred, 4, false); add(); enc.endConditional();
   enc.beginConditional(pred, 0, false); add(); add(); enc.endConditional();
   enc.beginConditional(pred, 0, true); add(); add(); enc.endConditional();
-  {
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(bias);
-    pass.setBindGroup(0, pg);
-    pass.setPushConstants(kparams::BiasParams{1, 1, 0, 0});
-    pass.dispatchWorkgroups(1, 1);
-  }
+  add(&pg);
   enc.beginConditional(pred, 0, true); add(); enc.endConditional();
   enc.beginConditional(pred, 0, false); add(); enc.endConditional();
   auto cb = enc.finish();
