@@ -227,5 +227,54 @@ TEST(Chat, TwoTurnsInATerminal) {
   EXPECT_GT(sizes[1], sizes[0] + 8) << screen;
 }
 
+// Ctrl-C during an answer: the host cancel reaches the sampler, which stops the recorded loop (the
+// remaining steps of the submit are skipped); the answer ends early with [stopped], and the next turn
+// continues the same session.
+TEST(Chat, CtrlCStopsAnAnswer) {
+  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
+  std::string sess = "bs-chat-c-" + std::to_string(::getpid());
+  std::string cmd = binary().string() + " chat --model " + demo_model().string() + " --ctx 8192 --max-tokens 8000 --ignore-eos";
+  ASSERT_EQ(std::system(("tmux new-session -d -s " + sess + " -x 200 -y 50 '" + cmd + "; sleep 60'").c_str()), 0);
+  auto capture = [&] {
+    std::string out;
+    FILE* p = popen(("tmux capture-pane -p -S -2000 -t " + sess).c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  auto wait_for = [&](const std::string& pattern, int count) {
+    for (int i = 0; i < 900; ++i) {
+      auto s = capture();
+      size_t c = 0;
+      for (size_t at = s.find(pattern); at != std::string::npos; at = s.find(pattern, at + 1)) ++c;
+      if (int(c) >= count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for("Ctrl-D quits", 1)) << capture();
+  std::system(("tmux send-keys -t " + sess + " 'hello there' Enter").c_str());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::system(("tmux send-keys -t " + sess + " C-c").c_str());
+  ASSERT_TRUE(wait_for("context ", 1)) << capture();
+  std::system(("tmux send-keys -t " + sess + " 'and again' Enter").c_str());  // a second answer, stopped too
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::system(("tmux send-keys -t " + sess + " C-c").c_str());
+  bool two = wait_for("context ", 2);
+  auto screen = capture();
+  std::system(("tmux kill-session -t " + sess).c_str());
+  ASSERT_TRUE(two) << screen;
+  EXPECT_NE(screen.find("[stopped]"), std::string::npos) << screen;
+  std::regex stats(R"(\[(\d+) tokens, [0-9.]+ tok/s, context (\d+)\])");
+  std::vector<std::pair<int, int>> turns;
+  for (std::sregex_iterator it(screen.begin(), screen.end(), stats), end; it != end; ++it)
+    turns.push_back({std::stoi((*it)[1]), std::stoi((*it)[2])});
+  ASSERT_EQ(turns.size(), 2u) << screen;
+  EXPECT_LT(turns[0].first, 8000) << screen;
+  EXPECT_GT(turns[1].second, turns[0].second) << screen;  // turn two continued the session
+}
+
 }  // namespace
 }  // namespace bs::testing
