@@ -130,7 +130,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   tmp_ = act(B * c.dim, "branch out");
   gate_ = act(B * c.ffn_dim, "gate");
   up_ = act(B * c.ffn_dim, "up");
-  scores_ = act(B * c.n_heads * uint64_t(max_ctx_), "attention scores");
+  // scores_ (attention.comp's scratch, [rows, heads, max_ctx]) is allocated when a recording first
+  // needs it: the tiled prefill and split decode kernels keep their scores on chip, and at a long
+  // context with 512-row prefill chunks it would be the largest activation (268 MiB for a 1B at 4096).
   // Split attention (attention_split.comp): chunks of at most 128 positions, at most 256 splits, so
   // contexts beyond 32768 take the one-workgroup-per-head kernel.
   if (c.head_dim <= 256 && max_ctx_ <= 256 * 128) {
@@ -402,6 +404,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
                c.n_heads, (M + 15) / 16, "attention");
     } else {
+      if (!scores_)
+        scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
+                                        "attention scores"});
       dispatch("attention_f16kv", {},
                {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
                 {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
