@@ -108,9 +108,9 @@ void main() {
 
   uint token = arg;
   if (p.temperature > 0.0) {
-    // Threshold: the largest value t with (count >= top_k) and (mass >= top_p * total), and min-p.
+    // Threshold t, in HF's order: the largest t with count(>= t) >= top_k; then, within what top-k
+    // kept, the largest t with mass(>= t) >= top_p * (the kept mass); then min-p.
     float lo = mx - 1e4, hi = mx;  // logits below mx - 1e4 have probability 0 in f32
-    float total = mass_at_least(lo, mx, false);
     float t = lo;
     if (p.top_k > 0u && p.top_k < p.vocab) {
       float a = lo, b = hi;  // invariant: count(>= a) >= k
@@ -121,7 +121,8 @@ void main() {
       t = max(t, a);
     }
     if (p.top_p > 0.0 && p.top_p < 1.0) {
-      float a = lo, b = hi;  // invariant: mass(>= a) >= top_p * total
+      float total = mass_at_least(t, mx, false);  // HF renormalizes after top-k: top-p is of this mass
+      float a = t, b = hi;  // invariant: mass(>= a) >= top_p * total
       for (int it = 0; it < 40; ++it) {
         float m = 0.5 * (a + b);
         if (mass_at_least(m, mx, false) >= p.top_p * total) a = m; else b = m;

@@ -156,7 +156,6 @@ fn main(@builtin(local_invocation_index) tid: u32) {
   if (p.temperature > 0.0) {
     let lo = mx - 1e4;  // logits below mx - 1e4 have probability 0 in f32
     let hi = mx;
-    let total = mass_at_least(lo, mx, false, tid);
     var t = lo;
     if (p.top_k > 0u && p.top_k < p.vocab) {
       var a = lo;
@@ -172,7 +171,8 @@ fn main(@builtin(local_invocation_index) tid: u32) {
       t = max(t, a);
     }
     if (p.top_p > 0.0 && p.top_p < 1.0) {
-      var a = lo;
+      let total = mass_at_least(t, mx, false, tid);  // HF renormalizes after top-k: top-p is of this mass
+      var a = t;
       var b = hi;  // invariant: mass(>= a) >= top_p * total
       for (var it = 0; it < 40; it++) {
         let m = 0.5 * (a + b);

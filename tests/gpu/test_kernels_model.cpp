@@ -3,7 +3,10 @@
 // poisoned outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <set>
 #include <utility>
 
 #include "tests/gpu/gpu_test.h"
@@ -189,6 +192,134 @@ TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
       }
     EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
   }
+}
+
+// The sampler (sample.comp) against a float64 reference of HF's warpers: repetition penalty, temperature,
+// top-k (ties at the k-th value kept), top-p of what top-k kept (HF renormalizes between them), min-p,
+// then the kernel's draw: u = (Philox4x32-10(step, seed).x >> 8 + 0.5) / 2^24 of the kept mass, walked
+// in token order. A draw within 1e-4 of a boundary between two tokens accepts either; logits that put
+// a threshold within rounding of a value are redrawn. Also the step bookkeeping (ring, history, state).
+namespace {
+std::array<uint32_t, 4> philox_ref(std::array<uint32_t, 4> c, uint32_t k0, uint32_t k1) {
+  for (int r = 0; r < 10; ++r) {
+    uint64_t p0 = uint64_t(0xD2511F53u) * c[0], p1 = uint64_t(0xCD9E8D57u) * c[2];
+    c = {uint32_t(p1 >> 32) ^ c[1] ^ k0, uint32_t(p1), uint32_t(p0 >> 32) ^ c[3] ^ k1, uint32_t(p0)};
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c;
+}
+
+struct SampleRef {
+  std::vector<uint32_t> ok;  // acceptable tokens (more than one only at a boundary)
+  bool ambiguous = false;    // a threshold within rounding of a logit: redraw the logits
+};
+
+SampleRef sample_ref(std::vector<float> l, const std::vector<uint32_t>& hist, const kparams::SampleParams& p, uint32_t step) {
+  SampleRef out;
+  const uint32_t V = p.vocab;
+  if (p.repeat_penalty != 1.0f)
+    for (uint32_t t : std::set<uint32_t>(hist.begin(), hist.end())) l[t] = l[t] > 0 ? l[t] / p.repeat_penalty : l[t] * p.repeat_penalty;
+  float inv_t = p.temperature > 0 ? 1.0f / p.temperature : 1.0f;
+  for (auto& v : l) v *= inv_t;
+  uint32_t arg = uint32_t(std::max_element(l.begin(), l.end()) - l.begin());  // first maximum
+  if (p.temperature <= 0) return {{arg}, false};
+  double mx = l[arg];
+  std::vector<float> sorted(l);
+  std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+  auto near = [&](double t) {  // some logit within rounding of the threshold t
+    for (float v : l)
+      if (std::abs(v - t) < 1e-4) return true;
+    return false;
+  };
+  double t = mx - 1e4;
+  if (p.top_k > 0 && p.top_k < V) t = std::max<double>(t, sorted[p.top_k - 1]);
+  if (p.top_p > 0 && p.top_p < 1) {
+    double total = 0, cum = 0;
+    for (float v : sorted)
+      if (v >= t) total += std::exp(v - mx);
+    for (float v : sorted) {
+      if (v < t) break;
+      cum += std::exp(v - mx);
+      if (cum >= p.top_p * total) {
+        out.ambiguous |= std::abs(cum - p.top_p * total) < 1e-5 * total ||
+                         std::abs(cum - std::exp(v - mx) - p.top_p * total) < 1e-5 * total;
+        t = std::max<double>(t, v);
+        break;
+      }
+    }
+  }
+  if (p.min_p > 0) {
+    double m = double(float(mx) + std::log(p.min_p));
+    out.ambiguous |= near(m);
+    t = std::max(t, m);
+  }
+  double kept = 0;
+  for (float v : l)
+    if (v >= t) kept += std::exp(v - mx);
+  auto r = philox_ref({step, 0u, 0x5eed5eedu, 0u}, p.seed_lo, p.seed_hi);
+  double u = (double(r[0] >> 8) + 0.5) / 16777216.0 * kept, acc = 0, eps = 1e-4 * kept;
+  for (uint32_t i = 0; i < V; ++i) {
+    if (l[i] < t) continue;
+    double next = acc + std::exp(l[i] - mx);
+    if (u >= acc - eps && u < next + eps) out.ok.push_back(i);
+    acc = next;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
+  struct SCase {
+    float temperature;
+    uint32_t top_k;
+    float top_p, min_p, penalty;
+  };
+  const SCase cases[] = {{0, 0, 1, 0, 1},     {0, 0, 1, 0, 1.3f},   {0.7f, 0, 1, 0, 1},    {1, 40, 1, 0, 1},
+                         {0.9f, 0, 0.8f, 0, 1}, {1, 50, 0.6f, 0, 1}, {1.2f, 0, 1, 0.05f, 1}, {1, 30, 0.9f, 0.02f, 1.2f}};
+  const uint32_t wg = std::min<uint32_t>({1024u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
+  static gpu::KernelCache wgsl(device(), gpu::KernelSource::wgsl);  // the WGSL twin must sample the same way
+  for (const gpu::ComputePipeline* pp : {&kernels().get("sample", {{0, wg}}), &wgsl.get("sample", {{0, wg}})})
+    for (uint32_t V : {1000u, 4099u, 32001u})
+      for (const SCase& c : cases)
+        for (uint32_t draw = 0; draw < 3; ++draw) {
+          const uint32_t pos = 20 + draw, ring_size = 64, n = 5, step = uint32_t(rng()());
+          kparams::SampleParams p{V, c.top_k, c.temperature, c.top_p, c.min_p, c.penalty, uint32_t(rng()()), uint32_t(rng()()),
+                                  100, 1, 0, ring_size};
+          std::vector<float> logits;
+          SampleRef ref;
+          std::vector<uint32_t> hist(pos + 2, 0);
+          for (int tries = 0; tries < 20; ++tries) {
+            logits = random_floats(V, -8.0f, 8.0f);
+            for (uint32_t i = 0; i <= pos; ++i) hist[i] = uint32_t(rng()() % V);
+            ref = sample_ref(logits, std::vector<uint32_t>(hist.begin(), hist.begin() + pos + 1), p, step);
+            if (!ref.ambiguous) break;
+          }
+          ASSERT_FALSE(ref.ambiguous);
+          auto bl = upload(logits), bst = upload(std::vector<uint32_t>{7, pos, 0, n, step, 0, 0, 0});
+          auto bh = upload(hist), bring = upload(std::vector<uint32_t>(ring_size + 2, 0xffffffffu));
+          auto beos = upload(std::vector<uint32_t>{V + 1, 0xffffffffu});  // an EOS no draw can hit
+          auto bseen = upload(std::vector<uint32_t>(V / 32 + 1, 0)), btok = upload(std::vector<uint32_t>{0}),
+               bctl = upload(std::vector<uint32_t>{0});
+          run_once(*pp, {{0, &bl}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}}, p, 1);
+          auto ring = download<uint32_t>(bring, ring_size + 2);
+          uint32_t tok = ring[2 + n];
+          EXPECT_NE(std::find(ref.ok.begin(), ref.ok.end(), tok), ref.ok.end())
+              << "V " << V << " T " << c.temperature << " top_k " << c.top_k << " top_p " << c.top_p << " min_p " << c.min_p
+              << " penalty " << c.penalty << " (" << pp->label() << "): drew " << tok << ", reference " << (ref.ok.empty() ? -1 : int(ref.ok[0]))
+              << " seed=" << test_seed();
+          auto st = download<uint32_t>(bst, 5);
+          EXPECT_EQ(st[0], tok);
+          EXPECT_EQ(st[1], pos + 1);
+          EXPECT_EQ(st[2], 0u);
+          EXPECT_EQ(st[3], n + 1);
+          EXPECT_EQ(st[4], step + 1);
+          EXPECT_EQ(ring[0], n + 1);
+          EXPECT_EQ(download<uint32_t>(bh, pos + 2)[pos + 1], tok);
+          EXPECT_EQ(download<uint32_t>(btok, 1)[0], tok);
+          auto seen = download<uint32_t>(bseen, V / 32 + 1);
+          EXPECT_EQ(std::count(seen.begin(), seen.end(), 0u), long(seen.size())) << "the penalty bitmap is left clear";
+        }
 }
 
 TEST_F(KernelsModel, GatedActivationsBiasAndSoftcap) {
