@@ -2,7 +2,7 @@
 // GPU sampling for the decode loop: one workgroup over the vocabulary.
 //   repetition penalty (HF: logit > 0 ? logit / r : logit * r, once per distinct token in the history)
 //   -> temperature -> top-k -> top-p -> min-p -> a draw from Philox4x32-10(seed, step).
-// Top-k and top-p are thresholds found by bisection on the logit value, so no sort is needed; the draw
+// Top-k and top-p are thresholds found by 16-way search on the logit value, so no sort is needed; the draw
 // walks the kept probabilities in token order (the same distribution as HF's sorted walk).
 #include "common.glsl"
 #include "params.h"
@@ -49,6 +49,50 @@ float mass_at_least(float t, float mx, bool as_count) {
       if (v[u] >= t) acc += as_count ? 1.0 : exp(v[u] - mx);
   }
   return workgroup_sum(acc);
+}
+
+// One pass over the vocabulary narrows [a, b] 16-fold (four bisection steps): thresholds
+// a + (b - a) (j + 1) / 16 for j < 15 are probed at once, and the new interval lies between the
+// largest probe whose count (as_count) or mass of logits >= it still reaches `target` and the next.
+// Invariant kept: f(a) >= target. Top-k and top-p take 10 passes each (was 40 of mass_at_least).
+const uint NPROBE = 15u;
+shared float s_probe[NPROBE * MAX_SUBGROUPS];
+void narrow(inout float a, inout float b, float mx, bool as_count, float target) {
+  float step = (b - a) / 16.0, th[NPROBE], acc[NPROBE];
+  for (uint j = 0u; j < NPROBE; ++j) {
+    th[j] = a + step * float(j + 1u);
+    acc[j] = 0.0;
+  }
+  uint wg = gl_WorkGroupSize.x;
+  for (uint base = gl_LocalInvocationID.x; base < p.vocab; base += UNROLL * wg) {
+    float v[UNROLL];
+    for (uint u = 0u; u < UNROLL; ++u) v[u] = base + u * wg < p.vocab ? logits[base + u * wg] : -3.402823466e38;
+    for (uint u = 0u; u < UNROLL; ++u) {
+      if (v[u] < th[0]) continue;
+      float w = as_count ? 1.0 : exp(v[u] - mx);
+      for (uint j = 0u; j < NPROBE; ++j)
+        if (v[u] >= th[j]) acc[j] += w;
+    }
+  }
+  for (uint j = 0u; j < NPROBE; ++j) {
+    float s = subgroupAdd(acc[j]);
+    if (subgroupElect()) s_probe[j * MAX_SUBGROUPS + gl_SubgroupID] = s;
+  }
+  barrier();
+  float na = a, nb = th[0];
+  for (uint jj = 0u; jj < NPROBE; ++jj) {
+    uint j = NPROBE - 1u - jj;
+    float s = 0.0;
+    for (uint g = 0u; g < gl_NumSubgroups; ++g) s += s_probe[j * MAX_SUBGROUPS + g];
+    if (s >= target) {
+      na = th[j];
+      nb = j + 1u < NPROBE ? th[j + 1u] : b;
+      break;
+    }
+  }
+  barrier();  // s_probe is reused by the next pass
+  a = na;
+  b = nb;
 }
 
 void main() {
@@ -114,19 +158,13 @@ void main() {
     float t = lo;
     if (p.top_k > 0u && p.top_k < p.vocab) {
       float a = lo, b = hi;  // invariant: count(>= a) >= k
-      for (int it = 0; it < 40; ++it) {
-        float m = 0.5 * (a + b);
-        if (mass_at_least(m, mx, true) >= float(p.top_k)) a = m; else b = m;
-      }
+      for (int it = 0; it < 10; ++it) narrow(a, b, mx, true, float(p.top_k));
       t = max(t, a);
     }
     if (p.top_p > 0.0 && p.top_p < 1.0) {
       float total = mass_at_least(t, mx, false);  // HF renormalizes after top-k: top-p is of this mass
       float a = t, b = hi;  // invariant: mass(>= a) >= top_p * total
-      for (int it = 0; it < 40; ++it) {
-        float m = 0.5 * (a + b);
-        if (mass_at_least(m, mx, false) >= p.top_p * total) a = m; else b = m;
-      }
+      for (int it = 0; it < 10; ++it) narrow(a, b, mx, false, p.top_p * total);
       t = max(t, a);
     }
     if (p.min_p > 0.0) t = max(t, mx + log(p.min_p));
