@@ -163,7 +163,8 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
                         "decode_tok_s", "ttft_ms", "decode_ms_per_token_p50", "decode_ms_per_token_p95",
                         "submits_per_token", "readback_bytes_per_token", "dispatches_per_token", "barriers_per_token",
                         "weight_bytes_per_token", "achieved_gb_s", "peak_gb_s", "pct_of_peak", "gpu_ms_by_kernel",
-                        "vram_bytes", "weight_bytes", "kv_cache_bytes", "load_s", "token_arrival_ms"})
+                        "vram_bytes", "weight_bytes", "kv_cache_bytes", "load_s", "token_arrival_ms", "reps", "sampling",
+                        "kv_bytes_per_token", "gpu_ms_by_dispatch"})
     EXPECT_TRUE(j.contains(f)) << "missing field " << f;
   EXPECT_EQ(j["quant"], "Q8_0");
   EXPECT_EQ(j["gen_tokens"], 128);
@@ -178,6 +179,8 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
   EXPECT_EQ(j["token_arrival_ms"].size(), 128u);
   EXPECT_FALSE(j["gpu_ms_by_kernel"].empty());
   EXPECT_TRUE(j["gpu_ms_by_kernel"].contains("matvec"));
+  EXPECT_TRUE(j["gpu_ms_by_kernel"].contains("sample"));  // the profiled step includes the sampler
+  EXPECT_EQ(j["sampling"]["temperature"], 0.0);
   EXPECT_GE(j["vram_bytes"].get<uint64_t>(), j["weight_bytes"].get<uint64_t>() + j["kv_cache_bytes"].get<uint64_t>());
 }
 
