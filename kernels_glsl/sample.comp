@@ -8,7 +8,8 @@
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(push_constant) uniform PC { SampleParams p; };
-layout(std430, binding = 0) buffer L { float logits[]; };
+// coherent: the penalty/temperature pass rewrites logits that other invocations read in the final walk.
+layout(std430, binding = 0) coherent buffer L { float logits[]; };
 layout(std430, binding = 1) buffer S { uint state[]; };
 layout(std430, binding = 2) buffer Hist { uint history[]; };
 layout(std430, binding = 3) buffer Ring { uint ring[]; };
@@ -21,6 +22,7 @@ shared uint s_idx[MAX_SUBGROUPS];
 shared float s_val[MAX_SUBGROUPS];
 shared uint s_token;
 shared uint s_stop;
+shared uint s_chunk;
 
 uvec4 philox(uvec4 c, uvec2 k) {
   for (int r = 0; r < 10; ++r) {
@@ -143,6 +145,7 @@ void main() {
   float sb = subgroupMax(best);
   uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
   if (subgroupElect()) { s_val[gl_SubgroupID] = sb; s_idx[gl_SubgroupID] = si; }
+  memoryBarrierBuffer();  // the rewritten logits, visible to the whole workgroup after the barrier
   barrier();
   float mx = -3.402823466e38;
   uint arg = 0xffffffffu;
@@ -171,26 +174,38 @@ void main() {
     float kept = mass_at_least(t, mx, false);
     uvec4 r = philox(uvec4(state[4], 0u, 0x5eed5eedu, 0u), uvec2(p.seed_lo, p.seed_hi));
     float u = (float(r.x >> 8) + 0.5) * (1.0 / 16777216.0) * kept;
-    // Each invocation owns a contiguous chunk; an exclusive prefix over chunks finds the owner of u.
+    // Each invocation owns a contiguous chunk, numbered in subgroup order (the order the prefix sum
+    // runs in; how local invocation indices map to subgroups is the implementation's). The owner of u
+    // is the last chunk with kept mass whose prefix is <= u: every u in [0, kept) has one, even where
+    // f32 rounding leaves the prefix of one chunk above the end of the one before (u then fell
+    // between chunks, and the sampler returned the argmax). Its walk takes the first token whose
+    // running sum passes u, or its last kept token when rounding keeps the sum below u.
+    uint c = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     uint chunk = (p.vocab + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
-    uint b0 = tid * chunk, b1 = min(b0 + chunk, p.vocab);
+    uint b0 = c * chunk, b1 = min(b0 + chunk, p.vocab);
     float mine = 0.0;
     for (uint i = b0; i < b1; ++i) if (logits[i] >= t) mine += exp(logits[i] - mx);
     float before = subgroupExclusiveAdd(mine);
     float sg_total = subgroupAdd(mine);
     if (subgroupElect()) s_val[gl_SubgroupID] = sg_total;
-    if (tid == 0u) s_token = arg;
+    if (tid == 0u) {
+      s_token = arg;
+      s_chunk = 0u;
+    }
     barrier();
     for (uint g = 0; g < gl_SubgroupID; ++g) before += s_val[g];
-    if (u >= before && u < before + mine) {
+    if (mine > 0.0 && u >= before) atomicMax(s_chunk, c + 1u);
+    barrier();
+    if (s_chunk == c + 1u) {
       float acc = before;
-      uint pick = 0xffffffffu;
+      uint pick = 0xffffffffu, last = 0xffffffffu;
       for (uint i = b0; i < b1 && pick == 0xffffffffu; ++i) {
         if (logits[i] < t) continue;
         acc += exp(logits[i] - mx);
+        last = i;
         if (u < acc) pick = i;
       }
-      if (pick != 0xffffffffu) s_token = pick;
+      s_token = pick != 0xffffffffu ? pick : last;
     }
     barrier();
     token = s_token;

@@ -34,6 +34,7 @@ var<push_constant> p: SampleParams;
 var<workgroup> red: array<f32, WG>;
 var<workgroup> red_idx: array<u32, WG>;
 var<workgroup> s_token: u32;
+var<workgroup> s_chunk: atomic<u32>;
 var<workgroup> s_stop: u32;
 
 fn workgroup_sum(v: f32, lid: u32) -> f32 {
@@ -203,27 +204,35 @@ fn main(@builtin(local_invocation_index) tid: u32) {
     red[tid] = mine;
     if (tid == 0u) {
       s_token = arg;
+      atomicStore(&s_chunk, 0u);
     }
     workgroupBarrier();
     var before = 0.0f;
     for (var g = 0u; g < tid; g++) {
       before += red[g];
     }
-    if (u >= before && u < before + mine) {
+    // The owner of u: the last chunk with kept mass whose prefix is <= u, so u never falls past the
+    // chunks' f32 total (sample.comp says more); its walk ends on its last kept token if rounding
+    // keeps the running sum below u.
+    if (mine > 0.0 && u >= before) {
+      atomicMax(&s_chunk, tid + 1u);
+    }
+    workgroupBarrier();
+    if (atomicLoad(&s_chunk) == tid + 1u) {
       var acc = before;
       var pick = 0xffffffffu;
+      var last = 0xffffffffu;
       for (var i = b0; i < b1 && pick == 0xffffffffu; i++) {
         if (logits[i] < t) {
           continue;
         }
         acc += exp(logits[i] - mx);
+        last = i;
         if (u < acc) {
           pick = i;
         }
       }
-      if (pick != 0xffffffffu) {
-        s_token = pick;
-      }
+      s_token = select(last, pick, pick != 0xffffffffu);
     }
     token = workgroupUniformLoad(&s_token);
   }
