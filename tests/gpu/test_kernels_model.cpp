@@ -279,7 +279,8 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
                          {0.9f, 0, 0.8f, 0, 1}, {1, 50, 0.6f, 0, 1}, {1.2f, 0, 1, 0.05f, 1}, {1, 30, 0.9f, 0.02f, 1.2f}};
   const uint32_t wg = std::min<uint32_t>({1024u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
   static gpu::KernelCache wgsl(device(), gpu::KernelSource::wgsl);  // the WGSL twin must sample the same way
-  for (const gpu::ComputePipeline* pp : {&kernels().get("sample", {{0, wg}}), &wgsl.get("sample", {{0, wg}})})
+  const gpu::ComputePipeline* glsl_sampler = &kernels().get("sample", {{0, wg}});
+  for (const gpu::ComputePipeline* pp : {glsl_sampler, &wgsl.get("sample", {{0, wg}})})
     for (uint32_t V : {1000u, 4099u, 32001u})
       for (const SCase& c : cases)
         for (uint32_t draw = 0; draw < 3; ++draw) {
@@ -306,7 +307,7 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
           uint32_t tok = ring[2 + n];
           EXPECT_NE(std::find(ref.ok.begin(), ref.ok.end(), tok), ref.ok.end())
               << "V " << V << " T " << c.temperature << " top_k " << c.top_k << " top_p " << c.top_p << " min_p " << c.min_p
-              << " penalty " << c.penalty << " (" << pp->label() << "): drew " << tok << ", reference " << (ref.ok.empty() ? -1 : int(ref.ok[0]))
+              << " penalty " << c.penalty << " (" << (pp == glsl_sampler ? "GLSL" : "WGSL") << " sampler): drew " << tok << ", reference " << (ref.ok.empty() ? -1 : int(ref.ok[0]))
               << " seed=" << test_seed();
           auto st = download<uint32_t>(bst, 5);
           EXPECT_EQ(st[0], tok);
