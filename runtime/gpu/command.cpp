@@ -1,8 +1,8 @@
 #include "runtime/gpu/command.h"
 
-#include <cstdlib>
 #include <cstring>
 
+#include "runtime/base/env.h"
 #include "runtime/gpu/query.h"
 
 namespace bs::gpu {
@@ -78,10 +78,7 @@ void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFl
     if (hazard) break;
   }
   if (hazard) {
-    static const bool full = [] {  // BLUESHIFT_FULL_BARRIERS=1: every barrier in the full form (A/B runs)
-      const char* e = std::getenv("BLUESHIFT_FULL_BARRIERS");
-      return e && std::strcmp(e, "0") != 0;
-    }();
+    static const bool full = env_switch("BLUESHIFT_FULL_BARRIERS");  // every barrier in the full form (A/B runs)
     if (full) barrier();
     else barrier(pending_stages_, stage);
   }

@@ -1,8 +1,8 @@
 #include "runtime/gpu/device.h"
 
-#include <cstdlib>
 #include <cstring>
 
+#include "runtime/base/env.h"
 #include "runtime/gpu/command.h"
 #include "runtime/gpu/queue.h"
 
@@ -88,8 +88,7 @@ Device::Device(int adapter_index, int enable_validation)
   // decode loop records direct dispatches inside one conditional block per step; see Session).
   // BLUESHIFT_NO_CONDITIONAL=1 leaves it off (the loop then gates indirect dispatches instead).
   VkPhysicalDeviceConditionalRenderingFeaturesEXT crf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};
-  const char* no_cr = std::getenv("BLUESHIFT_NO_CONDITIONAL");
-  if (adapter_.conditional_rendering && !(no_cr && std::strcmp(no_cr, "0") != 0)) {
+  if (adapter_.conditional_rendering && !env_switch("BLUESHIFT_NO_CONDITIONAL")) {
     crf.conditionalRendering = VK_TRUE;
     crf.pNext = f2.pNext;
     f2.pNext = &crf;

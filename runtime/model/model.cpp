@@ -6,6 +6,7 @@
 
 #include "kernels_glsl/params.h"
 #include "rdrr/quant.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/gpu/uploader.h"
 #include "runtime/model/reference.h"
@@ -34,9 +35,8 @@ struct CoopmatTile {
 constexpr CoopmatTile kCoopmatTiles[] = {{"", 64, 64}, {"_64x128", 64, 128}, {"_128x128", 128, 128}};
 
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens) {
-  const char* no_cm = std::getenv("BLUESHIFT_NO_COOPMAT");
   std::string cm = weight_kernel("matmul_cm", t);
-  if ((no_cm && std::strcmp(no_cm, "0") != 0) || k % 32 != 0 || !kernels.has(cm))
+  if (env_switch("BLUESHIFT_NO_COOPMAT") || k % 32 != 0 || !kernels.has(cm))
     return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
   // A larger tile reuses each staged weight and X value more often, but a grid smaller than the GPU
   // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens (benchmarks/results, "Cooperative-
@@ -222,20 +222,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // per step: 8 f16 values, 16 Q8_0 codes, 32 K-quant codes; see matvec_*.comp), within [32, 256], so
   // no invocation idles on short rows. lavapipe runs a workgroup as coroutines over its subgroups: small
   // workgroups are much faster there. BLUESHIFT_MATVEC_WG=N fixes the size (for tuning runs).
-  static const uint32_t wg_override = [] {
-    const char* e = std::getenv("BLUESHIFT_MATVEC_WG");
-    return e ? uint32_t(std::strtoul(e, nullptr, 10)) : 0u;
-  }();
+  static const uint32_t wg_override = env_uint("BLUESHIFT_MATVEC_WG", 0);
   // Rows per matvec workgroup: BLUESHIFT_MATVEC_ROWS (plain and norm-folded) and BLUESHIFT_GATED_ROWS
   // (gate + up) fix them for tuning runs; the default is 4 for both.
-  static const uint32_t plain_rows = [] {
-    const char* e = std::getenv("BLUESHIFT_MATVEC_ROWS");
-    return e ? std::max(1u, uint32_t(std::strtoul(e, nullptr, 10))) : 4u;
-  }();
-  static const uint32_t gated_rows = [] {
-    const char* e = std::getenv("BLUESHIFT_GATED_ROWS");
-    return e ? std::max(1u, uint32_t(std::strtoul(e, nullptr, 10))) : 4u;
-  }();
+  static const uint32_t plain_rows = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 4));
+  static const uint32_t gated_rows = std::max(1u, env_uint("BLUESHIFT_GATED_ROWS", 4));
   const bool cpu = device_.adapter().type == "cpu";
   auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
     if (wg_override) return wg_override;
@@ -306,10 +297,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
-  static const bool no_tiled = [] {  // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs)
-    const char* e = std::getenv("BLUESHIFT_NO_TILED_ATTENTION");
-    return e && std::strcmp(e, "0") != 0;
-  }();
+  // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
+  static const bool no_tiled = env_switch("BLUESHIFT_NO_TILED_ATTENTION");
   bool tiled_attention = M > 1 && c.head_dim <= 128 && !no_tiled && kernels_.has("attention_tiled_f16kv") &&
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
@@ -322,10 +311,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
       fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + v);
-  static const bool no_rope_fold = [] {  // BLUESHIFT_NO_ROPE_FOLD=1: the separate rope_kv dispatch (A/B runs)
-    const char* e = std::getenv("BLUESHIFT_NO_ROPE_FOLD");
-    return e && std::strcmp(e, "0") != 0;
-  }();
+  // BLUESHIFT_NO_ROPE_FOLD=1: the separate rope_kv dispatch (A/B runs).
+  static const bool no_rope_fold = env_switch("BLUESHIFT_NO_ROPE_FOLD");
   fold_rope = fold_rope && !no_rope_fold;
   // Gate and up in one dispatch needs them of one dtype (and shape) in every layer.
   bool fold_gated = fold_norm;
