@@ -40,15 +40,21 @@ uvec4 philox(uvec4 c, uvec2 k) {
 // iteration took ~0.2 ms per token for a 128k vocabulary on the H100: ~500 dependent L2 round trips.)
 const uint UNROLL = 8u;
 
-// Sum over the workgroup of count/mass of logits >= t (after the caller's transform).
-float mass_at_least(float t, float mx, bool as_count) {
-  float acc = 0.0;
+// The logits base + u * workgroup size (u < UNROLL), -FLT_MAX past the vocabulary. Every pass below walks
+// the vocabulary as base = invocation + k * UNROLL * workgroup size through this.
+void load_logits(uint base, out float v[UNROLL]) {
   uint wg = gl_WorkGroupSize.x;
-  for (uint base = gl_LocalInvocationID.x; base < p.vocab; base += UNROLL * wg) {
+  for (uint u = 0u; u < UNROLL; ++u) v[u] = base + u * wg < p.vocab ? logits[base + u * wg] : -3.402823466e38;
+}
+
+// Sum over the workgroup of the mass (e^(logit - mx)) of logits >= t (after the caller's transform).
+float mass_at_least(float t, float mx) {
+  float acc = 0.0;
+  for (uint base = gl_LocalInvocationID.x; base < p.vocab; base += UNROLL * gl_WorkGroupSize.x) {
     float v[UNROLL];
-    for (uint u = 0u; u < UNROLL; ++u) v[u] = base + u * wg < p.vocab ? logits[base + u * wg] : -3.402823466e38;
+    load_logits(base, v);
     for (uint u = 0u; u < UNROLL; ++u)
-      if (v[u] >= t) acc += as_count ? 1.0 : exp(v[u] - mx);
+      if (v[u] >= t) acc += exp(v[u] - mx);
   }
   return workgroup_sum(acc);
 }
@@ -56,7 +62,7 @@ float mass_at_least(float t, float mx, bool as_count) {
 // One pass over the vocabulary narrows [a, b] 16-fold (four bisection steps): thresholds
 // a + (b - a) (j + 1) / 16 for j < 15 are probed at once, and the new interval lies between the
 // largest probe whose count (as_count) or mass of logits >= it still reaches `target` and the next.
-// Invariant kept: f(a) >= target. Top-k and top-p take 10 passes each (was 40 of mass_at_least).
+// Invariant kept: f(a) >= target. Top-k and top-p take 10 passes each (was 40 bisection passes each).
 const uint NPROBE = 15u;
 shared float s_probe[NPROBE * MAX_SUBGROUPS];
 void narrow(inout float a, inout float b, float mx, bool as_count, float target) {
@@ -65,10 +71,9 @@ void narrow(inout float a, inout float b, float mx, bool as_count, float target)
     th[j] = a + step * float(j + 1u);
     acc[j] = 0.0;
   }
-  uint wg = gl_WorkGroupSize.x;
-  for (uint base = gl_LocalInvocationID.x; base < p.vocab; base += UNROLL * wg) {
+  for (uint base = gl_LocalInvocationID.x; base < p.vocab; base += UNROLL * gl_WorkGroupSize.x) {
     float v[UNROLL];
-    for (uint u = 0u; u < UNROLL; ++u) v[u] = base + u * wg < p.vocab ? logits[base + u * wg] : -3.402823466e38;
+    load_logits(base, v);
     for (uint u = 0u; u < UNROLL; ++u) {
       if (v[u] < th[0]) continue;
       float w = as_count ? 1.0 : exp(v[u] - mx);
@@ -130,7 +135,7 @@ void main() {
   uint wg = gl_WorkGroupSize.x;
   for (uint base = tid; base < p.vocab; base += UNROLL * wg) {
     float v[UNROLL];
-    for (uint u = 0u; u < UNROLL; ++u) v[u] = base + u * wg < p.vocab ? logits[base + u * wg] : 0.0;
+    load_logits(base, v);
     for (uint u = 0u; u < UNROLL; ++u) {
       uint i = base + u * wg;
       if (i >= p.vocab) break;
@@ -165,13 +170,13 @@ void main() {
       t = max(t, a);
     }
     if (p.top_p > 0.0 && p.top_p < 1.0) {
-      float total = mass_at_least(t, mx, false);  // HF renormalizes after top-k: top-p is of this mass
+      float total = mass_at_least(t, mx);  // HF renormalizes after top-k: top-p is of this mass
       float a = t, b = hi;  // invariant: mass(>= a) >= top_p * total
       for (int it = 0; it < 10; ++it) narrow(a, b, mx, false, p.top_p * total);
       t = max(t, a);
     }
     if (p.min_p > 0.0) t = max(t, mx + log(p.min_p));
-    float kept = mass_at_least(t, mx, false);
+    float kept = mass_at_least(t, mx);
     uvec4 r = philox(uvec4(state[4], 0u, 0x5eed5eedu, 0u), uvec2(p.seed_lo, p.seed_hi));
     float u = (float(r.x >> 8) + 0.5) * (1.0 / 16777216.0) * kept;
     // Each invocation owns a contiguous chunk, numbered in subgroup order (the order the prefix sum
