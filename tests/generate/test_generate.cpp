@@ -191,22 +191,27 @@ TEST(Bench, MissingModelIsBadInput) {
 }
 
 // Two turns of `blueshift chat` in a tmux pane: the second turn continues the same KV cache.
-TEST(Chat, TwoTurnsInATerminal) {
-  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
-  std::string sess = "bs-chat-" + std::to_string(::getpid());
-  std::string cmd = binary().string() + " chat --model " + demo_model().string() + " --max-tokens 8 --ignore-eos";
-  ASSERT_EQ(std::system(("tmux new-session -d -s " + sess + " -x 200 -y 50 '" + cmd + "; sleep 30'").c_str()), 0);
-  auto capture = [&] {
+// A command in a detached tmux session: what a person sees (capture), waiting for text, typing.
+struct Tmux {
+  std::string name;
+  int history;   // lines of scrollback to capture
+  bool started;  // tmux new-session succeeded
+  Tmux(const std::string& prefix, const std::string& cmd, int history_lines)
+      : name(prefix + std::to_string(::getpid())), history(history_lines),
+        started(std::system(("tmux new-session -d -s " + name + " -x 200 -y 50 '" + cmd + "'").c_str()) == 0) {}
+  ~Tmux() { std::system(("tmux kill-session -t " + name + " 2>/dev/null").c_str()); }
+  std::string capture() const {
     std::string out;
-    FILE* p = popen(("tmux capture-pane -p -S -200 -t " + sess).c_str(), "r");
+    FILE* p = popen(("tmux capture-pane -p -S -" + std::to_string(history) + " -t " + name).c_str(), "r");
     char buf[4096];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
     pclose(p);
     return out;
-  };
-  auto wait_for = [&](const std::string& pattern, int count) {
-    for (int i = 0; i < 600; ++i) {
+  }
+  // Polls every 100 ms, `tries` times, until `pattern` appears `count` times on the screen.
+  bool wait_for(const std::string& pattern, int count, int tries) const {
+    for (int i = 0; i < tries; ++i) {
       auto s = capture();
       size_t c = 0;
       for (size_t at = s.find(pattern); at != std::string::npos; at = s.find(pattern, at + 1)) ++c;
@@ -214,14 +219,21 @@ TEST(Chat, TwoTurnsInATerminal) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
-  };
-  ASSERT_TRUE(wait_for("Ctrl-D quits", 1)) << capture();  // (capture-pane trims the prompt's trailing space)
-  std::system(("tmux send-keys -t " + sess + " 'hello there' Enter").c_str());
-  ASSERT_TRUE(wait_for("context ", 1)) << capture();
-  std::system(("tmux send-keys -t " + sess + " 'and again' Enter").c_str());
-  ASSERT_TRUE(wait_for("context ", 2)) << capture();
-  auto screen = capture();
-  std::system(("tmux kill-session -t " + sess).c_str());
+  }
+  void send(const std::string& keys) const { std::system(("tmux send-keys -t " + name + " " + keys).c_str()); }
+};
+
+TEST(Chat, TwoTurnsInATerminal) {
+  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
+  std::string cmd = binary().string() + " chat --model " + demo_model().string() + " --max-tokens 8 --ignore-eos";
+  Tmux t("bs-chat-", cmd + "; sleep 30", 200);
+  ASSERT_TRUE(t.started);
+  ASSERT_TRUE(t.wait_for("Ctrl-D quits", 1, 600)) << t.capture();  // (capture-pane trims the prompt's trailing space)
+  t.send("'hello there' Enter");
+  ASSERT_TRUE(t.wait_for("context ", 1, 600)) << t.capture();
+  t.send("'and again' Enter");
+  ASSERT_TRUE(t.wait_for("context ", 2, 600)) << t.capture();
+  auto screen = t.capture();
   // The context after turn two includes turn one: it grew past the first turn's length.
   std::regex ctx(R"(context (\d+)\])");
   std::vector<int> sizes;
@@ -235,39 +247,19 @@ TEST(Chat, TwoTurnsInATerminal) {
 // continues the same session.
 TEST(Chat, CtrlCStopsAnAnswer) {
   if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
-  std::string sess = "bs-chat-c-" + std::to_string(::getpid());
   std::string cmd = binary().string() + " chat --model " + demo_model().string() + " --ctx 8192 --max-tokens 8000 --ignore-eos";
-  ASSERT_EQ(std::system(("tmux new-session -d -s " + sess + " -x 200 -y 50 '" + cmd + "; sleep 60'").c_str()), 0);
-  auto capture = [&] {
-    std::string out;
-    FILE* p = popen(("tmux capture-pane -p -S -2000 -t " + sess).c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-    return out;
-  };
-  auto wait_for = [&](const std::string& pattern, int count) {
-    for (int i = 0; i < 900; ++i) {
-      auto s = capture();
-      size_t c = 0;
-      for (size_t at = s.find(pattern); at != std::string::npos; at = s.find(pattern, at + 1)) ++c;
-      if (int(c) >= count) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  };
-  ASSERT_TRUE(wait_for("Ctrl-D quits", 1)) << capture();
-  std::system(("tmux send-keys -t " + sess + " 'hello there' Enter").c_str());
+  Tmux t("bs-chat-c-", cmd + "; sleep 60", 2000);
+  ASSERT_TRUE(t.started);
+  ASSERT_TRUE(t.wait_for("Ctrl-D quits", 1, 900)) << t.capture();
+  t.send("'hello there' Enter");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::system(("tmux send-keys -t " + sess + " C-c").c_str());
-  ASSERT_TRUE(wait_for("context ", 1)) << capture();
-  std::system(("tmux send-keys -t " + sess + " 'and again' Enter").c_str());  // a second answer, stopped too
+  t.send("C-c");
+  ASSERT_TRUE(t.wait_for("context ", 1, 900)) << t.capture();
+  t.send("'and again' Enter");  // a second answer, stopped too
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::system(("tmux send-keys -t " + sess + " C-c").c_str());
-  bool two = wait_for("context ", 2);
-  auto screen = capture();
-  std::system(("tmux kill-session -t " + sess).c_str());
+  t.send("C-c");
+  bool two = t.wait_for("context ", 2, 900);
+  auto screen = t.capture();
   ASSERT_TRUE(two) << screen;
   EXPECT_NE(screen.find("[stopped]"), std::string::npos) << screen;
   std::regex stats(R"(\[(\d+) tokens, [0-9.]+ tok/s, context (\d+)\])");
