@@ -115,10 +115,8 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
       record_sample(enc, decode_rec_, opts, &table);
       if (table.nominal.size() / 3 > kMaxDispatches) fail_kind(ErrorKind::internal, "decode step has too many dispatches");
     }
-    if (s == 1 || steps_per_batch_ == 1) {  // a step after the first: the batch's opening barrier left out
-      dispatch0 = enc.dispatchCount() - (steps_per_batch_ == 1 ? 0 : d0);
-      barrier0 = enc.barrierCount() - (steps_per_batch_ == 1 ? 0 : b0);
-    }
+    dispatch0 = enc.dispatchCount() - d0;  // every step records the same commands
+    barrier0 = enc.barrierCount() - b0;
   }
   dispatches_per_step_ = dispatch0;
   barriers_per_step_ = barrier0;
