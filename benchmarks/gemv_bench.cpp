@@ -71,6 +71,15 @@ std::pair<uint32_t, uint32_t> parse_shape(const std::string& s) {
   return {m, k};
 }
 
+// The words of a SPIR-V file (--cm-spv, --mv-spv builds).
+std::vector<uint32_t> read_spirv(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), words.size() * 4);
+  return words;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -201,11 +210,7 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         if (!name.starts_with(dname + ".") || f.path().extension() != ".spv" || dash == std::string::npos ||
             std::sscanf(name.c_str() + dash + 1, "%ux%u", &bm, &bn) != 2 || !bm || !bn)
           continue;
-        std::ifstream in(f.path(), std::ios::binary);
-        std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
-        std::vector<uint32_t> words(bytes.size() / 4);
-        std::memcpy(words.data(), bytes.data(), words.size() * 4);
-        auto& mod = spv_modules.emplace_back(dev.createShaderModule(words, name));
+        auto& mod = spv_modules.emplace_back(dev.createShaderModule(read_spirv(f.path()), name));
         auto& pipe = spv_pipes.emplace_back(dev.createComputePipeline({&mod, {}, 0, name}));
         try_config(pipe, (m + bn - 1) / bn, (tokens + bm - 1) / bm,
                    {{"kernel", name.substr(dname.size() + 1, dash - dname.size() - 1)}, {"tile", fmt::format("{}x{}", bm, bn)}});
@@ -220,11 +225,7 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       for (const auto& f : std::filesystem::directory_iterator(o.mv_spv_dir)) {
         std::string name = f.path().stem().string();
         if (!name.starts_with(dname + ".") || f.path().extension() != ".spv") continue;
-        std::ifstream in(f.path(), std::ios::binary);
-        std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
-        std::vector<uint32_t> words(bytes.size() / 4);
-        std::memcpy(words.data(), bytes.data(), words.size() * 4);
-        auto& mod = spv_modules.emplace_back(dev.createShaderModule(words, name));
+        auto& mod = spv_modules.emplace_back(dev.createShaderModule(read_spirv(f.path()), name));
         for (uint32_t wg : o.wgs)
           for (uint32_t rows : o.rows) {
             auto& pipe = spv_pipes.emplace_back(dev.createComputePipeline({&mod, {{0, wg}, {1, rows}}, 0, name}));
