@@ -22,6 +22,20 @@ struct Case {
 // 1e-14; 1e-10 leaves room for long rows. A wrong scale, offset or element misses it by many orders.
 constexpr double kMatvecError = 1e-10;
 
+// RMSNorm of each of `batch` rows of x (k values), in double, times (offset + nw), rounded to f32 for
+// dot_ref: the input the norm-folded kernels (matvec_*_norm, _gated, _q/_k/_v) multiply by.
+std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<float>& nw, uint32_t k, uint32_t batch,
+                              float eps, float offset) {
+  std::vector<float> xn(x.size());
+  for (uint32_t b = 0; b < batch; ++b) {
+    double ss = 0;
+    for (uint32_t i = 0; i < k; ++i) ss += double(x[size_t(b) * k + i]) * x[size_t(b) * k + i];
+    double sc = 1.0 / std::sqrt(ss / k + eps);
+    for (uint32_t i = 0; i < k; ++i) xn[size_t(b) * k + i] = float(x[size_t(b) * k + i] * sc * (offset + nw[i]));
+  }
+  return xn;
+}
+
 class Matvec : public KernelTest {
  protected:
   void check(DType t, Case c) {
@@ -79,13 +93,7 @@ TEST_F(Matvec, NormFolded) {
         Weights w = random_weights(t, c.m, c.k);
         auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k), y0 = random_floats(size_t(c.batch) * c.m);
         const float eps = 1e-5f;
-        std::vector<float> xn(x.size());  // the normalized input, in double then rounded for dot_ref
-        for (uint32_t b = 0; b < c.batch; ++b) {
-          double ss = 0;
-          for (uint32_t i = 0; i < c.k; ++i) ss += double(x[size_t(b) * c.k + i]) * x[size_t(b) * c.k + i];
-          double sc = 1.0 / std::sqrt(ss / c.k + eps);
-          for (uint32_t i = 0; i < c.k; ++i) xn[size_t(b) * c.k + i] = float(x[size_t(b) * c.k + i] * sc * (offset + nw[i]));
-        }
+        auto xn = rms_normed(x, nw, c.k, c.batch, eps, offset);
         DotRef ref = dot_ref(w.dq.data(), xn.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
         auto bw = upload(w.bytes), bx = upload(x), bn = upload(nw);
         auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
@@ -111,13 +119,7 @@ TEST_F(Matvec, GatedFolded) {
         const float offset = act == 1 ? 1.0f : 0.0f, eps = 1e-6f;
         Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
         auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k);
-        std::vector<float> xn(x.size());
-        for (uint32_t b = 0; b < c.batch; ++b) {
-          double ss = 0;
-          for (uint32_t i = 0; i < c.k; ++i) ss += double(x[size_t(b) * c.k + i]) * x[size_t(b) * c.k + i];
-          double sc = 1.0 / std::sqrt(ss / c.k + eps);
-          for (uint32_t i = 0; i < c.k; ++i) xn[size_t(b) * c.k + i] = float(x[size_t(b) * c.k + i] * sc * (offset + nw[i]));
-        }
+        auto xn = rms_normed(x, nw, c.k, c.batch, eps, offset);
         DotRef g = dot_ref(wg.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
         DotRef u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
         auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(x), bn = upload(nw);
@@ -157,11 +159,7 @@ TEST_F(Matvec, RopeAndKvFolded) {
     uint32_t k = t == DType::F16 ? 136 : t == DType::Q8_0 ? 160 : 512;
     Weights w = random_weights(t, m, k);
     auto x = random_floats(k, -3, 3), nw = random_floats(k), inv_freq = random_floats(hd / 2, 0.001f, 1.0f);
-    std::vector<float> xn(k);
-    double ss = 0;
-    for (uint32_t i = 0; i < k; ++i) ss += double(x[i]) * x[i];
-    double sc = 1.0 / std::sqrt(ss / k + eps);
-    for (uint32_t i = 0; i < k; ++i) xn[i] = float(x[i] * sc * (offset + nw[i]));
+    auto xn = rms_normed(x, nw, k, 1, eps, offset);
     DotRef plain = dot_ref(w.dq.data(), xn.data(), nullptr, m, k, 1), rot = plain;
     for (uint32_t h = 0; h < heads; ++h)
       for (uint32_t i = 0; i < hd / 2; ++i) {
