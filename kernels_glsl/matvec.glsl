@@ -115,9 +115,8 @@ void mv_finish(uint row0, uint b) {
     for (uint i = 0; i < gl_NumSubgroups; ++i) t += mv_red[(r ^ 2u) * MAX_SUBGROUPS + i];
     t *= scale;
     uint row = mv_row(row0, r);
-    vec2 rot = r < 2u ? rope_rotate(s, t, float(state[1] + b), inv_freq[row % (p.head_dim / 2u)])
-                      : rope_rotate(t, s, float(state[1] + b), inv_freq[row % (p.head_dim / 2u)]);
-    s = r < 2u ? rot.x : rot.y;
+    float pos = float(state[1] + b), f = inv_freq[row % (p.head_dim / 2u)];
+    s = r < 2u ? rope_rotate(s, t, pos, f).x : rope_rotate(t, s, pos, f).y;  // r < 2: the first half
 #else
     uint row = row0 + r;
 #endif
