@@ -153,10 +153,30 @@ void unpack_q4k_scale(const uint8_t* s, int j, int* sc, int* m) {
   }
 }
 
+// Weighted squared error of one sub-block encoded as x ~ s*q + b, q in [qmin, qmax].
+__attribute__((target_clones("avx2", "default"))) float encoded_error(const float* x, const float* w, int n, float s, float b, int qmin, int qmax) {
+  float inv = s != 0 ? 1.0f / s : 0.0f, e = 0;
+#pragma omp simd reduction(+ : e)
+  for (int i = 0; i < n; ++i) {
+    float q = round_fast(std::min(std::max((x[i] - b) * inv, float(qmin)), float(qmax)));
+    float r = x[i] - (s * q + b);
+    e += w[i] * r * r;
+  }
+  return e;
+}
+
+// The 6- or 8-bit multiple of the block scale for one sub-block. Nearest rounding of the fitted scale is
+// wrong where one outlier sets the block scale: a sub-block whose fit is 0.3 steps rounds to 0 and loses
+// every value. With importance weights w, the neighbours of the nearest multiple are tried against the
+// values and the lowest weighted error wins; without (the min/max baseline), nearest rounding.
+int scale_code(float fitted, float step, int lo, int hi) {
+  return step > 0 ? std::clamp(nearest(fitted / step), lo, hi) : 0;
+}
+
 // Shared tail of both Q4_K quantizers: sub-block scales s[j] >= 0 and offsets mn[j] >= 0
-// (x ~ s*q - mn) become 6-bit multiples of the block's d and dmin, then every value is re-encoded
-// against the scales actually stored.
-void finish_q4k(const float* x, const float* s, const float* mn, uint8_t* out) {
+// (x ~ s*q - mn) become 6-bit multiples of the block's d and dmin (chosen as above when w is given),
+// then every value is re-encoded against the scales actually stored.
+void finish_q4k(const float* x, const float* w, const float* s, const float* mn, uint8_t* out) {
   float smax = *std::max_element(s, s + 8), mmax = *std::max_element(mn, mn + 8);
   float d = smax / 63.0f, dmin = mmax / 63.0f;
   put_half(out, d);
@@ -165,8 +185,17 @@ void finish_q4k(const float* x, const float* s, const float* mn, uint8_t* out) {
   dmin = get_half(out + 2);
   int sc[8], m[8];
   for (int j = 0; j < 8; ++j) {
-    sc[j] = d > 0 ? std::clamp(nearest(s[j] / d), 0, 63) : 0;
-    m[j] = dmin > 0 ? std::clamp(nearest(mn[j] / dmin), 0, 63) : 0;
+    sc[j] = scale_code(s[j], d, 0, 63);
+    m[j] = scale_code(mn[j], dmin, 0, 63);
+    if (!w || d <= 0) continue;
+    const float* xj = x + 32 * j;
+    float best = INFINITY;
+    int c0 = sc[j], m0 = m[j];
+    for (int c = std::max(c0 - 1, 0); c <= std::min(c0 + 1, 63); ++c)
+      for (int o = std::max(m0 - 1, 0); o <= std::min(m0 + 1, 63); ++o) {
+        float e = encoded_error(xj, w + 32 * j, 32, d * float(c), -dmin * float(o), 0, 15);
+        if (e < best) best = e, sc[j] = c, m[j] = o;
+      }
   }
   pack_q4k_scales(sc, m, out + 4);
   uint8_t* qs = out + 16;
@@ -188,14 +217,14 @@ void quantize_block_q8_0(const float* x, uint8_t* out) {
 }
 
 void quantize_block_q4_k(const float* x, uint8_t* out) {
-  float s[8], mn[8], w[32];
+  float s[8], mn[8], w[256];
   for (int j = 0; j < 8; ++j) {
-    weights_for(x + 32 * j, 32, w);
-    Fit f = search_sub_block(x + 32 * j, w, 32, 0, 15, true);
+    weights_for(x + 32 * j, 32, w + 32 * j);
+    Fit f = search_sub_block(x + 32 * j, w + 32 * j, 32, 0, 15, true);
     s[j] = std::max(f.s, 0.0f);
     mn[j] = -f.b;
   }
-  finish_q4k(x, s, mn, out);
+  finish_q4k(x, w, s, mn, out);
 }
 
 void quantize_block_q4_k_minmax(const float* x, uint8_t* out) {
@@ -206,14 +235,14 @@ void quantize_block_q4_k_minmax(const float* x, uint8_t* out) {
     s[j] = (hi - lo) / 15.0f;
     mn[j] = -lo;
   }
-  finish_q4k(x, s, mn, out);
+  finish_q4k(x, nullptr, s, mn, out);
 }
 
 void quantize_block_q6_k(const float* x, uint8_t* out) {
-  float s[16], w[16];
+  float s[16], w[256];
   for (int j = 0; j < 16; ++j) {
-    weights_for(x + 16 * j, 16, w);
-    s[j] = search_sub_block(x + 16 * j, w, 16, -32, 31, false).s;
+    weights_for(x + 16 * j, 16, w + 16 * j);
+    s[j] = search_sub_block(x + 16 * j, w + 16 * j, 16, -32, 31, false).s;
   }
   float amax = 0;
   for (float v : s) amax = std::max(amax, std::abs(v));
@@ -224,7 +253,15 @@ void quantize_block_q6_k(const float* x, uint8_t* out) {
   float d = get_half(out + 208);
   int q[256];
   for (int j = 0; j < 16; ++j) {
-    int sc = d > 0 ? std::clamp(nearest(s[j] / d), -127, 127) : 0;
+    int sc = scale_code(s[j], d, -127, 127);
+    if (d > 0) {
+      float best = INFINITY;
+      int c0 = sc;
+      for (int c = std::max(c0 - 1, -127); c <= std::min(c0 + 1, 127); ++c) {
+        float e = encoded_error(x + 16 * j, w + 16 * j, 16, d * float(c), 0.0f, -32, 31);
+        if (e < best) best = e, sc = c;
+      }
+    }
     scales[j] = int8_t(sc);
     encode(x + 16 * j, 16, d * float(sc), 0.0f, -32, 31, q + 16 * j);
   }

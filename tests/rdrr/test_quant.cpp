@@ -72,6 +72,30 @@ TEST(Quant, Q4KSearchBeatsMinMax) {
   }
 }
 
+// One outlier per block (a t(3) row drew 16.6 at 0.02 scale, 830 sigma: CI caught it) sets the block
+// scale so high that the other sub-blocks' fitted scales are a fraction of one 6-bit step. Rounded to
+// nearest they become 0 and every value is lost; the quantizer must keep them.
+TEST(Quant, OutlierDoesNotZeroTheOtherSubBlocks) {
+  for (DType t : {DType::Q4_K, DType::Q6_K}) {
+    int sub = t == DType::Q4_K ? 32 : 16;
+    auto x = gaussian(256 * 64, 0.02f);
+    std::uniform_int_distribution<int> at(0, 255);
+    std::vector<int> where(64);
+    for (int b = 0; b < 64; ++b) where[b] = at(rng()), x[256 * b + where[b]] = (b & 1 ? 16.0f : -16.0f);
+    auto y = round_trip(t, x);
+    double err = 0, ref = 0;  // over the sub-blocks without the outlier
+    for (int b = 0; b < 64; ++b)
+      for (int i = 0; i < 256; ++i) {
+        if (i / sub == where[b] / sub) continue;
+        err += double(x[256 * b + i] - y[256 * b + i]) * (x[256 * b + i] - y[256 * b + i]);
+        ref += double(x[256 * b + i]) * x[256 * b + i];
+      }
+    double rel = std::sqrt(err / ref);
+    std::printf("%s: relative RMSE of the sub-blocks beside an outlier %.3f\n", dtype_name(t).data(), rel);
+    EXPECT_LT(rel, 0.6) << dtype_name(t);
+  }
+}
+
 // Stated error bounds: relative RMSE per format on N(0,1) rows, and the per-value bound of Q8_0.
 TEST(Quant, RoundTripErrorBounds) {
   auto x = gaussian(256 * 256, 0.02f);
