@@ -10,7 +10,7 @@ namespace {
 
 struct Args {
   std::string hf_dir, out_dir, quant = "q4_k_m";
-  double shard_mib = 64;
+  double shard_mib = 64, min_saving_pct = 5;
   int zstd_level = 3;
   bool no_compress = false, force = false, json = false;
   int threads = 0;
@@ -24,6 +24,9 @@ void setup(CLI::App& app) {
   app.add_option("--shard-size", a->shard_mib, "raw shard size in MiB")->capture_default_str();
   app.add_option("--zstd-level", a->zstd_level, "zstd level (1 fastest .. 19)")->capture_default_str();
   app.add_flag("--no-compress", a->no_compress, "write plain shard_XXXXX.bin files (DOPPLER style)");
+  app.add_option("--zstd-min-saving", a->min_saving_pct,
+                 "write a shard plain where zstd saves less than this % of it (0: plain only where zstd grows it)")
+      ->capture_default_str();
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)")->capture_default_str();
   app.add_flag("--force", a->force, "replace OUT_DIR if it exists");
   app.add_flag("--json", a->json, "print a JSON summary");
@@ -35,6 +38,9 @@ void setup(CLI::App& app) {
     o.shards.shard_size = uint64_t(a->shard_mib * 1048576.0) / 256 * 256;
     o.shards.zstd_level = a->zstd_level;
     o.shards.compress = !a->no_compress;
+    if (!(a->min_saving_pct >= 0 && a->min_saving_pct < 100))
+      bs::fail_kind(bs::ErrorKind::usage, "--zstd-min-saving: expected [0, 100) %, got {}", a->min_saving_pct);
+    o.shards.min_saving = a->min_saving_pct / 100.0;
     o.threads = a->threads;
     o.shards.threads = a->threads;
     o.force = a->force;

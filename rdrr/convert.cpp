@@ -256,7 +256,8 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
                 {"convertedAt", std::chrono::duration_cast<std::chrono::seconds>(
                                     std::chrono::system_clock::now().time_since_epoch()).count()},
                 {"converter", "blueshift 0.1.0"},
-                {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)}};
+                {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)},
+                {"zstdMinSaving", opt.shards.compress ? json(opt.shards.min_saving) : json(nullptr)}};
   write_manifest(m, tmp.path / "manifest.json");
   signals.check();
 

@@ -37,12 +37,13 @@ ShardInfo store_shard(const fs::path& dir, ShardInfo info, std::vector<std::byte
                       const ShardWriterOptions& opt) {
   std::span<const std::byte> bytes(raw.data(), size);
   info.size = size;
-  if (!opt.compress) {
+  auto plain = [&](std::string raw_hash) {
     info.filename = fmt::format("shard_{:05d}.bin", info.index);
-    info.hash = sha256_hex(bytes);
+    info.hash = std::move(raw_hash);
     write_file(dir / info.filename, bytes);
     return info;
-  }
+  };
+  if (!opt.compress) return plain(sha256_hex(bytes));
   info.filename = fmt::format("shard_{:05d}.bin.zst", info.index);
   // Hash the raw bytes while zstd's workers compress them.
   auto raw_hash = std::async(std::launch::async, [bytes] { return sha256_hex(bytes); });
@@ -54,6 +55,7 @@ ShardInfo store_shard(const fs::path& dir, ShardInfo info, std::vector<std::byte
   if (workers > 1) ZSTD_CCtx_setParameter(cctx.p, ZSTD_c_nbWorkers, workers);  // ignored without MT support
   size_t n = ZSTD_compress2(cctx.p, out.data(), out.size(), bytes.data(), bytes.size());
   if (ZSTD_isError(n)) throw Error(fmt::format("zstd compression failed: {}", ZSTD_getErrorName(n)), ErrorKind::internal);
+  if (double(n) > double(size) * (1.0 - opt.min_saving)) return plain(raw_hash.get());  // not worth a decode
   std::span<const std::byte> stored(out.data(), n);
   info.compressed = true;
   info.stored_size = n;
@@ -70,6 +72,8 @@ ShardWriter::ShardWriter(fs::path dir, ShardWriterOptions options) : dir_(std::m
   if (opt_.align == 0 || opt_.shard_size % opt_.align) fail("shard size must be a multiple of {}", opt_.align);
   if (opt_.compress && (opt_.zstd_level < ZSTD_minCLevel() || opt_.zstd_level > ZSTD_maxCLevel()))
     fail("zstd level {} is outside [{}, {}]", opt_.zstd_level, ZSTD_minCLevel(), ZSTD_maxCLevel());
+  if (!(opt_.min_saving >= 0 && opt_.min_saving < 1))
+    fail("minimum zstd saving {} is outside [0, 1)", opt_.min_saving);
   buf_.resize(opt_.shard_size);
 }
 

@@ -1,5 +1,5 @@
 // Packs tensors into shards of a fixed raw size, compresses each with zstd (or writes it plain, as
-// DOPPLER does), and hashes raw and stored bytes. A finished shard is compressed, hashed and written
+// DOPPLER does, also where zstd would save too little to pay for itself), and hashes raw and stored bytes. A finished shard is compressed, hashed and written
 // on a background thread while the next one fills, so memory stays at about two shards.
 #pragma once
 #include <cstdint>
@@ -16,6 +16,11 @@ struct ShardWriterOptions {
   uint64_t shard_size = 64ull << 20;  // raw bytes per shard
   int zstd_level = 3;
   bool compress = true;               // false: DOPPLER-style plain shard_XXXXX.bin
+  // A compressed shard costs its reader a zstd decode and a second SHA-256 pass (stored and raw bytes).
+  // Quantized weights are near random: zstd saves 1-2% of a Q4_K shard, and loading it plain is 2x
+  // faster. A shard whose frame saves less than this fraction of its raw size is written plain (at 0:
+  // only a shard whose frame is larger than the raw bytes).
+  double min_saving = 0.05;
   int threads = 0;                    // zstd worker threads; 0 = hardware_concurrency
   uint32_t align = 256;               // tensor start alignment within a shard
 };

@@ -278,6 +278,46 @@ TEST_F(Corruption, BadManifestFields) {
   expect_error([&] { parse_manifest(text, "manifest.json"); }, ErrorKind::input, {"model.norm.weight", "twice"});
 }
 
+// Shards where zstd saves under min_saving are written plain: Q4_K nibbles are near random (zstd saves
+// 1-2% and costs the reader a decode and a second hash), f16 weights are not. The model's identity
+// (raw size and hash per shard) does not depend on it, and a model of mixed shards verifies and loads.
+TEST(ModelFiles, ShardsZstdBarelyShrinksAreWrittenPlain) {
+  TempDir dir;
+  fs::path hf = make_checkpoint(dir.path, tiny_config("llama"));
+  for (QuantMode q : {QuantMode::f16, QuantMode::q4_k_m}) {
+    std::string name = q == QuantMode::f16 ? "f16" : "q4_k_m";
+    ConvertResult every = convert_small(hf, dir.path / (name + "-zstd"), q);  // min_saving 0
+    ConvertOptions o;
+    o.quant = q;
+    o.threads = 2;
+    o.shards.shard_size = 32 << 10;
+    ASSERT_EQ(o.shards.min_saving, 0.05);
+    fs::path out = dir.path / name;
+    ConvertResult r = convert_model(hf, out, o);
+    ASSERT_EQ(r.manifest.shards.size(), every.manifest.shards.size());
+    size_t plain = 0;
+    for (size_t i = 0; i < r.manifest.shards.size(); ++i) {
+      const ShardInfo &s = r.manifest.shards[i], &z = every.manifest.shards[i];
+      EXPECT_EQ(s.size, z.size) << s.filename;
+      EXPECT_EQ(s.hash, z.hash) << s.filename;
+      // min_saving 0 still stores plain a shard whose frame would be larger than its raw bytes.
+      double saving = z.compressed ? 1.0 - double(z.stored_size) / double(z.size) : -1.0;
+      EXPECT_EQ(s.compressed, saving >= 0.05) << s.filename << " saves " << saving;
+      EXPECT_EQ(s.filename, fmt::format("shard_{:05d}.bin{}", i, s.compressed ? ".zst" : ""));
+      plain += !s.compressed;
+    }
+    std::printf("%s: %zu of %zu shards plain\n", name.c_str(), plain, r.manifest.shards.size());
+    if (q == QuantMode::q4_k_m) {
+      EXPECT_GT(plain, 0u);
+    } else {
+      EXPECT_LT(plain, r.manifest.shards.size());
+    }
+    EXPECT_TRUE(verify_shards(r.manifest, out, {}).empty());
+    auto a = load_all(r.manifest, out), b = load_all(every.manifest, dir.path / (name + "-zstd"));
+    EXPECT_TRUE(a == b);
+  }
+}
+
 TEST(ModelFiles, ConvertRejectsBadCheckpoints) {
   TempDir dir;
   json c = tiny_config("llama");
