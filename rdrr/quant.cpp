@@ -165,17 +165,17 @@ __attribute__((target_clones("avx2", "default"))) float encoded_error(const floa
   return e;
 }
 
-// The 6- or 8-bit multiple of the block scale for one sub-block. Nearest rounding of the fitted scale is
-// wrong where one outlier sets the block scale: a sub-block whose fit is 0.3 steps rounds to 0 and loses
-// every value. With importance weights w, the neighbours of the nearest multiple are tried against the
-// values and the lowest weighted error wins; without (the min/max baseline), nearest rounding.
+// The nearest multiple of the block's scale step to a sub-block's fitted scale, clamped to the code range.
 int scale_code(float fitted, float step, int lo, int hi) {
   return step > 0 ? std::clamp(nearest(fitted / step), lo, hi) : 0;
 }
 
 // Shared tail of both Q4_K quantizers: sub-block scales s[j] >= 0 and offsets mn[j] >= 0
-// (x ~ s*q - mn) become 6-bit multiples of the block's d and dmin (chosen as above when w is given),
-// then every value is re-encoded against the scales actually stored.
+// (x ~ s*q - mn) become 6-bit multiples of the block's d and dmin, then every value is re-encoded
+// against the scales actually stored. Nearest rounding of the multiples fails where one outlier sets
+// the block scale: a sub-block whose fit is 0.3 steps rounds to 0 and loses every value. So with
+// importance weights w, the neighbours of the nearest codes are tried against the values and the
+// lowest weighted error wins (Q6_K does the same); without w (the min/max baseline), nearest rounding.
 void finish_q4k(const float* x, const float* w, const float* s, const float* mn, uint8_t* out) {
   float smax = *std::max_element(s, s + 8), mmax = *std::max_element(mn, mn + 8);
   float d = smax / 63.0f, dmin = mmax / 63.0f;
@@ -254,7 +254,7 @@ void quantize_block_q6_k(const float* x, uint8_t* out) {
   int q[256];
   for (int j = 0; j < 16; ++j) {
     int sc = scale_code(s[j], d, -127, 127);
-    if (d > 0) {
+    if (d > 0) {  // the neighbour search of finish_q4k
       float best = INFINITY;
       int c0 = sc;
       for (int c = std::max(c0 - 1, -127); c <= std::min(c0 + 1, 127); ++c) {
