@@ -3,9 +3,10 @@
 // across the workgroup and writes y (adding into y when p.accumulate != 0, the residual add folded into
 // the projection). Subgroup-size agnostic: per-subgroup sums meet in shared memory.
 //
-// The including kernel declares: spec constant ROWS, push constant `p` (MatvecParams or
-// MatvecNormParams), buffers `x`, `y`, and the weights `w` (binding 0; with MV_GATED also `wu`,
-// binding 4, same element type), read only through mv_w(r, i): the weight array of accumulator r.
+// The including kernel declares (after params.h): spec constant ROWS, buffer `x` (binding 1), and the
+// weights `w` (binding 0; with MV_GATED also `wu`, binding 4, same element type), read only through
+// mv_w(r, i): the weight array of accumulator r. This file declares the push constant `p` (MatvecParams,
+// MatvecNormParams with MV_NORM, MatvecRopeParams with MV_ROPE or MV_KV) and `y` (binding 2).
 //
 // MV_NORM folds the RMSNorm that precedes the projection into it (p is then MatvecNormParams, and the
 // norm weight is binding 3): the kernels read x only through mv_x4/mv_x2/mv_x1, which scale each value
@@ -24,6 +25,18 @@
 // partner's sum (rope.glsl, the angle from state.pos + b and inv_freq[i], binding 5/6), so q leaves
 // the kernel rotated and no RoPE dispatch or barrier follows. MV_KV (k and v) writes the row as f16
 // into the cache (binding 7) at position state.pos + b instead of y: the KV append is folded too.
+#ifdef MV_NORM
+#if defined(MV_ROPE) || defined(MV_KV)
+layout(push_constant) uniform PC { MatvecRopeParams p; };
+#else
+layout(push_constant) uniform PC { MatvecNormParams p; };
+#endif
+#else
+layout(push_constant) uniform PC { MatvecParams p; };
+#endif
+#ifndef MV_KV  // the k and v projections write the KV cache instead
+layout(std430, binding = 2) buffer Y { float y[]; };
+#endif
 #if defined(MV_ROPE) || defined(MV_KV)
 layout(std430, binding = 6) readonly buffer St { uint state[]; };
 #endif

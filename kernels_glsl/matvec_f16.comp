@@ -12,23 +12,11 @@
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
-#ifdef MV_NORM
-#if defined(MV_ROPE) || defined(MV_KV)
-layout(push_constant) uniform PC { MatvecRopeParams p; };
-#else
-layout(push_constant) uniform PC { MatvecNormParams p; };
-#endif
-#else
-layout(push_constant) uniform PC { MatvecParams p; };
-#endif
 layout(std430, binding = 0) readonly buffer Wt { f16vec2 w[]; };
 #ifdef MV_GATED
 layout(std430, binding = 4) readonly buffer Wu { f16vec2 wu[]; };
 #endif
 layout(std430, binding = 1) readonly buffer X { float x[]; };
-#ifndef MV_KV  // the k and v projections write the KV cache instead (matvec.glsl)
-layout(std430, binding = 2) buffer Y { float y[]; };
-#endif
 #define MV_X_SCALAR
 #include "matvec.glsl"
 

@@ -13,23 +13,11 @@
 #include "dequant.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;
-#ifdef MV_NORM
-#if defined(MV_ROPE) || defined(MV_KV)
-layout(push_constant) uniform PC { MatvecRopeParams p; };
-#else
-layout(push_constant) uniform PC { MatvecNormParams p; };
-#endif
-#else
-layout(push_constant) uniform PC { MatvecParams p; };
-#endif
 layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 #ifdef MV_GATED
 layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
 #endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
-#ifndef MV_KV  // the k and v projections write the KV cache instead (matvec.glsl)
-layout(std430, binding = 2) buffer Y { float y[]; };
-#endif
 #include "matvec.glsl"
 
 // Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
