@@ -155,12 +155,7 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_option("--gen-tokens", a->gen_tokens, "tokens to generate (default 128)");
   app.add_option("--reps", a->reps, "timed repetitions; medians are reported (default 5)");
   app.add_option("--ctx", a->ctx, "context length (default prompt + gen)");
-  app.add_option("--temperature", a->sampling.temperature, "sample at this temperature (default 0: greedy)");
-  app.add_option("--top-k", a->sampling.top_k, "keep the k most likely tokens (0 = off)");
-  app.add_option("--top-p", a->sampling.top_p, "nucleus sampling mass (1 = off)");
-  app.add_option("--min-p", a->sampling.min_p, "drop tokens below min-p x the top probability (0 = off)");
-  app.add_option("--repeat-penalty", a->sampling.repeat_penalty, "HF-style repetition penalty (1 = off)");
-  app.add_option("--seed", a->sampling.seed, "RNG seed (Philox, on the GPU)");
+  bs::cli::add_sampling_options(app, a->sampling);
   app.add_flag("--json", a->json, "print one JSON object");
   app.callback([a] { run(*a); });
 }};

@@ -5,14 +5,18 @@
 
 namespace bs::cli {
 
+void add_sampling_options(CLI::App& app, generate::SamplingOptions& s) {
+  app.add_option("--temperature", s.temperature, "0 = greedy (default)");
+  app.add_option("--top-k", s.top_k, "keep the k most likely tokens (0 = off)");
+  app.add_option("--top-p", s.top_p, "nucleus sampling mass (1 = off)");
+  app.add_option("--min-p", s.min_p, "drop tokens below min-p x the top probability (0 = off)");
+  app.add_option("--repeat-penalty", s.repeat_penalty, "HF-style repetition penalty (1 = off)");
+  app.add_option("--seed", s.seed, "RNG seed (Philox, on the GPU)");
+}
+
 void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--max-tokens", opts.max_tokens, "tokens to generate (default 128)");
-  app.add_option("--temperature", opts.sampling.temperature, "0 = greedy (default)");
-  app.add_option("--top-k", opts.sampling.top_k, "keep the k most likely tokens (0 = off)");
-  app.add_option("--top-p", opts.sampling.top_p, "nucleus sampling mass (1 = off)");
-  app.add_option("--min-p", opts.sampling.min_p, "drop tokens below min-p x the top probability (0 = off)");
-  app.add_option("--repeat-penalty", opts.sampling.repeat_penalty, "HF-style repetition penalty (1 = off)");
-  app.add_option("--seed", opts.sampling.seed, "RNG seed (Philox, on the GPU)");
+  add_sampling_options(app, opts.sampling);
   app.add_flag("--ignore-eos", opts.ignore_eos, "keep generating past end-of-sequence tokens");
   app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
 }
