@@ -88,12 +88,12 @@ Device::Device(int adapter_index, int enable_validation)
   // decode loop records direct dispatches inside one conditional block per step; see Session).
   // BLUESHIFT_NO_CONDITIONAL=1 leaves it off (the loop then gates indirect dispatches instead).
   VkPhysicalDeviceConditionalRenderingFeaturesEXT crf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};
-  if (adapter_.conditional_rendering && !env_switch("BLUESHIFT_NO_CONDITIONAL")) {
+  bool conditional = adapter_.conditional_rendering && !env_switch("BLUESHIFT_NO_CONDITIONAL");
+  if (conditional) {
     crf.conditionalRendering = VK_TRUE;
     crf.pNext = f2.pNext;
     f2.pNext = &crf;
     exts.push_back(VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
-    begin_conditional_ = (PFN_vkCmdBeginConditionalRenderingEXT)1;  // resolved after creation
   }
 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
@@ -103,7 +103,7 @@ Device::Device(int adapter_index, int enable_validation)
   dci.ppEnabledExtensionNames = exts.data();
   VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
 
-  if (begin_conditional_) {
+  if (conditional) {
     begin_conditional_ = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdBeginConditionalRenderingEXT");
     end_conditional_ = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdEndConditionalRenderingEXT");
     if (!begin_conditional_ || !end_conditional_) begin_conditional_ = nullptr, end_conditional_ = nullptr;
