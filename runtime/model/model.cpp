@@ -344,9 +344,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         if (suffix[1] != 'v') e.push_back({5, &freq});
         if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
         else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
-        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, 4}}, e,
+        const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
+        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
                  MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
-                 (m + 3) / 4, 1, shape_label("matvec", w));
+                 (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
       }
     } else if (fold_norm) {
       for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
