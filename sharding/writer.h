@@ -1,6 +1,7 @@
 // Packs tensors into shards of a fixed raw size, compresses each with zstd (or writes it plain, as
-// DOPPLER does, also where zstd would save too little to pay for itself), and hashes raw and stored bytes. A finished shard is compressed, hashed and written
-// on a background thread while the next one fills, so memory stays at about two shards.
+// DOPPLER does, and wherever zstd would save too little to pay for itself), and hashes raw and stored
+// bytes. A finished shard is compressed, hashed and written on a background thread while the next one
+// fills, so memory stays at about two shards.
 #pragma once
 #include <cstdint>
 #include <filesystem>
