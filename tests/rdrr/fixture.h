@@ -41,14 +41,14 @@ inline std::filesystem::path make_checkpoint(const std::filesystem::path& dir, c
 }
 
 inline ConvertResult convert_small(const std::filesystem::path& hf, const std::filesystem::path& out, QuantMode q,
-                                   uint64_t shard_size = 32 << 10, bool compress = true) {
+                                   uint64_t shard_size = 32 << 10, bool compress = true, double min_saving = 0) {
   ConvertOptions o;
   o.quant = q;
   o.threads = 2;
   o.shards.shard_size = shard_size;
   o.shards.compress = compress;
   o.shards.zstd_level = 3;
-  o.shards.min_saving = 0;  // tests of the zstd path want every shard zstd shrinks at all compressed
+  o.shards.min_saving = min_saving;  // 0: tests of the zstd path want every shard zstd shrinks compressed
   return convert_model(hf, out, o);
 }
 

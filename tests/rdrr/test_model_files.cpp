@@ -287,13 +287,10 @@ TEST(ModelFiles, ShardsZstdBarelyShrinksAreWrittenPlain) {
   for (QuantMode q : {QuantMode::f16, QuantMode::q4_k_m}) {
     std::string name = q == QuantMode::f16 ? "f16" : "q4_k_m";
     ConvertResult every = convert_small(hf, dir.path / (name + "-zstd"), q);  // min_saving 0
-    ConvertOptions o;
-    o.quant = q;
-    o.threads = 2;
-    o.shards.shard_size = 32 << 10;
-    ASSERT_EQ(o.shards.min_saving, 0.05);
+    const double min_saving = ShardWriterOptions{}.min_saving;  // the default
+    ASSERT_EQ(min_saving, 0.05);
     fs::path out = dir.path / name;
-    ConvertResult r = convert_model(hf, out, o);
+    ConvertResult r = convert_small(hf, out, q, 32 << 10, true, min_saving);
     ASSERT_EQ(r.manifest.shards.size(), every.manifest.shards.size());
     size_t plain = 0;
     for (size_t i = 0; i < r.manifest.shards.size(); ++i) {
