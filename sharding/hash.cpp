@@ -6,18 +6,42 @@
 
 namespace bs {
 
+namespace {
+
+std::string to_hex(const unsigned char* md, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string s(2 * n, '0');
+  for (size_t i = 0; i < n; ++i) {
+    s[2 * i] = kHex[md[i] >> 4];
+    s[2 * i + 1] = kHex[md[i] & 15];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<HashAlgorithm> parse_hash_algorithm(std::string_view name) {
+  if (name == "sha256") return HashAlgorithm::sha256;
+  if (name == "blake3") return HashAlgorithm::blake3;
+  return std::nullopt;
+}
+
+std::string_view hash_algorithm_name(HashAlgorithm a) { return a == HashAlgorithm::blake3 ? "blake3" : "sha256"; }
+
 std::string sha256_hex(std::span<const std::byte> data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1 || len != 32)
     throw Error("OpenSSL EVP_Digest(sha256) failed", ErrorKind::internal);
-  static const char kHex[] = "0123456789abcdef";
-  std::string s(64, '0');
-  for (unsigned i = 0; i < 32; ++i) {
-    s[2 * i] = kHex[md[i] >> 4];
-    s[2 * i + 1] = kHex[md[i] & 15];
-  }
-  return s;
+  return to_hex(md, 32);
+}
+
+std::string blake3_hex(std::span<const std::byte>) {
+  throw Error("BLAKE3 is not implemented yet", ErrorKind::internal);  // sharding/blake3.cpp replaces this
+}
+
+std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data) {
+  return a == HashAlgorithm::blake3 ? blake3_hex(data) : sha256_hex(data);
 }
 
 }  // namespace bs
