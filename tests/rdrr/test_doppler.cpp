@@ -15,6 +15,7 @@
 #include "sharding/hash.h"
 #include "sharding/reader.h"
 #include "tests/common/testing.h"
+#include "tests/rdrr/fixture.h"
 #include "tests/rdrr/st_builder.h"
 
 using namespace bs;
@@ -529,4 +530,43 @@ TEST(DopplerConfig, SharedManifests) {
     std::string err = config_error(read(name));
     EXPECT_NE(err.find(message), std::string::npos) << name << ": " << err;
   }
+}
+
+// The same Gemma 3 weights described DOPPLER's way (no x-blueshift, modelType "transformer", an inference
+// block as DOPPLER writes it, tensors under "model.language_model.") compute the same logits.
+TEST(DopplerConfig, DopplerFormOfAConvertedGemmaComputesTheSameLogits) {
+  TempDir dir;
+  auto hf = make_checkpoint(dir.path / "src", tiny_config("gemma3_text", 64, 2, 100));
+  convert_small(hf, dir.path / "ours", QuantMode::f16, 16 << 10, false);
+  json j = json::parse(read_file(dir.path / "ours/manifest.json"));
+  j.erase("x-blueshift");
+  j["modelType"] = "transformer";
+  json doppler = gemma_like();
+  j["inference"] = doppler["inference"];
+  j["inference"]["attention"]["slidingWindow"] = 16;  // tiny_config's
+  j["inference"]["rope"]["ropeTheta"] = 10000;
+  json tensors = json::object();
+  for (auto& [name, t] : j["tensors"].items()) {
+    json e = t;
+    e.erase("x-blueshift");
+    tensors["model.language_model." + name.substr(std::string("model.").size())] = e;
+  }
+  j["tensors"] = tensors;
+  fs::create_directories(dir.path / "doppler");
+  write_file(dir.path / "doppler/manifest.json", j.dump(1));
+  for (auto& s : j["shards"]) fs::copy(dir.path / "ours" / s["filename"].get<std::string>(), dir.path / "doppler");
+  Manifest m = read_manifest(dir.path / "doppler");
+  for (auto& t : m.tensors) EXPECT_FALSE(t.internal.empty()) << t.name;
+  EXPECT_EQ(config_to_json(m.model_config()).dump().substr(0, 40), "{\"arch\":\"transformer\",\"n_layers\":2,\"dim\"");
+
+  std::string out[2];
+  for (int i = 0; i < 2; ++i) {
+    fs::path model = dir.path / (i ? "doppler" : "ours"), npy = dir.path / fmt::format("logits{}.npy", i);
+    auto r = run_blueshift({"logits", "--model", model.string(), "--tokens", "1,5,9,3,77,7", "--out", npy.string(),
+                            "--cpu-reference"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    out[i] = read_file(npy);
+  }
+  EXPECT_GT(out[0].size(), 6u * 100 * 4);
+  EXPECT_TRUE(out[0] == out[1]) << "the DOPPLER form computes other logits";
 }
