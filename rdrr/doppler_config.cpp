@@ -78,9 +78,10 @@ ordered_json doppler_inference(const ModelConfig& c) {
 
 namespace {
 
-// A value as the error shows it: short enough for one line.
+// A value as the error shows it: short enough for one line, ASCII so that cutting it cannot split a
+// UTF-8 sequence (info --json puts the message in JSON, which must stay valid UTF-8).
 std::string shown(const json& v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', true);
   return s.size() > 48 ? s.substr(0, 45) + "..." : s;
 }
 

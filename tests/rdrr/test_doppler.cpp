@@ -3,6 +3,7 @@
 // architecture/inference blocks instead of x-blueshift.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -383,8 +384,17 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
     EXPECT_EQ(err.rfind("m.json: ", 0), 0u) << err;  // names the file
     EXPECT_EQ(err.find('\n'), std::string::npos) << err;
   }
-  // Per-layer types name their index.
+  // Long non-ASCII values are cut to one ASCII line (info --json embeds the message in JSON).
   json j = gemma_like();
+  std::string e_acute_40;
+  for (int i = 0; i < 40; ++i) e_acute_40 += "\xc3\xa9";
+  j["inference"]["attention"]["newThing"] = e_acute_40;
+  std::string err = config_error(j);
+  EXPECT_NE(err.find("inference.attention.newThing = \"\\u00e9"), std::string::npos) << err;
+  EXPECT_TRUE(std::all_of(err.begin(), err.end(), [](char ch) { return (unsigned char)ch < 0x80; })) << err;
+  EXPECT_LT(err.size(), 160u) << err;
+  // Per-layer types name their index.
+  j = gemma_like();
   j["inference"]["layerPattern"] = {{"type", "custom"},
                                     {"layerTypes", {"full_attention", "sliding_attention", "sliding_attention",
                                                     "linear_attention", "sliding_attention", "full_attention"}}};
