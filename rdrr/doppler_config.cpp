@@ -315,6 +315,10 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   inf.finish();
   c.sliding_window = att.count("slidingWindow", 0);
   read_layer_pattern(pat, m, c);
+  // DOPPLER masks nothing on a sliding layer without a window ("null = full attention"), but still
+  // gives it the local RoPE base: a window of the whole context is the same mask.
+  if (c.sliding_window == 0 && std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding))
+    c.sliding_window = c.max_seq;
 
   // Sizes of architectures blueshift lacks: neutral when absent, null, zero or equal to the uniform size.
   a.neutral("numGlobalKeyValueHeads", c.n_kv_heads, "(full layers with other KV heads)");

@@ -280,6 +280,14 @@ TEST(DopplerConfig, PatternsScalesAndNeutralValues) {
   EXPECT_EQ(c.layer_types[1], AttentionType::full);
   EXPECT_EQ(c.layer_types[2], AttentionType::sliding);
 
+  // Sliding layers without a window attend to everything (DOPPLER), with the local RoPE base.
+  j = gemma_like();
+  j["inference"]["attention"]["slidingWindow"] = nullptr;
+  c = config_from_doppler(j, "m.json");
+  EXPECT_EQ(c.layer_types[0], AttentionType::sliding);
+  EXPECT_EQ(c.sliding_window, 256);  // maxSeqLen: the same mask as none
+  EXPECT_FLOAT_EQ(c.rope.local_theta, 1e4f);
+
   // Explicit embedding scale and softcaps; a scaling factor with no type is linear (DOPPLER's default).
   j = gemma_like();
   j["inference"]["output"]["scaleEmbeddings"] = false;
