@@ -199,8 +199,9 @@ void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
     // DOPPLER falls back on the HF config's per-layer types when the pattern gives none.
     Block cfg(&manifest["config"], pat.label(), "config");
     const json* lt = cfg.get("layer_types");
-    if (lt && lt->is_array() && lt->size() == n)
-      for (size_t i = 0; i < n; ++i) types.push_back(layer_type(cfg, "layer_types", i, (*lt)[i]));
+    if (lt && (!lt->is_array() || lt->size() != n))
+      fail("{}: config.layer_types: expected a list of numLayers = {} layer types, got {}", pat.label(), n, shown(*lt));
+    for (size_t i = 0; lt && i < n; ++i) types.push_back(layer_type(cfg, "layer_types", i, (*lt)[i]));
   }
   if (types.empty()) types.assign(n, c.sliding_window > 0 ? AttentionType::sliding : AttentionType::full);
   c.layer_types = std::move(types);
@@ -242,13 +243,13 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   for (auto k : {"yarnBetaFast", "yarnBetaSlow", "yarnOriginalMaxPos", "longropeShortFactor", "longropeLongFactor",
                  "longropeOriginalMaxPos"})
     rope.must_be_null(k);
-  // blueshift runs sliding layers unscaled. DOPPLER scales them by the local keys, or by the global
-  // scaling when ropeLocalScalingType is absent altogether.
+  // blueshift runs sliding layers unscaled. DOPPLER scales them by the local keys, and takes the
+  // global scaling type for them when ropeLocalScalingType is absent altogether.
   bool any_sliding = std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding) > 0;
-  bool inherits = !rope.has("ropeLocalScalingType") && c.rope.scaling != RopeScaling::none;
-  if (any_sliding && inherits) rope.unsupported(scaling.empty() ? "ropeScalingFactor" : "ropeScalingType",
-                                                scaling.empty() ? rope.raw("ropeScalingFactor") : json(scaling),
-                                                "on sliding layers (set ropeLocalScalingType = null)");
+  bool typed = !scaling.empty() && scaling != "default" && scaling != "none";
+  bool inherits = !rope.has("ropeLocalScalingType") && typed;
+  if (any_sliding && inherits)
+    rope.unsupported("ropeScalingType", scaling, "on sliding layers (set ropeLocalScalingType = null)");
   std::string local = rope.str("ropeLocalScalingType", "");
   if (any_sliding && !local.empty()) rope.unsupported("ropeLocalScalingType", local, "(scaled RoPE on sliding layers)");
   double local_factor = rope.num("ropeLocalScalingFactor", 1.0);
@@ -294,6 +295,10 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   c.vocab = a.count("vocabSize", 0);
   c.max_seq = a.count("maxSeqLen", 2048);
   double arch_theta = a.num("ropeTheta", 10000.0), arch_eps = a.num("rmsNormEps", 1e-6);  // inference's win
+  // Per-layer tables are allocated from numLayers: bound it before trusting it.
+  constexpr int32_t kMaxLayers = 1 << 14;
+  if (c.n_layers > kMaxLayers)
+    fail("{}: architecture.numLayers = {} is more than any model has ({} at most)", label, c.n_layers, kMaxLayers);
 
   // Whole-model contracts first: they say most plainly what blueshift lacks.
   if (const json* u = inf.get("unsupported")) inf.unsupported("unsupported", *u, "(DOPPLER marks this artifact unsupported)");

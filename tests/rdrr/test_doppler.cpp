@@ -417,6 +417,18 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
   j["inference"]["rope"]["ropeScalingFactor"] = 8;
   EXPECT_NE(config_error(j).find("inference.rope.ropeScalingType = \"linear\" is not supported on sliding layers"),
             std::string::npos) << config_error(j);
+  // A factor with no type is linear for the global layers only (DOPPLER takes the local type, null, and
+  // the local factor, 1, for the sliding ones): that is blueshift's split too.
+  j["inference"]["rope"]["ropeScalingType"] = nullptr;
+  EXPECT_EQ(config_from_doppler(j, "m.json").rope.scaling, RopeScaling::linear);
+  j = gemma_like();
+  j["architecture"]["numLayers"] = 2000000000;
+  EXPECT_NE(config_error(j).find("architecture.numLayers = 2000000000 is more than any model has"), std::string::npos);
+  j = gemma_like();
+  j["inference"]["layerPattern"] = {{"type", "uniform"}};
+  j["config"] = {{"layer_types", {"full_attention"}}};
+  EXPECT_NE(config_error(j).find("config.layer_types: expected a list of numLayers = 6"), std::string::npos)
+      << config_error(j);
   // ... and on the Qwen shape, which has no sliding layers, the local keys do not matter.
   j = qwen_like();
   j["inference"]["rope"]["ropeLocalScalingFactor"] = 2;
