@@ -40,15 +40,25 @@ ordered_json doppler_architecture(const ModelConfig& c) {
           {"vocabSize", c.vocab},            {"maxSeqLen", c.max_seq},   {"ropeTheta", c.rope.theta}};
 }
 
+// Every key DOPPLER's validator requires is written (null or its neutral value where blueshift has no
+// such feature), so that DOPPLER reads the block as it reads its own.
 ordered_json doppler_inference(const ModelConfig& c) {
+  const ordered_json null;
   auto nullable = [](float v) { return v > 0 ? ordered_json(v) : ordered_json(nullptr); };
   ordered_json layer_types = ordered_json::array();
   for (auto t : c.layer_types) layer_types.push_back(t == AttentionType::full ? "full_attention" : "sliding_attention");
   const char* scaling = c.rope.scaling == RopeScaling::llama3 ? "llama3" : c.rope.scaling == RopeScaling::linear ? "linear" : nullptr;
-  ordered_json rope = {{"ropeTheta", c.rope.theta},
-                       {"ropeLocalTheta", nullable(c.rope.local_theta)},
-                       {"ropeScalingType", scaling ? ordered_json(scaling) : ordered_json(nullptr)},
-                       {"ropeScalingFactor", c.rope.factor}};
+  // Sliding layers run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would scale them too).
+  ordered_json rope = {{"ropeTheta", c.rope.theta}, {"ropeLocalTheta", nullable(c.rope.local_theta)},
+                       {"ropeInterleaved", false}, {"mropeInterleaved", false}, {"mropeSection", null},
+                       {"partialRotaryFactor", null}, {"ropeLocalPartialRotaryFactor", null},
+                       {"ropeFrequencyBaseDim", null}, {"ropeLocalFrequencyBaseDim", null},
+                       {"ropeScalingType", scaling ? ordered_json(scaling) : null}, {"ropeScalingFactor", c.rope.factor},
+                       {"ropeLocalScalingType", null}, {"ropeLocalScalingFactor", 1},
+                       {"yarnBetaFast", null}, {"yarnBetaSlow", null}, {"yarnOriginalMaxPos", null},
+                       {"longropeShortFactor", null}, {"longropeLongFactor", null}, {"longropeOriginalMaxPos", null},
+                       {"ropeLocalYarnBetaFast", null}, {"ropeLocalYarnBetaSlow", null},
+                       {"ropeLocalYarnOriginalMaxPos", null}};
   if (c.rope.scaling == RopeScaling::llama3) {
     // Not in DOPPLER's schema (RDRR.md): written so a reader can run llama3 RoPE faithfully.
     rope["ropeLowFreqFactor"] = c.rope.low_freq_factor;
@@ -58,21 +68,27 @@ ordered_json doppler_inference(const ModelConfig& c) {
   // DOPPLER requires queryPreAttnScalar (1/sqrt of it is the softmax scale; head_dim is the standard one).
   double qpas = c.attn_scale > 0 ? 1.0 / (double(c.attn_scale) * c.attn_scale) : double(c.head_dim);
   return {
-      {"attention", {{"queryKeyNorm", c.qk_norm}, {"queryPreAttnScalar", qpas},
-                     {"attnLogitSoftcapping", nullable(c.attn_softcap)},
-                     {"slidingWindow", c.sliding_window > 0 ? ordered_json(c.sliding_window) : ordered_json(nullptr)},
-                     {"causal", true}, {"attentionBias", c.qkv_bias}}},
-      {"normalization", {{"rmsNormEps", c.norm_eps}, {"rmsNormWeightOffset", c.norm_offset},
+      {"attention", {{"queryPreAttnScalar", qpas}, {"attnLogitSoftcapping", nullable(c.attn_softcap)},
+                     {"slidingWindow", c.sliding_window > 0 ? ordered_json(c.sliding_window) : null},
+                     {"queryKeyNorm", c.qk_norm}, {"queryKeyNormType", "rmsnorm"}, {"queryKeyNormAxis", "head"},
+                     {"queryKeyNormLayers", null}, {"queryKeyNormWeightLayers", null}, {"valueNorm", false},
+                     {"causal", true}, {"attentionBias", c.qkv_bias}, {"attentionOutputGate", false}}},
+      {"normalization", {{"type", "rmsnorm"}, {"rmsNormEps", c.norm_eps}, {"rmsNormWeightOffset", c.norm_offset},
                          {"postAttentionNorm", true}, {"preFeedforwardNorm", c.sandwich_norm},
-                         {"postFeedforwardNorm", c.sandwich_norm}}},
-      {"ffn", {{"activation", c.act == Activation::silu ? "silu" : "gelu"}, {"gatedActivation", true}}},
+                         {"postFeedforwardNorm", c.sandwich_norm}, {"finalNormBiasTensor", null}}},
+      {"ffn", {{"activation", c.act == Activation::silu ? "silu" : "gelu"}, {"gatedActivation", true},
+               {"branchMode", "dense"}, {"useDoubleWideMlp", false}, {"swigluLimit", null}}},
       {"rope", rope},
       // The exact multiplier (Gemma's sqrt(dim) rounded to the checkpoint dtype) as embeddingScale;
       // DOPPLER rejects embeddingScale together with scaleEmbeddings, which would recompute it.
-      {"output", {{"tieWordEmbeddings", c.tied_embeddings}, {"scaleEmbeddings", false},
-                  {"finalLogitSoftcapping", nullable(c.final_softcap)},
-                  {"embeddingScale", c.embed_scale != 1.0f ? ordered_json(c.embed_scale) : ordered_json(nullptr)}}},
-      {"layerPattern", {{"type", "custom"}, {"layerTypes", layer_types}}},
+      {"output", {{"finalLogitSoftcapping", nullable(c.final_softcap)}, {"tieWordEmbeddings", c.tied_embeddings},
+                  {"scaleEmbeddings", false},
+                  {"embeddingScale", c.embed_scale != 1.0f ? ordered_json(c.embed_scale) : null},
+                  {"logitInputScale", 1}, {"embeddingTranspose", false}, {"embeddingVocabSize", null},
+                  {"embeddingPostprocessor", null}, {"lmHeadBiasTensor", null}}},
+      {"layerPattern", {{"type", "custom"}, {"globalPattern", null}, {"period", null}, {"offset", null},
+                        {"layerTypes", layer_types}, {"residualBranchScale", 1}}},
+      {"chatTemplate", {{"type", null}, {"enabled", false}}},  // blueshift takes the tokenizer's template
   };
 }
 
