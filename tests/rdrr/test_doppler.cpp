@@ -559,6 +559,14 @@ TEST(DopplerConfig, SharedManifests) {
     auto want = expected_tensors(c);
     EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end())) << name;
   }
+  // Gemma 3 1B from DOPPLER's blocks is Gemma 3 1B from HF's config.json, field for field, except the
+  // display name and the token ids (HF keeps those in generation_config.json and the tokenizer).
+  json doppler = config_to_json(config_from_doppler(read("gemma-3-1b-it-q4k-ehf16-af32"), "m.json"));
+  json hf = config_to_json(
+      config_from_hf(read_json_file(bs::testing::source_dir() / "benchmarks/configs/gemma-3-1b.json"), nullptr, DType::BF16));
+  for (auto k : {"arch", "eos_ids", "bos_id"}) doppler.erase(k), hf.erase(k);
+  EXPECT_EQ(doppler.dump(), hf.dump());
+
   const std::pair<const char*, const char*> lacking[] = {
       {"gemma-4-12b-it-text-q4k-ehf16-af16", "architecture.numGlobalKeyValueHeads = 1 is not supported"},
       {"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", "architecture.globalHeadDim = 512 is not supported"},
