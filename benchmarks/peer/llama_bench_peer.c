@@ -35,6 +35,18 @@ static double median(double* v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// A JSON string: quotes, backslashes and control characters escaped (paths and device names are free text).
+static void put_json_string(const char* key, const char* s) {
+  printf("\"%s\": \"", key);
+  for (; *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  printf("\", ");
+}
+
 static int verbose = 0;
 static void quiet_log(enum ggml_log_level level, const char* text, void* user) {
   (void)user;
@@ -161,12 +173,16 @@ int main(int argc, char** argv) {
 
   char desc[256];
   llama_model_desc(model, desc, sizeof desc);
-  printf("{\"engine\": \"llama.cpp\", \"model\": \"%s\", \"desc\": \"%s\", \"devices\": \"%s\", "
-         "\"n_gpu_layers\": %d, \"flash_attn\": \"%s\", \"prompt_tokens\": %d, \"gen_tokens\": %d, \"reps\": %d, "
+  printf("{\"engine\": \"llama.cpp\", ");
+  put_json_string("model", model_path);
+  put_json_string("desc", desc);
+  put_json_string("devices", devices);
+  put_json_string("flash_attn", fa);
+  printf("\"n_gpu_layers\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, \"reps\": %d, "
          "\"prefill_tok_s\": %.2f, \"ttft_ms\": %.3f, \"decode_tok_s\": %.2f, \"load_s\": %.3f, "
          "\"model_bytes\": %llu, \"ids\": [",
-         model_path, desc, devices, n_gpu_layers, fa, prompt_tokens, gen_tokens, reps, median(prefill, reps),
-         median(ttft, reps), median(decode, reps), load_s, (unsigned long long)llama_model_size(model));
+         n_gpu_layers, prompt_tokens, gen_tokens, reps, median(prefill, reps), median(ttft, reps), median(decode, reps),
+         load_s, (unsigned long long)llama_model_size(model));
   for (int i = 0; i < gen_tokens; ++i) printf("%s%d", i ? ", " : "", ids[i]);  // greedy ids of the last rep
   printf("]}\n");
 

@@ -264,4 +264,21 @@ TEST(Gguf, ExportWritesLlamaCppLayout) {
   }
 }
 
+// A model llama.cpp's llama architecture would compute differently is refused, naming what differs.
+TEST(Gguf, ExportRefusesOtherArchitectures) {
+  TempDir d;
+  std::ofstream(d / "config.json") << R"({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 128,
+    "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1, "head_dim": 32,
+    "vocab_size": 256, "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+    "tie_word_embeddings": true, "hidden_act": "silu"})";
+  auto r = bs::testing::run_blueshift({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = bs::testing::run_blueshift({"convert", (d / "hf").string(), (d / "m").string(), "--quant", "f16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = bs::testing::run_blueshift({"export-gguf", "--model", (d / "m").string(), "--out", (d / "x.gguf").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("Llama-shaped models only; this one has q/k norms"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "x.gguf"));
+}
+
 }  // namespace
