@@ -10,8 +10,11 @@
 #   --bundle  scripts/bundle.sh's output (bin/, lib/, run); or a build folder holding the blueshift binary
 #   --llama   benchmarks/peer/pack_peer.sh's output: llama_bench_peer + npm @node-llama-cpp/linux-x64-vulkan's
 #             libraries (a folder, or its .tar.xz, unpacked under --work)
-#   --work    where models are made (default OUT/work); the HF checkpoint, RDRR and GGUF files are deleted as
-#             soon as they are used unless --keep (an 8B f16 needs ~16 GB for each of the three)
+#   --work    where models are made (default /tmp/bs-peer: never under a folder that is sent back); the HF
+#             checkpoint, RDRR and GGUF files are deleted as soon as they are used unless --keep (an 8B f16
+#             needs ~16 GB for each of the three)
+# Files in OUT: per model NAME.log (every step's output), per quant NAME.QUANT.{blueshift,llama}.json, and
+# peer.md / peer.json (all rows in OUT).
 # Steps whose output exists are skipped, so a run cut off by a time limit continues where it stopped.
 # On lavapipe (a check, not a benchmark): BLUESHIFT_DEVICE=llvmpipe GGML_VK_VISIBLE_DEVICES=0 (llama.cpp
 # skips CPU-type Vulkan devices unless named).
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift ;;
     --seed) seed=$2; shift ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run_peer.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -42,7 +45,7 @@ done
 [ -f "$config" ] || { echo "run_peer.sh: --config $config: no such file" >&2; exit 3; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-work=${work:-$out/work}
+work=${work:-${TMPDIR:-/tmp}/bs-peer}
 mkdir -p "$work"
 bundle=$(cd "$bundle" && pwd)
 if [ -x "$bundle/run" ]; then
@@ -70,7 +73,10 @@ for q in "${qs[@]}"; do
   case $q in q4_k_m|f16|q8_0) ;; *) echo "run_peer.sh: --quant $q (expected q4_k_m, f16 or q8_0)" >&2; exit 2 ;; esac
   [ -s "$out/$name.$q.blueshift.json" ] && [ -s "$out/$name.$q.llama.json" ] || todo+=("$q")
 done
-log() { echo "[$(date +%T)] $*" >&2; }
+logf=$out/$name.log
+log() { echo "[$(date +%T)] $*" | tee -a "$logf" >&2; }
+# Runs a step with its stdout and stderr appended to the log; on failure shows the log's tail.
+step() { "$@" >> "$logf" 2>&1 || { echo "run_peer.sh: failed: $*" >&2; tail -15 "$logf" >&2; exit 1; }; }
 
 # Models: one synthesized checkpoint, one RDRR per quant.
 for q in "${todo[@]}"; do
@@ -78,11 +84,11 @@ for q in "${todo[@]}"; do
   if [ ! -f "$m/hf/.done" ]; then
     log "synth $name"
     rm -rf "$m/hf"
-    bs synth --config "$config" "$m/hf" --seed "$seed" > "$out/$name.synth.txt"
+    step bs synth --config "$config" "$m/hf" --seed "$seed"
     touch "$m/hf/.done"
   fi
   log "convert $name $q"
-  bs convert "$m/hf" "$m/$q" --quant "$q" --force --json > "$out/$name.$q.convert.json"
+  step bs convert "$m/hf" "$m/$q" --quant "$q" --force --json
 done
 [ $keep = 1 ] || rm -rf "$m/hf"
 
@@ -90,18 +96,19 @@ for q in "${todo[@]}"; do
   gguf=$m/$q.gguf
   if [ ! -f "$gguf" ]; then
     log "export-gguf $name $q"
-    bs export-gguf --model "$m/$q" --out "$gguf.part" --json > "$out/$name.$q.gguf.json"
+    step bs export-gguf --model "$m/$q" --out "$gguf.part" --json
     mv "$gguf.part" "$gguf"
   fi
   log "bench blueshift $name $q"
+  res=$out/$name.$q
   bs bench --model "$m/$q" --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" --json \
-    > "$out/$name.$q.blueshift.json.part" 2> "$out/$name.$q.blueshift.err" || { tail -5 "$out/$name.$q.blueshift.err" >&2; exit 1; }
-  mv "$out/$name.$q.blueshift.json.part" "$out/$name.$q.blueshift.json"
+    > "$res.blueshift.json.part" 2>> "$logf" || { tail -15 "$logf" >&2; exit 1; }
+  mv "$res.blueshift.json.part" "$res.blueshift.json"
   log "bench llama.cpp $name $q"
   LD_LIBRARY_PATH=$peer_path "$llama/llama_bench_peer" --model "$gguf" --backends "$llama" \
-    --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" > "$out/$name.$q.llama.json.part" 2> "$out/$name.$q.llama.err" \
-    || { tail -5 "$out/$name.$q.llama.err" >&2; exit 1; }
-  mv "$out/$name.$q.llama.json.part" "$out/$name.$q.llama.json"
+    --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" > "$res.llama.json.part" 2>> "$logf" \
+    || { tail -15 "$logf" >&2; exit 1; }
+  mv "$res.llama.json.part" "$res.llama.json"
   [ $keep = 1 ] || rm -rf "$gguf" "$m/$q"
 done
 [ $keep = 1 ] || rmdir "$m" 2>/dev/null || true
