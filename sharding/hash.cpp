@@ -37,13 +37,13 @@ std::string sha256_hex(std::span<const std::byte> data) {
   return to_hex(md, 32);
 }
 
-std::string blake3_hex(std::span<const std::byte> data) {
-  Blake3Digest d = blake3(data);
+std::string blake3_hex(std::span<const std::byte> data, int threads) {
+  Blake3Digest d = blake3(data, threads);
   return to_hex(d.data(), d.size());
 }
 
-std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data) {
-  return a == HashAlgorithm::blake3 ? blake3_hex(data) : sha256_hex(data);
+std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data, int threads) {
+  return a == HashAlgorithm::blake3 ? blake3_hex(data, threads) : sha256_hex(data);
 }
 
 }  // namespace bs

@@ -134,3 +134,30 @@ TEST(Merkle, RejectsMalformedBlocks) {
   expect_error(with({{"blockSize", 4}, {"roots", {{"a", "sha256:" + std::string(64, 'A')}}}}), "roots['a']");
   expect_error(with({{"blockSize", 4}, {"roots", {{"z", r}}}}), "the manifest has no tensor 'z'");
 }
+
+int fuzz_block_merkle(const uint8_t* data, size_t size);
+
+TEST(Merkle, FuzzTargetSurvivesMutations) {
+  json seed_json = {{"integrityExtensions",
+                     {{"contractVersion", 1},
+                      {"blockMerkle", {{"blockSize", 1048576},
+                                       {"roots", {{"t.a", "sha256:" + std::string(64, '1')},
+                                                  {"t.b", "sha256:" + std::string(64, '2')}}}}}}}};
+  std::string seed = seed_json.dump();
+  ASSERT_EQ(fuzz_block_merkle(reinterpret_cast<const uint8_t*>(seed.data()), seed.size()), 0);
+  std::mt19937_64 r(777);
+  const char kBytes[] = "{}[]\":,0123456789-.eatsh ";
+  for (int i = 0; i < 4000; ++i) {
+    std::string s = seed;
+    for (int k = 0, n = 1 + int(r() % 4); k < n && !s.empty(); ++k) {
+      size_t at = r() % s.size();
+      switch (r() % 4) {
+        case 0: s[at] = kBytes[r() % (sizeof(kBytes) - 1)]; break;
+        case 1: s.erase(at, 1 + r() % 8); break;
+        case 2: s.insert(at, 1, kBytes[r() % (sizeof(kBytes) - 1)]); break;
+        default: s.resize(at); break;
+      }
+    }
+    fuzz_block_merkle(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  }
+}
