@@ -174,3 +174,21 @@ TEST(Blake3Models, DeepVerifyNamesATamperedTensor) {
   r = run_blueshift({"verify", out.string(), "--deep", "--quick"});
   EXPECT_EQ(r.exit_code, 2);
 }
+
+// Every blockMerkle block DOPPLER ships among the shared manifests parses: 1 MiB blocks, a "sha256:"
+// root for every tensor.
+TEST(Blake3Models, DopplerBlockMerkleBlocksParse) {
+  BS_REQUIRE_SHARED();
+  size_t with = 0;
+  for (auto& e : fs::directory_iterator(shared_dir() / "data/doppler")) {
+    fs::path p = e.path() / "manifest.json";
+    if (!fs::exists(p)) continue;
+    json j = json::parse(read_file(p));
+    auto bm = parse_block_merkle(j, p.string(), [&](const std::string& n) { return j["tensors"].contains(n); });
+    if (!bm) continue;
+    ++with;
+    EXPECT_EQ(bm->block_size, 1u << 20) << p;
+    EXPECT_EQ(bm->roots.size(), j["tensors"].size()) << p;
+  }
+  EXPECT_GE(with, 6u);
+}
