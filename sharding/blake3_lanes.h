@@ -40,6 +40,41 @@ struct Lanes {
     }
   }
 
+  // Message loading: word j of every lane's block into vector j. Each lane's words are loaded as whole
+  // vectors (rows) and an N x N transpose of 32-bit elements, log2(N) stages of two-input shuffles with
+  // constant masks, turns rows into columns. Stage K pairs rows i and i+K and interleaves runs of K.
+  static constexpr uint32_t transpose_index(size_t k, bool hi, size_t e) {
+    size_t run = e / (2 * k) * (2 * k), pos = e % (2 * k);
+    if (!hi) return uint32_t(pos < k ? run + pos : N + run + pos - k);
+    return uint32_t(pos < k ? run + k + pos : N + run + pos);
+  }
+  template <size_t K, bool kHi, size_t... E>
+  static constexpr V transpose_mask(std::index_sequence<E...>) {
+    return V{transpose_index(K, kHi, E)...};
+  }
+  template <size_t K>
+  static void transpose_stage(V* r) {
+    if constexpr (K < size_t(N)) {
+      constexpr V lo = transpose_mask<K, false>(std::make_index_sequence<N>{});
+      constexpr V hi = transpose_mask<K, true>(std::make_index_sequence<N>{});
+      for (size_t i = 0; i < size_t(N); ++i) {
+        if (i & K) continue;
+        V a = r[i], b = r[i + K];
+        r[i] = __builtin_shuffle(a, b, lo);
+        r[i + K] = __builtin_shuffle(a, b, hi);
+      }
+      transpose_stage<2 * K>(r);
+    }
+  }
+  static void load_transposed(const uint8_t* const* in, size_t offset, V m[16]) {
+    for (int g = 0; g < 16 / N; ++g) {  // 16 words a block: 16/N groups of N words
+      V r[N];
+      for (int l = 0; l < N; ++l) std::memcpy(&r[l], in[l] + offset + 4 * N * g, sizeof(V));  // little-endian
+      transpose_stage<1>(r);
+      for (int j = 0; j < N; ++j) m[N * g + j] = r[j];
+    }
+  }
+
   // N inputs of `blocks` blocks, exactly (the caller pads a short batch).
   static void hash(const uint8_t* const* in, size_t blocks, const uint32_t key[8], uint64_t counter,
                    bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out) {
@@ -52,15 +87,8 @@ struct Lanes {
       ctr_hi[l] = uint32_t(c >> 32);
     }
     for (size_t b = 0; b < blocks; ++b) {
-      // Gather word j of every lane's block into vector j.
-      alignas(64) uint32_t t[16][N];
-      for (int l = 0; l < N; ++l) {
-        uint32_t w[16];
-        std::memcpy(w, in[l] + b * kBlockLen, kBlockLen);  // little-endian host (x86)
-        for (int j = 0; j < 16; ++j) t[j][l] = w[j];
-      }
       V m[16];
-      for (int j = 0; j < 16; ++j) std::memcpy(&m[j], t[j], sizeof(V));
+      load_transposed(in, b * kBlockLen, m);
       uint32_t f = flags | (b == 0 ? flags_start : 0) | (b + 1 == blocks ? flags_end : 0);
       V v[16] = {h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7],
                  V{} + kIv[0], V{} + kIv[1], V{} + kIv[2], V{} + kIv[3],
