@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
                 best_mb_s(buf.size(), reps, [&] { sink += blake3(buf)[0]; }));
   }
   blake3_reset_kernel();
-  std::printf("blake3 %-14s %d threads: %7.0f MB/s\n", std::string(blake3_kernel_name(blake3_kernel())).c_str(),
-              threads, best_mb_s(buf.size(), reps, [&] { sink += blake3(buf, threads)[0]; }));
+  std::printf("blake3 %-14s %d threads: %7.0f MB/s\n",
+              std::string(blake3_kernel_name(blake3_kernel())).c_str(), threads,
+              best_mb_s(buf.size(), reps, [&] { sink += blake3(buf, threads)[0]; }));
   std::printf("blockMerkle 1 MiB     1 thread : %7.0f MB/s\n",
               best_mb_s(buf.size(), reps, [&] { sink += block_merkle_root(buf, 1 << 20).size(); }));
   std::printf("(checksum %zu)\n", sink);

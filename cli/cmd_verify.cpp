@@ -44,7 +44,9 @@ std::optional<bs::BlockMerkle> read_block_merkle(const bs::Manifest& m, const fs
 struct DeepCheck {
   const bs::BlockMerkle* bm = nullptr;
   size_t checked = 0, without_root = 0;
-  struct Bad { std::string tensor, expected, actual; };
+  struct Bad {
+    std::string tensor, expected, actual;
+  };
   std::vector<Bad> bad;
 
   void tensor(const bs::TensorEntry& t, std::span<const std::byte> bytes) {
@@ -58,38 +60,43 @@ struct DeepCheck {
     if (root != it->second) bad.push_back({t.name, it->second, root});
   }
   nlohmann::ordered_json to_json() const {
-    nlohmann::ordered_json j = {{"blockSize", bm->block_size}, {"checked", checked}, {"withoutRoot", without_root}};
+    nlohmann::ordered_json j = {
+        {"blockSize", bm->block_size}, {"checked", checked}, {"withoutRoot", without_root}};
     auto& b = j["mismatches"] = nlohmann::ordered_json::array();
     for (auto& x : bad) b.push_back({{"tensor", x.tensor}, {"expected", x.expected}, {"actual", x.actual}});
     return j;
   }
   void print(const std::string& dir) const {
     for (auto& x : bad)
-      std::fprintf(stderr, "BAD %s: tensor '%s': blockMerkle root mismatch: expected %s, got %s\n", dir.c_str(),
-                   x.tensor.c_str(), x.expected.c_str(), x.actual.c_str());
+      std::fprintf(stderr, "BAD %s: tensor '%s': blockMerkle root mismatch: expected %s, got %s\n",
+                   dir.c_str(), x.tensor.c_str(), x.expected.c_str(), x.actual.c_str());
     std::FILE* out = bad.empty() ? stdout : stderr;
-    std::fprintf(out, "%s: deep: %zu of %zu tensor roots match (blockMerkle, blockSize %llu)%s\n", dir.c_str(),
-                 checked - bad.size(), checked, (unsigned long long)bm->block_size,
+    std::fprintf(out, "%s: deep: %zu of %zu tensor roots match (blockMerkle, blockSize %llu)%s\n",
+                 dir.c_str(), checked - bad.size(), checked, (unsigned long long)bm->block_size,
                  without_root ? fmt::format(", {} tensors without a root", without_root).c_str() : "");
   }
 };
 
-constexpr const char* kNoBlockMerkle = "the manifest has no integrityExtensions.blockMerkle: no tensor roots to check";
+constexpr const char* kNoBlockMerkle =
+    "the manifest has no integrityExtensions.blockMerkle: no tensor roots to check";
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("MODEL_DIR", a->dir, "RDRR model directory")->required();
   app.add_flag("--json", a->json, "print the result as JSON");
   app.add_flag("--quick", a->quick, "check stored files only (size and storedHash); do not decompress");
-  app.add_flag("--deep", a->deep,
-               "also recompute every tensor's block Merkle root (DOPPLER's integrityExtensions.blockMerkle) and "
-               "name each tensor whose root differs");
+  app.add_flag(
+      "--deep", a->deep,
+      "also recompute every tensor's block Merkle root (DOPPLER's integrityExtensions.blockMerkle) and "
+      "name each tensor whose root differs");
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)");
-  app.add_flag("--loader", a->loader,
-               "check through the model loader (verify + decompress + deliver every tensor, stop at the first "
-               "error) and report its throughput");
+  app.add_flag(
+      "--loader", a->loader,
+      "check through the model loader (verify + decompress + deliver every tensor, stop at the first "
+      "error) and report its throughput");
   app.callback([a] {
-    if (a->deep && a->quick) bs::fail_kind(bs::ErrorKind::usage, "--deep needs the raw bytes: it cannot go with --quick");
+    if (a->deep && a->quick)
+      bs::fail_kind(bs::ErrorKind::usage, "--deep needs the raw bytes: it cannot go with --quick");
     bs::Manifest m = bs::read_manifest(a->dir);
     std::optional<bs::BlockMerkle> bm;
     if (a->deep) bm = read_block_merkle(m, a->dir);
@@ -127,7 +134,8 @@ void setup(CLI::App& app) {
     if (bm && problems.empty()) {
       bs::ProgressBar deep_bar("deep", m.total_size);
       o.progress = [&deep_bar](uint64_t done, uint64_t) { deep_bar.update(done); };
-      bs::load_tensors(m, a->dir, o, [&](const bs::TensorEntry& t, std::span<const std::byte> b) { deep.tensor(t, b); });
+      bs::load_tensors(m, a->dir, o,
+                       [&](const bs::TensorEntry& t, std::span<const std::byte> b) { deep.tensor(t, b); });
       deep_bar.finish();
       deep_ran = true;
     }
@@ -140,24 +148,33 @@ void setup(CLI::App& app) {
       j["bytes"] = m.total_size;
       auto& bad = j["problems"] = nlohmann::ordered_json::array();
       for (auto& p : problems)
-        bad.push_back({{"index", p.index}, {"file", p.filename}, {"check", p.check}, {"expected", p.expected},
-                       {"actual", p.actual}, {"message", p.message}});
+        bad.push_back({{"index", p.index},
+                       {"file", p.filename},
+                       {"check", p.check},
+                       {"expected", p.expected},
+                       {"actual", p.actual},
+                       {"message", p.message}});
       if (a->deep) {
-        if (deep_ran) j["deep"] = deep.to_json();
-        else j["deep"] = {{"checked", false}, {"reason", bm ? "shards failed verification" : kNoBlockMerkle}};
+        if (deep_ran)
+          j["deep"] = deep.to_json();
+        else
+          j["deep"] = {{"checked", false}, {"reason", bm ? "shards failed verification" : kNoBlockMerkle}};
       }
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       if (problems.empty()) {
         std::printf("%s: OK, %zu shards, %.1f MB verified (%s%s)\n", a->dir.c_str(), m.shards.size(),
-                    double(m.total_size) / 1e6, m.hash_algorithm.c_str(), a->quick ? ", stored files only" : "");
+                    double(m.total_size) / 1e6, m.hash_algorithm.c_str(),
+                    a->quick ? ", stored files only" : "");
       } else {
         for (auto& p : problems) std::fprintf(stderr, "BAD %s\n", p.message.c_str());
-        std::fprintf(stderr, "%s: %zu of %zu shards failed verification (%s)\n", a->dir.c_str(), problems.size(),
-                     m.shards.size(), m.hash_algorithm.c_str());
+        std::fprintf(stderr, "%s: %zu of %zu shards failed verification (%s)\n", a->dir.c_str(),
+                     problems.size(), m.shards.size(), m.hash_algorithm.c_str());
       }
-      if (a->deep && !bm) std::printf("%s: deep: %s\n", a->dir.c_str(), kNoBlockMerkle);
-      else if (a->deep && !deep_ran) std::fprintf(stderr, "%s: deep: not run, shards failed verification\n", a->dir.c_str());
+      if (a->deep && !bm)
+        std::printf("%s: deep: %s\n", a->dir.c_str(), kNoBlockMerkle);
+      else if (a->deep && !deep_ran)
+        std::fprintf(stderr, "%s: deep: not run, shards failed verification\n", a->dir.c_str());
       if (deep_ran) deep.print(a->dir);
     }
     if (!ok) bs::cli::set_exit_code(int(bs::ErrorKind::integrity));

@@ -18,8 +18,8 @@ static_assert(std::endian::native == std::endian::little, "BLAKE3 here assumes a
 namespace blake3_detail {
 
 void hash_many_portable(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
-                        uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end,
-                        uint32_t* out) {
+                        uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
+                        uint8_t flags_end, uint32_t* out) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t cv[8];
     std::copy(key, key + 8, cv);
@@ -64,8 +64,8 @@ const KernelEntry& kernel() {
   return k ? *k : kernels().back();  // the widest the CPU has
 }
 
-void hash_many(const uint8_t* const* inputs, size_t n, size_t blocks, uint64_t counter, bool increment, uint8_t flags,
-               uint8_t flags_start, uint8_t flags_end, uint32_t* out) {
+void hash_many(const uint8_t* const* inputs, size_t n, size_t blocks, uint64_t counter, bool increment,
+               uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out) {
   if (n) kernel().fn(inputs, n, blocks, kIv, counter, increment, flags, flags_start, flags_end, out);
 }
 
@@ -132,7 +132,8 @@ Blake3Digest blake3(std::span<const std::byte> data, int threads) {
     for (size_t t = 0; t < workers; ++t) {
       size_t begin = t * per, end = std::min(whole, begin + per);
       if (begin >= end) break;
-      pool.emplace_back([=, &cv] { whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin); });
+      pool.emplace_back(
+          [=, &cv] { whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin); });
     }
     for (auto& t : pool) t.join();
   }
@@ -242,10 +243,14 @@ void blake3_reset_kernel() { g_kernel.store(nullptr); }
 
 std::string_view blake3_kernel_name(Blake3Kernel k) {
   switch (k) {
-    case Blake3Kernel::portable: return "portable";
-    case Blake3Kernel::sse41: return "sse4.1";
-    case Blake3Kernel::avx2: return "avx2";
-    case Blake3Kernel::avx512: return "avx512";
+    case Blake3Kernel::portable:
+      return "portable";
+    case Blake3Kernel::sse41:
+      return "sse4.1";
+    case Blake3Kernel::avx2:
+      return "avx2";
+    case Blake3Kernel::avx512:
+      return "avx512";
   }
   return "?";
 }

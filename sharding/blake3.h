@@ -31,11 +31,11 @@ class Blake3Hasher {
  private:
   void push_chunk_cv(const uint32_t cv[8]);
 
-  std::array<uint32_t, 8> chunk_cv_;   // chaining value of the chunk in progress
-  std::array<uint8_t, 64> block_{};    // its unfinished block
-  uint32_t block_len_ = 0;             // bytes in block_
-  uint32_t blocks_done_ = 0;           // compressed blocks of the chunk in progress
-  uint64_t chunk_counter_ = 0;         // index of the chunk in progress
+  std::array<uint32_t, 8> chunk_cv_;            // chaining value of the chunk in progress
+  std::array<uint8_t, 64> block_{};             // its unfinished block
+  uint32_t block_len_ = 0;                      // bytes in block_
+  uint32_t blocks_done_ = 0;                    // compressed blocks of the chunk in progress
+  uint64_t chunk_counter_ = 0;                  // index of the chunk in progress
   std::vector<std::array<uint32_t, 8>> stack_;  // chaining values of complete subtrees, largest first
 };
 

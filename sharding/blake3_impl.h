@@ -40,8 +40,22 @@ inline void compress(const uint32_t cv[8], const uint8_t block[64], uint32_t blo
                      uint8_t flags, uint32_t out[8]) {
   uint32_t m[16];
   for (int i = 0; i < 16; ++i) m[i] = load_le32(block + 4 * i);
-  uint32_t v[16] = {cv[0], cv[1], cv[2], cv[3], cv[4], cv[5], cv[6], cv[7],
-                    kIv[0], kIv[1], kIv[2], kIv[3], uint32_t(counter), uint32_t(counter >> 32), block_len, flags};
+  uint32_t v[16] = {cv[0],
+                    cv[1],
+                    cv[2],
+                    cv[3],
+                    cv[4],
+                    cv[5],
+                    cv[6],
+                    cv[7],
+                    kIv[0],
+                    kIv[1],
+                    kIv[2],
+                    kIv[3],
+                    uint32_t(counter),
+                    uint32_t(counter >> 32),
+                    block_len,
+                    flags};
   auto g = [&v](int a, int b, int c, int d, uint32_t x, uint32_t y) {
     v[a] += v[b] + x;
     v[d] = rotr32(v[d] ^ v[a], 16);
@@ -74,16 +88,16 @@ using HashManyFn = void (*)(const uint8_t* const* inputs, size_t n, size_t block
                             uint8_t flags_end, uint32_t* out);
 
 void hash_many_portable(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
-                        uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end,
-                        uint32_t* out);
+                        uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
+                        uint8_t flags_end, uint32_t* out);
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BS_BLAKE3_X86 1
 void hash_many_sse41(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t, uint8_t,
                      uint8_t, uint32_t*);
 void hash_many_avx2(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t, uint8_t,
                     uint8_t, uint32_t*);
-void hash_many_avx512(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t, uint8_t,
-                      uint8_t, uint32_t*);
+void hash_many_avx512(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t,
+                      uint8_t, uint8_t, uint32_t*);
 #endif
 
 }  // namespace bs::blake3_detail

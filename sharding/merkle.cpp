@@ -54,7 +54,8 @@ Digest fold(std::vector<Digest> level) {
 
 bool is_root_string(const std::string& s) {
   return s.size() == 7 + 64 && s.compare(0, 7, "sha256:") == 0 &&
-         std::all_of(s.begin() + 7, s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+         std::all_of(s.begin() + 7, s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 }  // namespace
@@ -62,8 +63,8 @@ bool is_root_string(const std::string& s) {
 // The current block is hashed incrementally, so pieces are never copied into a block buffer.
 struct BlockMerkleBuilder::State {
   uint64_t block_size;
-  uint64_t fill = 0;   // bytes of the current block so far
-  bool any = false;    // any bytes at all (an empty tensor is one empty block)
+  uint64_t fill = 0;  // bytes of the current block so far
+  bool any = false;   // any bytes at all (an empty tensor is one empty block)
   EVP_MD_CTX* ctx = nullptr;
   std::vector<Digest> leaves;
 
@@ -130,14 +131,15 @@ std::optional<BlockMerkle> parse_block_merkle(const nlohmann::json& j, const std
   if (!ie->is_object()) fail("{}: integrityExtensions: expected an object, got {}", label, ie->dump());
   auto bm = ie->find("blockMerkle");
   if (bm == ie->end() || bm->is_null()) return std::nullopt;
-  if (!bm->is_object()) fail("{}: integrityExtensions.blockMerkle: expected an object, got {}", label, bm->dump());
+  if (!bm->is_object())
+    fail("{}: integrityExtensions.blockMerkle: expected an object, got {}", label, bm->dump());
   BlockMerkle out;
   auto bs = bm->find("blockSize");
   if (bs == bm->end()) fail("{}: integrityExtensions.blockMerkle: missing field 'blockSize'", label);
   // DOPPLER's reader accepts any positive integer; 1 TiB bounds it well above its 1 MiB default.
   if (!bs->is_number_integer() || bs->get<int64_t>() <= 0 || bs->get<int64_t>() > (int64_t(1) << 40))
-    fail("{}: integrityExtensions.blockMerkle.blockSize: expected a positive integer of at most 2^40, got {}", label,
-         bs->dump());
+    fail("{}: integrityExtensions.blockMerkle.blockSize: expected a positive integer of at most 2^40, got {}",
+         label, bs->dump());
   out.block_size = bs->get<uint64_t>();
   auto roots = bm->find("roots");
   if (roots == bm->end()) fail("{}: integrityExtensions.blockMerkle: missing field 'roots'", label);

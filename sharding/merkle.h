@@ -12,11 +12,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace bs {
 

@@ -94,7 +94,8 @@ void for_each_kernel(F body) {
 
 TEST(Blake3, OfficialVectorsOneShot) {
   for_each_kernel([] {
-    for (auto& v : kVectors) EXPECT_EQ(hex(blake3(vector_input(v.input_len))), v.hash) << "length " << v.input_len;
+    for (auto& v : kVectors)
+      EXPECT_EQ(hex(blake3(vector_input(v.input_len))), v.hash) << "length " << v.input_len;
   });
 }
 
@@ -125,8 +126,9 @@ TEST(Blake3, HashHexDispatchesOnTheAlgorithm) {
 
 TEST(Blake3, KernelsAndThreadsAgreeOnRandomInputs) {
   // Sizes around chunk, batch (4/8/16 chunks) and tree boundaries, and a few MiB for the threaded path.
-  const size_t sizes[] = {0,        1,         64,        1024,      1025,     3 * 1024 + 5, 4096,
-                          8 * 1024, 15 * 1024, 16 * 1024, 17 * 1024 + 1, 65 * 1024 - 1, 100000, (5 << 20) + 123};
+  const size_t sizes[] = {
+      0,        1,         64,        1024,          1025,          3 * 1024 + 5, 4096,
+      8 * 1024, 15 * 1024, 16 * 1024, 17 * 1024 + 1, 65 * 1024 - 1, 100000,       (5 << 20) + 123};
   for (size_t n : sizes) {
     auto in = random_bytes(n, uint32_t(n));
     blake3_force_kernel(Blake3Kernel::portable);
@@ -136,7 +138,8 @@ TEST(Blake3, KernelsAndThreadsAgreeOnRandomInputs) {
     EXPECT_EQ(h.finalize(), want) << n;
     for (Blake3Kernel k : blake3_kernels_available()) {
       blake3_force_kernel(k);
-      for (int threads : {1, 2, 3}) EXPECT_EQ(blake3(in, threads), want) << n << " " << blake3_kernel_name(k) << " threads " << threads;
+      for (int threads : {1, 2, 3})
+        EXPECT_EQ(blake3(in, threads), want) << n << " " << blake3_kernel_name(k) << " threads " << threads;
     }
     blake3_reset_kernel();
   }

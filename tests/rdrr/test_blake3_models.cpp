@@ -41,7 +41,9 @@ std::map<std::string, std::vector<std::byte>> load_all(const Manifest& m, const 
   return out;
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
 
 }  // namespace
 
@@ -73,7 +75,8 @@ TEST(Blake3Models, ConvertWritesAndLoadsBlake3Shards) {
       ADD_FAILURE() << "bad hash accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("shards[1].hash: expected 64 lowercase hex digits (BLAKE3)"),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
     }
   }
 }
@@ -81,8 +84,8 @@ TEST(Blake3Models, ConvertWritesAndLoadsBlake3Shards) {
 TEST(Blake3Models, FlippedByteInABlake3ShardFailsVerify) {
   TempDir dir;
   fs::path hf = make_checkpoint(dir.path, tiny_config("qwen3"));
-  auto r = run_blueshift({"convert", hf.string(), (dir / "m").string(), "--quant", "q8_0", "--shard-size", "0.05",
-                          "--hash", "blake3", "--json"});
+  auto r = run_blueshift({"convert", hf.string(), (dir / "m").string(), "--quant", "q8_0", "--shard-size",
+                          "0.05", "--hash", "blake3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["hash_algorithm"], "blake3");
   r = run_blueshift({"verify", (dir / "m").string()});
@@ -122,11 +125,13 @@ TEST(Blake3Models, DeepVerifyNamesATamperedTensor) {
   json j = json::parse(read_file(out / "manifest.json"));
   json roots = json::object();
   for (auto& [name, bytes] : load_all(conv.manifest, out)) roots[name] = block_merkle_root(bytes, block);
-  j["integrityExtensions"] = {{"contractVersion", 1}, {"blockMerkle", {{"blockSize", block}, {"roots", roots}}}};
+  j["integrityExtensions"] = {{"contractVersion", 1},
+                              {"blockMerkle", {{"blockSize", block}, {"roots", roots}}}};
   write_file(out / "manifest.json", j.dump(1));
   r = run_blueshift({"verify", out.string(), "--deep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(fmt::format("{} of {} tensor roots match", roots.size(), roots.size())), std::string::npos)
+  EXPECT_NE(r.out.find(fmt::format("{} of {} tensor roots match", roots.size(), roots.size())),
+            std::string::npos)
       << r.out;
 
   // Tamper one byte deep inside a multi-block tensor, then fix the shard's hash: only the root can tell.
@@ -144,7 +149,8 @@ TEST(Blake3Models, DeepVerifyNamesATamperedTensor) {
   EXPECT_EQ(r.exit_code, 0) << "shard hashes were fixed: " << r.err;
   r = run_blueshift({"verify", out.string(), "--deep"});
   EXPECT_EQ(r.exit_code, 4);
-  EXPECT_NE(r.err.find("tensor '" + victim->name + "': blockMerkle root mismatch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tensor '" + victim->name + "': blockMerkle root mismatch"), std::string::npos)
+      << r.err;
   r = run_blueshift({"verify", out.string(), "--deep", "--json"});
   EXPECT_EQ(r.exit_code, 4);
   json v = json::parse(r.out);
@@ -170,7 +176,8 @@ TEST(Blake3Models, DeepVerifyNamesATamperedTensor) {
   expect_bad({{"blockSize", 0}, {"roots", roots}}, "blockMerkle.blockSize: expected a positive integer");
   json prefixed = roots;
   prefixed[victim->name] = "blake3:" + std::string(64, '0');
-  expect_bad({{"blockSize", block}, {"roots", prefixed}}, "expected \"sha256:\" followed by 64 lowercase hex digits");
+  expect_bad({{"blockSize", block}, {"roots", prefixed}},
+             "expected \"sha256:\" followed by 64 lowercase hex digits");
   r = run_blueshift({"verify", out.string(), "--deep", "--quick"});
   EXPECT_EQ(r.exit_code, 2);
 }
@@ -184,7 +191,8 @@ TEST(Blake3Models, DopplerBlockMerkleBlocksParse) {
     fs::path p = e.path() / "manifest.json";
     if (!fs::exists(p)) continue;
     json j = json::parse(read_file(p));
-    auto bm = parse_block_merkle(j, p.string(), [&](const std::string& n) { return j["tensors"].contains(n); });
+    auto bm =
+        parse_block_merkle(j, p.string(), [&](const std::string& n) { return j["tensors"].contains(n); });
     if (!bm) continue;
     ++with;
     EXPECT_EQ(bm->block_size, 1u << 20) << p;

@@ -81,7 +81,11 @@ TEST(Merkle, MatchesRootsDopplerWrote) {
   // their values were found by searching all 65536 two-byte strings for the manifest's root. They pin
   // the leaf form (plain SHA-256 of the bytes, no prefix byte) and the "sha256:" spelling; multi-block
   // roots cannot be checked without DOPPLER's shard bytes, which are not available here.
-  struct Case { const char* tensor; const char* bytes; const char* root; };
+  struct Case {
+    const char* tensor;
+    const char* bytes;
+    const char* root;
+  };
   const Case cases[] = {
       {"model.language_model.layers.0.layer_scalar", "c82a",
        "sha256:389b9528592a9735000a8157bb1ad0cd7555529f13ac807c37b6a3c08c790093"},
@@ -96,8 +100,8 @@ TEST(Merkle, MatchesRootsDopplerWrote) {
 TEST(Merkle, ParsesTheManifestBlock) {
   auto known = [](const std::string& n) { return n == "a" || n == "b"; };
   std::string r = "sha256:" + std::string(64, 'a');
-  json j = {{"integrityExtensions", {{"contractVersion", 1}, {"blockMerkle", {{"blockSize", 1048576},
-                                                                               {"roots", {{"a", r}}}}}}}};
+  json j = {{"integrityExtensions",
+             {{"contractVersion", 1}, {"blockMerkle", {{"blockSize", 1048576}, {"roots", {{"a", r}}}}}}}};
   auto bm = parse_block_merkle(j, "m.json", known);
   ASSERT_TRUE(bm);
   EXPECT_EQ(bm->block_size, 1048576u);
@@ -124,7 +128,8 @@ TEST(Merkle, RejectsMalformedBlocks) {
   expect_error(with("x"), "blockMerkle: expected an object");
   expect_error(with({{"roots", json::object()}}), "missing field 'blockSize'");
   for (json bad : {json(0), json(-1), json(1.5), json("1024"), json(uint64_t(1) << 41)})
-    expect_error(with({{"blockSize", bad}, {"roots", json::object()}}), "blockSize: expected a positive integer");
+    expect_error(with({{"blockSize", bad}, {"roots", json::object()}}),
+                 "blockSize: expected a positive integer");
   expect_error(with({{"blockSize", 4}}), "missing field 'roots'");
   expect_error(with({{"blockSize", 4}, {"roots", json::array()}}), "roots: expected an object");
   expect_error(with({{"blockSize", 4}, {"roots", {{"a", 5}}}}), "roots['a']: expected a string");
@@ -138,11 +143,13 @@ TEST(Merkle, RejectsMalformedBlocks) {
 int fuzz_block_merkle(const uint8_t* data, size_t size);
 
 TEST(Merkle, FuzzTargetSurvivesMutations) {
-  json seed_json = {{"integrityExtensions",
-                     {{"contractVersion", 1},
-                      {"blockMerkle", {{"blockSize", 1048576},
-                                       {"roots", {{"t.a", "sha256:" + std::string(64, '1')},
-                                                  {"t.b", "sha256:" + std::string(64, '2')}}}}}}}};
+  json seed_json = {
+      {"integrityExtensions",
+       {{"contractVersion", 1},
+        {"blockMerkle",
+         {{"blockSize", 1048576},
+          {"roots",
+           {{"t.a", "sha256:" + std::string(64, '1')}, {"t.b", "sha256:" + std::string(64, '2')}}}}}}}};
   std::string seed = seed_json.dump();
   ASSERT_EQ(fuzz_block_merkle(reinterpret_cast<const uint8_t*>(seed.data()), seed.size()), 0);
   std::mt19937_64 r(777);
@@ -152,10 +159,18 @@ TEST(Merkle, FuzzTargetSurvivesMutations) {
     for (int k = 0, n = 1 + int(r() % 4); k < n && !s.empty(); ++k) {
       size_t at = r() % s.size();
       switch (r() % 4) {
-        case 0: s[at] = kBytes[r() % (sizeof(kBytes) - 1)]; break;
-        case 1: s.erase(at, 1 + r() % 8); break;
-        case 2: s.insert(at, 1, kBytes[r() % (sizeof(kBytes) - 1)]); break;
-        default: s.resize(at); break;
+        case 0:
+          s[at] = kBytes[r() % (sizeof(kBytes) - 1)];
+          break;
+        case 1:
+          s.erase(at, 1 + r() % 8);
+          break;
+        case 2:
+          s.insert(at, 1, kBytes[r() % (sizeof(kBytes) - 1)]);
+          break;
+        default:
+          s.resize(at);
+          break;
       }
     }
     fuzz_block_merkle(reinterpret_cast<const uint8_t*>(s.data()), s.size());
