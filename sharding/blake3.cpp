@@ -124,19 +124,16 @@ Blake3Digest blake3(std::span<const std::byte> data, int threads) {
   std::vector<uint32_t> cv(8 * chunks);
   // Threads only pay for themselves on inputs of a few MiB (a thread start costs ~50 us).
   const size_t workers = std::clamp<size_t>(std::min<size_t>(threads, len >> 21), 1, 64);
-  if (workers == 1) {
-    whole_chunks(p, whole, 0, cv.data());
-  } else {
-    std::vector<std::thread> pool;
-    const size_t per = (whole + workers - 1) / workers;
-    for (size_t t = 0; t < workers; ++t) {
-      size_t begin = t * per, end = std::min(whole, begin + per);
-      if (begin >= end) break;
-      pool.emplace_back(
-          [=, &cv] { whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin); });
-    }
-    for (auto& t : pool) t.join();
-  }
+  // Ranges of whole chunks: the calling thread takes the first, one new thread each of the others.
+  const size_t per = (whole + workers - 1) / workers;
+  auto range = [&cv, p, per, whole](size_t t) {
+    size_t begin = t * per, end = std::min(whole, begin + per);
+    if (begin < end) whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(range, t);
+  range(0);
+  for (auto& t : pool) t.join();
   chunk_cv(p + whole * kChunkLen, len - whole * kChunkLen, whole, 0, cv.data() + 8 * whole);
   // The tree: pair neighbours level by level, an odd last node rising unchanged. This builds the
   // specification's tree, whose left subtree always holds the largest power of two of chunks.
