@@ -53,28 +53,6 @@ TEST(Fuzz, SafetensorsHeaderMutations) {
   }
 }
 
-TEST(Fuzz, ManifestMutations) {
-  json t = {{"shard", 0}, {"offset", 0}, {"size", 8}, {"shape", {2, 2}}, {"dtype", "F16"}, {"role", "matmul"}};
-  json q = {{"spans", {{{"shardIndex", 0}, {"offset", 256}, {"size", 100}}, {{"shardIndex", 1}, {"offset", 0}, {"size", 188}}}},
-            {"size", 288}, {"shape", {2, 256}}, {"dtype", "Q4_K_M"}};
-  json m = {{"version", 1},
-            {"hashAlgorithm", "sha256"},
-            {"architecture", {{"numLayers", 1}, {"hiddenSize", 256}, {"intermediateSize", 512}, {"numAttentionHeads", 4},
-                              {"numKeyValueHeads", 1}, {"headDim", 64}, {"vocabSize", 64}}},
-            {"shards", {{{"index", 0}, {"filename", "shard_00000.bin"}, {"size", 356}, {"hash", std::string(64, 'a')}, {"offset", 0}},
-                        {{"index", 1}, {"fileName", "shard_00001.bin.zst"}, {"size", 188}, {"hash", std::string(64, 'b')},
-                         {"offset", 356}, {"compression", "zstd"}, {"storedSize", 90}, {"storedHash", std::string(64, 'c')}}}},
-            {"tensors", {{"w", t}, {"q", q}}},
-            {"eos_token_id", {1, 2}}};
-  std::string seed = m.dump();
-  ASSERT_EQ(fuzz_manifest(reinterpret_cast<const uint8_t*>(seed.data()), seed.size()), 0);
-  std::mt19937_64 r(54321);
-  for (int i = 0; i < 4000; ++i) {
-    std::string s = mutate(seed, r);
-    fuzz_manifest(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-  }
-}
-
 // DOPPLER's architecture/inference blocks (no x-blueshift.config): the config reader must reject
 // or accept every mutation of them without crashing, and what it accepts must be a valid config.
 TEST(Fuzz, ManifestInferenceMutations) {
@@ -104,3 +82,26 @@ TEST(Fuzz, ManifestInferenceMutations) {
     fuzz_manifest(reinterpret_cast<const uint8_t*>(s.data()), s.size());
   }
 }
+
+TEST(Fuzz, ManifestMutations) {
+  json t = {{"shard", 0}, {"offset", 0}, {"size", 8}, {"shape", {2, 2}}, {"dtype", "F16"}, {"role", "matmul"}};
+  json q = {{"spans", {{{"shardIndex", 0}, {"offset", 256}, {"size", 100}}, {{"shardIndex", 1}, {"offset", 0}, {"size", 188}}}},
+            {"size", 288}, {"shape", {2, 256}}, {"dtype", "Q4_K_M"}};
+  json m = {{"version", 1},
+            {"hashAlgorithm", "sha256"},
+            {"architecture", {{"numLayers", 1}, {"hiddenSize", 256}, {"intermediateSize", 512}, {"numAttentionHeads", 4},
+                              {"numKeyValueHeads", 1}, {"headDim", 64}, {"vocabSize", 64}}},
+            {"shards", {{{"index", 0}, {"filename", "shard_00000.bin"}, {"size", 356}, {"hash", std::string(64, 'a')}, {"offset", 0}},
+                        {{"index", 1}, {"fileName", "shard_00001.bin.zst"}, {"size", 188}, {"hash", std::string(64, 'b')},
+                         {"offset", 356}, {"compression", "zstd"}, {"storedSize", 90}, {"storedHash", std::string(64, 'c')}}}},
+            {"tensors", {{"w", t}, {"q", q}}},
+            {"eos_token_id", {1, 2}}};
+  std::string seed = m.dump();
+  ASSERT_EQ(fuzz_manifest(reinterpret_cast<const uint8_t*>(seed.data()), seed.size()), 0);
+  std::mt19937_64 r(54321);
+  for (int i = 0; i < 4000; ++i) {
+    std::string s = mutate(seed, r);
+    fuzz_manifest(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  }
+}
+
