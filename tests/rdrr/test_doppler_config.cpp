@@ -482,3 +482,36 @@ TEST(DopplerConfig, DopplerFormOfAConvertedGemmaComputesTheSameLogits) {
   EXPECT_GT(out[0].size(), 6u * 100 * 4);
   EXPECT_TRUE(out[0] == out[1]) << "the DOPPLER form computes other logits";
 }
+
+int fuzz_manifest(const uint8_t* data, size_t size);
+
+// The fuzz target over DOPPLER's blocks, key by key: every key of architecture and of each inference
+// block set to each of a list of hostile values (and removed) must be accepted or rejected with
+// bs::Error, never crash, and what is accepted must be a valid config (fuzz_manifest checks it).
+TEST(DopplerConfig, EveryKeyTakesHostileValues) {
+  const json values[] = {nullptr, true, false, 0, -1, 1, 3, 1e308, -1e308, 4611686018427387904LL, 2.5, "", "x",
+                         "full_attention", json::array(), json::array({"sliding_attention"}), json::object()};
+  json base = gemma_like();
+  base["tensors"] = {{"model.embed_tokens.weight", {{"shard", 0}, {"offset", 0}, {"size", 12800}, {"shape", {100, 64}},
+                                                    {"dtype", "F16"}}}};
+  base["shards"] = {{{"index", 0}, {"fileName", "a.bin"}, {"size", 12800}, {"hash", std::string(64, 'a')}}};
+  std::vector<std::string> pointers = {"/architecture", "/inference", "/moeConfig", "/config"};
+  for (auto block : {"/architecture", "/inference/attention", "/inference/normalization", "/inference/ffn",
+                     "/inference/rope", "/inference/output", "/inference/layerPattern"})
+    for (auto& [k, v] : base[json::json_pointer(block)].items()) pointers.push_back(std::string(block) + "/" + k);
+  size_t runs = 0, accepted = 0;
+  for (auto& p : pointers) {
+    for (size_t i = 0; i <= std::size(values); ++i) {
+      json j = base;
+      json::json_pointer ptr(p);
+      if (i == std::size(values)) j[ptr.parent_pointer()].erase(ptr.back());  // the key removed
+      else j[ptr] = values[i];
+      std::string s = j.dump();
+      fuzz_manifest(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+      ++runs;
+      accepted += config_error(j) == "accepted";
+    }
+  }
+  EXPECT_GT(runs, 1000u);
+  EXPECT_GT(accepted, 50u);  // the neutral values pass
+}
