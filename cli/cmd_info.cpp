@@ -3,9 +3,9 @@
 
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "rdrr/hf_config.h"
@@ -79,11 +79,12 @@ void setup(CLI::App& app) {
                   c.act == bs::Activation::silu ? "silu" : "gelu_tanh", double(c.rope.theta),
                   c.rope.local_theta > 0 ? fmt::format("/local {:.0f}", c.rope.local_theta).c_str() : "",
                   c.rope.scaling == bs::RopeScaling::llama3 ? " llama3" : c.rope.scaling == bs::RopeScaling::linear ? " linear" : "");
-      std::printf("scales     softmax %.6g, embed %.6g, softcap %g attn / %g logits, norm eps %g\n", double(c.softmax_scale()),
-                  double(c.embed_scale), double(c.attn_softcap), double(c.final_softcap), double(c.norm_eps));
+      std::printf("scales     softmax %.6g, embed %.6g, softcap %g attn / %g logits, norm eps %g\n",
+                  double(c.softmax_scale()), double(c.embed_scale), double(c.attn_softcap),
+                  double(c.final_softcap), double(c.norm_eps));
       if (!unnamed.empty())
-        std::printf("names      %zu tensors have no blueshift name, e.g. %s: the model cannot load\n", unnamed.size(),
-                    unnamed[0].c_str());
+        std::printf("names      %zu tensors have no blueshift name, e.g. %s: the model cannot load\n",
+                    unnamed.size(), unnamed[0].c_str());
     } else {
       std::printf("config     not runnable: %s\n", m.config_error.c_str());
     }

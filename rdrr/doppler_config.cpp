@@ -47,13 +47,16 @@ ordered_json doppler_inference(const ModelConfig& c) {
   auto nullable = [](float v) { return v > 0 ? ordered_json(v) : ordered_json(nullptr); };
   ordered_json layer_types = ordered_json::array();
   for (auto t : c.layer_types) layer_types.push_back(t == AttentionType::full ? "full_attention" : "sliding_attention");
-  const char* scaling = c.rope.scaling == RopeScaling::llama3 ? "llama3" : c.rope.scaling == RopeScaling::linear ? "linear" : nullptr;
+  const char* scaling = c.rope.scaling == RopeScaling::llama3   ? "llama3"
+                        : c.rope.scaling == RopeScaling::linear ? "linear"
+                                                                : nullptr;
   // Sliding layers run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would scale them too).
   ordered_json rope = {{"ropeTheta", c.rope.theta}, {"ropeLocalTheta", nullable(c.rope.local_theta)},
                        {"ropeInterleaved", false}, {"mropeInterleaved", false}, {"mropeSection", null},
                        {"partialRotaryFactor", null}, {"ropeLocalPartialRotaryFactor", null},
                        {"ropeFrequencyBaseDim", null}, {"ropeLocalFrequencyBaseDim", null},
-                       {"ropeScalingType", scaling ? ordered_json(scaling) : null}, {"ropeScalingFactor", c.rope.factor},
+                       {"ropeScalingType", scaling ? ordered_json(scaling) : null},
+                       {"ropeScalingFactor", c.rope.factor},
                        {"ropeLocalScalingType", null}, {"ropeLocalScalingFactor", 1},
                        {"yarnBetaFast", null}, {"yarnBetaSlow", null}, {"yarnOriginalMaxPos", null},
                        {"longropeShortFactor", null}, {"longropeLongFactor", null}, {"longropeOriginalMaxPos", null},
@@ -198,7 +201,8 @@ void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
     int64_t period = pat.count("period", 0), offset = pat.count("offset", 0);
     if (period <= 0) fail("{}: {}.period: every_n needs a positive period", pat.label(), pat.where());
     for (size_t i = 0; i < n; ++i)
-      types.push_back((int64_t(i) - offset % period + period) % period == 0 ? AttentionType::full : AttentionType::sliding);
+      types.push_back((int64_t(i) - offset % period + period) % period == 0 ? AttentionType::full
+                                                                            : AttentionType::sliding);
   } else if (type == "alternating") {
     std::string g = pat.str("globalPattern", "");
     if (g != "even" && g != "odd") pat.unsupported("globalPattern", g.empty() ? json() : json(g), "(even, odd)");
@@ -269,7 +273,8 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   std::string local = rope.str("ropeLocalScalingType", "");
   if (any_sliding && !local.empty()) rope.unsupported("ropeLocalScalingType", local, "(scaled RoPE on sliding layers)");
   double local_factor = rope.num("ropeLocalScalingFactor", 1.0);
-  if (any_sliding && local_factor != 1.0) rope.unsupported("ropeLocalScalingFactor", rope.raw("ropeLocalScalingFactor"));
+  if (any_sliding && local_factor != 1.0)
+    rope.unsupported("ropeLocalScalingFactor", rope.raw("ropeLocalScalingFactor"));
   for (auto k : {"ropeLocalYarnBetaFast", "ropeLocalYarnBetaSlow", "ropeLocalYarnOriginalMaxPos"}) rope.must_be_null(k);
   rope.finish();
 }
@@ -279,7 +284,8 @@ void read_output(Block& out, ModelConfig& c) {
   bool scale = out.flag("scaleEmbeddings", false);
   double escale = out.num("embeddingScale", 0);
   if (escale < 0 || !std::isfinite(escale)) out.unsupported("embeddingScale", out.raw("embeddingScale"));
-  if (escale > 0 && scale) out.unsupported("embeddingScale", out.raw("embeddingScale"), "together with scaleEmbeddings = true");
+  if (escale > 0 && scale)
+    out.unsupported("embeddingScale", out.raw("embeddingScale"), "together with scaleEmbeddings = true");
   if (escale > 0) c.embed_scale = float(escale);
   else if (scale) c.embed_scale = bf16_to_float(float_to_bf16(std::sqrt(float(c.dim))));  // Gemma checkpoints are bf16
   c.final_softcap = float(out.num("finalLogitSoftcapping", 0));
@@ -317,7 +323,8 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
     fail("{}: architecture.numLayers = {} is more than any model has ({} at most)", label, c.n_layers, kMaxLayers);
 
   // Whole-model contracts first: they say most plainly what blueshift lacks.
-  if (const json* u = inf.get("unsupported")) inf.unsupported("unsupported", *u, "(DOPPLER marks this artifact unsupported)");
+  if (const json* u = inf.get("unsupported"))
+    inf.unsupported("unsupported", *u, "(DOPPLER marks this artifact unsupported)");
   std::string schema = inf.str("schema", "doppler.execution/v1");
   if (schema != "doppler.execution/v1") inf.unsupported("schema", schema, "(doppler.execution/v1)");
   inf.must_be_null("diffusionGemma", "(block diffusion)");
@@ -366,7 +373,8 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   if (qpas < 0 || !std::isfinite(qpas)) att.unsupported("queryPreAttnScalar", att.raw("queryPreAttnScalar"));
   // DOPPLER rejects this known converter bug (sqrt(head_dim) written where head_dim was meant).
   if (qpas > 0 && qpas != c.head_dim && std::abs(qpas - std::sqrt(double(c.head_dim))) < 0.01)
-    att.unsupported("queryPreAttnScalar", att.raw("queryPreAttnScalar"), fmt::format("(sqrt(headDim); headDim = {} was meant)", c.head_dim));
+    att.unsupported("queryPreAttnScalar", att.raw("queryPreAttnScalar"),
+                    fmt::format("(sqrt(headDim); headDim = {} was meant)", c.head_dim));
   if (qpas > 0) c.attn_scale = float(1.0 / std::sqrt(qpas));
   c.attn_softcap = float(att.num("attnLogitSoftcapping", 0));
   if (c.attn_softcap < 0) att.unsupported("attnLogitSoftcapping", att.raw("attnLogitSoftcapping"));
@@ -382,7 +390,10 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   bool post_attn = norm.flag("postAttentionNorm", false), pre_ffn = norm.flag("preFeedforwardNorm", false),
        post_ffn = norm.flag("postFeedforwardNorm", false);
   if (pre_ffn || post_ffn) {
-    const char* missing = !post_attn ? "postAttentionNorm" : !pre_ffn ? "preFeedforwardNorm" : !post_ffn ? "postFeedforwardNorm" : nullptr;
+    const char* missing = !post_attn ? "postAttentionNorm"
+                          : !pre_ffn ? "preFeedforwardNorm"
+                          : !post_ffn ? "postFeedforwardNorm"
+                                      : nullptr;
     if (missing) norm.unsupported(missing, false, "in a sandwich layer (blueshift needs all three norms)");
     c.sandwich_norm = true;
   }

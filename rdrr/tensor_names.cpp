@@ -111,8 +111,9 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
   if (ends_with(hf, ".rotary_emb.inv_freq")) return {Kind::skipped, {}};
   std::string_view rest;
   bool found = false;
-  auto prefixes = any_prefix_ ? std::span<const std::string_view>(kAny)
-                 : multimodal_ ? std::span<const std::string_view>(kMulti) : std::span<const std::string_view>(kText);
+  auto prefixes = any_prefix_   ? std::span<const std::string_view>(kAny)
+                  : multimodal_ ? std::span<const std::string_view>(kMulti)
+                                : std::span<const std::string_view>(kText);
   for (auto p : prefixes)
     if (starts_with(hf, p)) {
       rest = hf.substr(p.size());

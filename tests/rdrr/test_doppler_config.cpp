@@ -63,14 +63,17 @@ json qwen_like() {
   auto& inf = j["inference"];
   inf["attention"]["queryPreAttnScalar"] = 16;
   inf["attention"]["slidingWindow"] = nullptr;
-  inf["normalization"] = {{"rmsNormEps", 1e-5}, {"rmsNormWeightOffset", false}, {"postAttentionNorm", true},
-                          {"preFeedforwardNorm", false}, {"postFeedforwardNorm", false}};
+  inf["normalization"] = {{"rmsNormEps", 1e-5},
+                          {"rmsNormWeightOffset", false},
+                          {"postAttentionNorm", true},
+                          {"preFeedforwardNorm", false},
+                          {"postFeedforwardNorm", false}};
   inf["ffn"]["activation"] = "silu";
   inf["rope"]["ropeLocalTheta"] = nullptr;
   inf["output"]["scaleEmbeddings"] = false;
   inf["output"]["tieWordEmbeddings"] = false;
-  inf["layerPattern"] = {{"type", "uniform"}, {"globalPattern", nullptr}, {"period", nullptr}, {"offset", nullptr},
-                         {"layerTypes", nullptr}, {"residualBranchScale", 1}};
+  inf["layerPattern"] = {{"type", "uniform"}, {"globalPattern", nullptr}, {"period", nullptr},
+                         {"offset", nullptr}, {"layerTypes", nullptr},    {"residualBranchScale", 1}};
   inf["rerank"] = {{"format", "qwen3_yes_no_logit"}, {"trueTokenId", 9}};
   return j;
 }
@@ -128,8 +131,8 @@ TEST(DopplerConfig, PatternsScalesAndNeutralValues) {
   EXPECT_EQ(c.layer_types[0], AttentionType::sliding);
   EXPECT_EQ(c.layer_types[1], AttentionType::full);
   lp["type"] = "custom";
-  lp["layerTypes"] = {"full_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention",
-                      "sliding_attention"};
+  lp["layerTypes"] = {"full_attention", "sliding_attention", "sliding_attention",
+                      "full_attention", "sliding_attention", "sliding_attention"};
   c = config_from_doppler(j, "m.json");
   EXPECT_EQ(c.layer_types[3], AttentionType::full);
   EXPECT_EQ(c.layer_types[4], AttentionType::sliding);
@@ -138,8 +141,9 @@ TEST(DopplerConfig, PatternsScalesAndNeutralValues) {
   c = config_from_doppler(j, "m.json");
   EXPECT_EQ(c.layer_types, std::vector<AttentionType>(6, AttentionType::sliding));
   // DOPPLER falls back on the HF config's layer_types.
-  j["config"] = {{"layer_types", {"sliding_attention", "full_attention", "sliding_attention", "full_attention",
-                                  "sliding_attention", "full_attention"}}};
+  j["config"] = {{"layer_types",
+                  {"sliding_attention", "full_attention", "sliding_attention", "full_attention",
+                   "sliding_attention", "full_attention"}}};
   c = config_from_doppler(j, "m.json");
   EXPECT_EQ(c.layer_types[1], AttentionType::full);
   EXPECT_EQ(c.layer_types[2], AttentionType::sliding);
@@ -197,52 +201,81 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
   };
   const Case cases[] = {
       {"/inference/attention/causal", false, "inference.attention.causal = false is not supported"},
-      {"/inference/attention/attentionOutputGate", true, "inference.attention.attentionOutputGate = true is not supported"},
+      {"/inference/attention/attentionOutputGate", true,
+       "inference.attention.attentionOutputGate = true is not supported"},
       {"/inference/attention/valueNorm", true, "inference.attention.valueNorm = true is not supported"},
-      {"/inference/attention/queryKeyNormType", "layernorm", "inference.attention.queryKeyNormType = \"layernorm\""},
-      {"/inference/attention/queryKeyNormAxis", "projection", "inference.attention.queryKeyNormAxis = \"projection\""},
+      {"/inference/attention/queryKeyNormType", "layernorm",
+       "inference.attention.queryKeyNormType = \"layernorm\""},
+      {"/inference/attention/queryKeyNormAxis", "projection",
+       "inference.attention.queryKeyNormAxis = \"projection\""},
       {"/inference/attention/queryKeyNormLayers", {0, 2}, "inference.attention.queryKeyNormLayers = [0,2]"},
-      {"/inference/attention/queryPreAttnScalar", 4, "inference.attention.queryPreAttnScalar = 4 is not supported"},
+      {"/inference/attention/queryPreAttnScalar", 4,
+       "inference.attention.queryPreAttnScalar = 4 is not supported"},
       {"/inference/normalization/type", "layernorm", "inference.normalization.type = \"layernorm\""},
-      {"/inference/normalization/preFeedforwardNorm", false, "inference.normalization.preFeedforwardNorm = false"},
-      {"/inference/normalization/finalNormBiasTensor", "b", "inference.normalization.finalNormBiasTensor = \"b\""},
+      {"/inference/normalization/preFeedforwardNorm", false,
+       "inference.normalization.preFeedforwardNorm = false"},
+      {"/inference/normalization/finalNormBiasTensor", "b",
+       "inference.normalization.finalNormBiasTensor = \"b\""},
       {"/inference/ffn/activation", "relu", "inference.ffn.activation = \"relu\" is not supported"},
       {"/inference/ffn/gatedActivation", false, "inference.ffn.gatedActivation = false is not supported"},
       {"/inference/ffn/branchMode", "dense_plus_moe", "inference.ffn.branchMode = \"dense_plus_moe\""},
       {"/inference/ffn/useDoubleWideMlp", true, "inference.ffn.useDoubleWideMlp = true is not supported"},
       {"/inference/ffn/swigluLimit", 7, "inference.ffn.swigluLimit = 7 is not supported"},
-      {"/inference/rope/ropeScalingType", "yarn", "inference.rope.ropeScalingType = \"yarn\" is not supported"},
+      {"/inference/rope/ropeScalingType", "yarn",
+       "inference.rope.ropeScalingType = \"yarn\" is not supported"},
       {"/inference/rope/ropeScalingType", "longrope", "inference.rope.ropeScalingType = \"longrope\""},
       {"/inference/rope/ropeInterleaved", true, "inference.rope.ropeInterleaved = true is not supported"},
       {"/inference/rope/mropeInterleaved", true, "inference.rope.mropeInterleaved = true is not supported"},
-      {"/inference/rope/mropeSection", {11, 11, 10}, "inference.rope.mropeSection = [11,11,10] is not supported"},
-      {"/inference/rope/partialRotaryFactor", 0.25, "inference.rope.partialRotaryFactor = 0.25 is not supported"},
-      {"/inference/rope/ropeFrequencyBaseDim", 512, "inference.rope.ropeFrequencyBaseDim = 512 is not supported"},
+      {"/inference/rope/mropeSection",
+       {11, 11, 10},
+       "inference.rope.mropeSection = [11,11,10] is not supported"},
+      {"/inference/rope/partialRotaryFactor", 0.25,
+       "inference.rope.partialRotaryFactor = 0.25 is not supported"},
+      {"/inference/rope/ropeFrequencyBaseDim", 512,
+       "inference.rope.ropeFrequencyBaseDim = 512 is not supported"},
       {"/inference/rope/ropeLocalScalingType", "linear", "inference.rope.ropeLocalScalingType = \"linear\""},
-      {"/inference/rope/ropeLocalScalingFactor", 2, "inference.rope.ropeLocalScalingFactor = 2 is not supported"},
+      {"/inference/rope/ropeLocalScalingFactor", 2,
+       "inference.rope.ropeLocalScalingFactor = 2 is not supported"},
       {"/inference/rope/yarnBetaFast", 32, "inference.rope.yarnBetaFast = 32 is not supported"},
       {"/inference/rope/longropeOriginalMaxPos", 32768, "inference.rope.longropeOriginalMaxPos = 32768"},
       {"/inference/output/logitInputScale", 0.25, "inference.output.logitInputScale = 0.25 is not supported"},
-      {"/inference/output/embeddingTranspose", true, "inference.output.embeddingTranspose = true is not supported"},
-      {"/inference/output/embeddingVocabSize", 128, "inference.output.embeddingVocabSize = 128 is not supported"},
-      {"/inference/output/embeddingPostprocessor", {{"poolingMode", "mean"}},
+      {"/inference/output/embeddingTranspose", true,
+       "inference.output.embeddingTranspose = true is not supported"},
+      {"/inference/output/embeddingVocabSize", 128,
+       "inference.output.embeddingVocabSize = 128 is not supported"},
+      {"/inference/output/embeddingPostprocessor",
+       {{"poolingMode", "mean"}},
        "inference.output.embeddingPostprocessor = {\"poolingMode\":\"mean\"} is not supported"},
-      {"/inference/output/embeddingScale", 12, "inference.output.embeddingScale = 12 is not supported together"},
-      {"/inference/output/lmHeadBiasTensor", "b", "inference.output.lmHeadBiasTensor = \"b\" is not supported"},
-      {"/inference/layerPattern/residualBranchScale", 0.5, "inference.layerPattern.residualBranchScale = 0.5"},
-      {"/inference/layerPattern/type", "hourglass", "inference.layerPattern.type = \"hourglass\" is not supported"},
+      {"/inference/output/embeddingScale", 12,
+       "inference.output.embeddingScale = 12 is not supported together"},
+      {"/inference/output/lmHeadBiasTensor", "b",
+       "inference.output.lmHeadBiasTensor = \"b\" is not supported"},
+      {"/inference/layerPattern/residualBranchScale", 0.5,
+       "inference.layerPattern.residualBranchScale = 0.5"},
+      {"/inference/layerPattern/type", "hourglass",
+       "inference.layerPattern.type = \"hourglass\" is not supported"},
       {"/architecture/numGlobalKeyValueHeads", 1, "architecture.numGlobalKeyValueHeads = 1 is not supported"},
       {"/architecture/globalHeadDim", 512, "architecture.globalHeadDim = 512 is not supported"},
-      {"/architecture/hiddenSizePerLayerInput", 256, "architecture.hiddenSizePerLayerInput = 256 is not supported"},
+      {"/architecture/hiddenSizePerLayerInput", 256,
+       "architecture.hiddenSizePerLayerInput = 256 is not supported"},
       {"/architecture/numKvSharedLayers", 20, "architecture.numKvSharedLayers = 20 is not supported"},
       {"/architecture/linearNumKeyHeads", 16, "architecture.linearNumKeyHeads = 16 is not supported"},
       {"/architecture/linearNormMode", "shared", "architecture.linearNormMode = \"shared\" is not supported"},
-      {"/moeConfig", {{"numExperts", 128}, {"numExpertsPerToken", 8}}, "moeConfig.numExperts = 128 is not supported"},
-      {"/inference/diffusionGemma", {{"canvasLength", 256}}, "inference.diffusionGemma = {\"canvasLength\":256}"},
-      {"/inference/pipeline", {{"steps", json::array()}}, "inference.pipeline = {\"steps\":[]} is not supported"},
+      {"/moeConfig",
+       {{"numExperts", 128}, {"numExpertsPerToken", 8}},
+       "moeConfig.numExperts = 128 is not supported"},
+      {"/inference/diffusionGemma",
+       {{"canvasLength", 256}},
+       "inference.diffusionGemma = {\"canvasLength\":256}"},
+      {"/inference/pipeline",
+       {{"steps", json::array()}},
+       "inference.pipeline = {\"steps\":[]} is not supported"},
       {"/inference/sequence", {{"logits", true}}, "inference.sequence = {\"logits\":true} is not supported"},
-      {"/inference/schema", "doppler.execution/v2", "inference.schema = \"doppler.execution/v2\" is not supported"},
-      {"/inference/unsupported", {{"code", "x"}}, "inference.unsupported = {\"code\":\"x\"} is not supported"},
+      {"/inference/schema", "doppler.execution/v2",
+       "inference.schema = \"doppler.execution/v2\" is not supported"},
+      {"/inference/unsupported",
+       {{"code", "x"}},
+       "inference.unsupported = {\"code\":\"x\"} is not supported"},
       // Keys nobody told blueshift about may change the math.
       {"/inference/attention/newThing", 1, "inference.attention.newThing = 1 is not a field blueshift knows"},
       {"/inference/newBlock", json::object(), "inference.newBlock = {} is not a field blueshift knows"},
@@ -268,26 +301,33 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
   // Per-layer types name their index.
   j = gemma_like();
   j["inference"]["layerPattern"] = {{"type", "custom"},
-                                    {"layerTypes", {"full_attention", "sliding_attention", "sliding_attention",
-                                                    "linear_attention", "sliding_attention", "full_attention"}}};
-  EXPECT_NE(config_error(j).find("inference.layerPattern.layerTypes[3] = \"linear_attention\" is not supported"),
-            std::string::npos) << config_error(j);
+                                    {"layerTypes",
+                                     {"full_attention", "sliding_attention", "sliding_attention",
+                                      "linear_attention", "sliding_attention", "full_attention"}}};
+  EXPECT_NE(
+      config_error(j).find("inference.layerPattern.layerTypes[3] = \"linear_attention\" is not supported"),
+      std::string::npos)
+      << config_error(j);
   j["inference"]["layerPattern"]["layerTypes"].erase(5);
   EXPECT_NE(config_error(j).find("numLayers = 6"), std::string::npos) << config_error(j);
-  // Scaled RoPE inherited by sliding layers (no ropeLocalScalingType key at all), which blueshift runs unscaled.
+  // Scaled RoPE inherited by sliding layers (no ropeLocalScalingType key at all), which blueshift runs
+  // unscaled.
   j = gemma_like();
   j["inference"]["rope"].erase("ropeLocalScalingType");
   j["inference"]["rope"]["ropeScalingType"] = "linear";
   j["inference"]["rope"]["ropeScalingFactor"] = 8;
-  EXPECT_NE(config_error(j).find("inference.rope.ropeScalingType = \"linear\" is not supported on sliding layers"),
-            std::string::npos) << config_error(j);
+  EXPECT_NE(
+      config_error(j).find("inference.rope.ropeScalingType = \"linear\" is not supported on sliding layers"),
+      std::string::npos)
+      << config_error(j);
   // A factor with no type is linear for the global layers only (DOPPLER takes the local type, null, and
   // the local factor, 1, for the sliding ones): that is blueshift's split too.
   j["inference"]["rope"]["ropeScalingType"] = nullptr;
   EXPECT_EQ(config_from_doppler(j, "m.json").rope.scaling, RopeScaling::linear);
   j = gemma_like();
   j["architecture"]["numLayers"] = 2000000000;
-  EXPECT_NE(config_error(j).find("architecture.numLayers = 2000000000 is more than any model has"), std::string::npos);
+  EXPECT_NE(config_error(j).find("architecture.numLayers = 2000000000 is more than any model has"),
+            std::string::npos);
   j = gemma_like();
   j["inference"]["layerPattern"] = {{"type", "uniform"}};
   j["config"] = {{"layer_types", {"full_attention"}}};
@@ -314,14 +354,16 @@ TEST(DopplerConfig, BlueshiftsOwnBlocksReadBack) {
       c.rope.original_max_position = 8192;
       c.qkv_bias = true;
     }
-    json written = {{"modelType", c.arch}, {"architecture", json(doppler_architecture(c))},
-                    {"inference", json(doppler_inference(c))}, {"eos_token_id", c.eos_ids}};
+    json written = {{"modelType", c.arch},
+                    {"architecture", json(doppler_architecture(c))},
+                    {"inference", json(doppler_inference(c))},
+                    {"eos_token_id", c.eos_ids}};
     // DOPPLER's validator wants these set explicitly, null or not.
     for (auto key : {"/attention/slidingWindow", "/attention/valueNorm", "/normalization/finalNormBiasTensor",
-                     "/ffn/swigluLimit", "/ffn/branchMode", "/rope/ropeLocalScalingType", "/rope/mropeSection",
-                     "/rope/longropeShortFactor", "/rope/ropeLocalYarnBetaFast", "/output/embeddingVocabSize",
-                     "/output/logitInputScale", "/layerPattern/globalPattern", "/layerPattern/residualBranchScale",
-                     "/chatTemplate/type", "/chatTemplate/enabled"})
+                     "/ffn/swigluLimit", "/ffn/branchMode", "/rope/ropeLocalScalingType",
+                     "/rope/mropeSection", "/rope/longropeShortFactor", "/rope/ropeLocalYarnBetaFast",
+                     "/output/embeddingVocabSize", "/output/logitInputScale", "/layerPattern/globalPattern",
+                     "/layerPattern/residualBranchScale", "/chatTemplate/type", "/chatTemplate/enabled"})
       EXPECT_TRUE(written["inference"].contains(json::json_pointer(key))) << key;
     ModelConfig back = config_from_doppler(written, "written.json");
     EXPECT_NEAR(back.softmax_scale(), c.softmax_scale(), 1e-7);
@@ -335,10 +377,14 @@ TEST(DopplerConfig, TensorNamesFollowTheFlags) {
   TensorNames gn(g);
   // DOPPLER keeps the source's prefix: text-only, transformers 5 multimodal, transformers 4, none.
   for (auto p : {"model.", "model.language_model.", "language_model.model.", ""}) {
-    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.post_attention_layernorm.weight").internal, "blk.2.attn_post_norm");
-    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.pre_feedforward_layernorm.weight").internal, "blk.2.ffn_norm");
-    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.post_feedforward_layernorm.weight").internal, "blk.2.ffn_post_norm");
-    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.self_attn.k_norm.weight").internal, "blk.2.attn_k_norm");
+    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.post_attention_layernorm.weight").internal,
+              "blk.2.attn_post_norm");
+    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.pre_feedforward_layernorm.weight").internal,
+              "blk.2.ffn_norm");
+    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.post_feedforward_layernorm.weight").internal,
+              "blk.2.ffn_post_norm");
+    EXPECT_EQ(gn.to_internal(std::string(p) + "layers.2.self_attn.k_norm.weight").internal,
+              "blk.2.attn_k_norm");
     EXPECT_EQ(gn.to_internal(std::string(p) + "embed_tokens.weight").internal, "embed");
   }
   // What the config does not declare stays unknown, so loading fails naming it.
@@ -348,10 +394,12 @@ TEST(DopplerConfig, TensorNamesFollowTheFlags) {
   ModelConfig q = config_from_doppler(qwen_like(), "m.json");
   TensorNames qn(q);
   EXPECT_EQ(qn.to_internal("model.layers.2.post_attention_layernorm.weight").internal, "blk.2.ffn_norm");
-  EXPECT_EQ(qn.to_internal("model.layers.2.pre_feedforward_layernorm.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(qn.to_internal("model.layers.2.pre_feedforward_layernorm.weight").kind,
+            TensorNames::Kind::unknown);
   EXPECT_EQ(qn.to_internal("model.language_model.lm_head.weight").internal, "output");  // untied
   q.qk_norm = false;
-  EXPECT_EQ(TensorNames(q).to_internal("model.layers.0.self_attn.q_norm.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(TensorNames(q).to_internal("model.layers.0.self_attn.q_norm.weight").kind,
+            TensorNames::Kind::unknown);
   // Every expected tensor round-trips through its DOPPLER (HF) name.
   for (const ModelConfig* c : {&g, &q}) {
     TensorNames n(*c);
@@ -362,17 +410,22 @@ TEST(DopplerConfig, TensorNamesFollowTheFlags) {
 TEST(DopplerConfig, InfoNeedsOnlyTheManifest) {
   TempDir dir;
   json j = gemma_like();
-  j["tensors"] = {{"model.embed_tokens.weight", {{"shard", 0}, {"offset", 0}, {"size", 12800}, {"shape", {100, 64}},
-                                                 {"dtype", "F16"}}},
-                  {"model.layers.0.layer_scalar", {{"shard", 0}, {"offset", 12800}, {"size", 4}, {"shape", {1}},
-                                                   {"dtype", "F32"}}}};
-  j["shards"] = {{{"index", 0}, {"fileName", "shard_00000.bin"}, {"size", 12804}, {"hash", std::string(64, 'a')},
+  j["tensors"] = {{"model.embed_tokens.weight",
+                   {{"shard", 0}, {"offset", 0}, {"size", 12800}, {"shape", {100, 64}}, {"dtype", "F16"}}},
+                  {"model.layers.0.layer_scalar",
+                   {{"shard", 0}, {"offset", 12800}, {"size", 4}, {"shape", {1}}, {"dtype", "F32"}}}};
+  j["shards"] = {{{"index", 0},
+                  {"fileName", "shard_00000.bin"},
+                  {"size", 12804},
+                  {"hash", std::string(64, 'a')},
                   {"offset", 0}}};
   write_file(dir.path / "manifest.json", j.dump());  // no shard file: info reads the manifest alone
   auto r = run_blueshift({"info", dir.path.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("softmax 0.25, embed 8"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 tensors have no blueshift name, e.g. model.layers.0.layer_scalar"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 tensors have no blueshift name, e.g. model.layers.0.layer_scalar"),
+            std::string::npos)
+      << r.out;
   r = run_blueshift({"info", dir.path.string(), "--json"});
   EXPECT_EQ(json::parse(r.out)["unnamedTensors"], json({"model.layers.0.layer_scalar"}));
   // An architecture blueshift lacks: one line naming the field; the rest of info still prints.
@@ -394,9 +447,12 @@ TEST(DopplerConfig, SharedManifests) {
   auto read = [](const char* name) {
     return json::parse(read_file(bs::testing::shared_dir() / "data/doppler" / name / "manifest.json"));
   };
-  struct Gemma { const char* name; int32_t layers, dim; };
-  for (auto [name, layers, dim] : {Gemma{"gemma-3-1b-it-q4k-ehf16-af32", 26, 1152},
-                                   Gemma{"gemma-3-270m-it-q4k-ehf16-af32", 18, 640}}) {
+  struct Gemma {
+    const char* name;
+    int32_t layers, dim;
+  };
+  for (auto [name, layers, dim] :
+       {Gemma{"gemma-3-1b-it-q4k-ehf16-af32", 26, 1152}, Gemma{"gemma-3-270m-it-q4k-ehf16-af32", 18, 640}}) {
     json j = read(name);
     ModelConfig c = config_from_doppler(j, name);
     EXPECT_EQ(c.n_layers, layers) << name;
@@ -427,7 +483,8 @@ TEST(DopplerConfig, SharedManifests) {
   // display name and the token ids (HF keeps those in generation_config.json and the tokenizer).
   json doppler = config_to_json(config_from_doppler(read("gemma-3-1b-it-q4k-ehf16-af32"), "m.json"));
   json hf = config_to_json(
-      config_from_hf(read_json_file(bs::testing::source_dir() / "benchmarks/configs/gemma-3-1b.json"), nullptr, DType::BF16));
+      config_from_hf(read_json_file(bs::testing::source_dir() / "benchmarks/configs/gemma-3-1b.json"),
+                     nullptr, DType::BF16));
   for (auto k : {"arch", "eos_ids", "bos_id"}) doppler.erase(k), hf.erase(k);
   EXPECT_EQ(doppler.dump(), hf.dump());
 
@@ -435,8 +492,10 @@ TEST(DopplerConfig, SharedManifests) {
       {"gemma-4-12b-it-text-q4k-ehf16-af16", "architecture.numGlobalKeyValueHeads = 1 is not supported"},
       {"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", "architecture.globalHeadDim = 512 is not supported"},
       {"google-embeddinggemma-300m-q4k-ehf16-af32", "inference.attention.causal = false is not supported"},
-      {"lfm2-5-1-2b-instruct-q4k-ehf16-af32", "inference.layerPattern.layerTypes[0] = \"conv\" is not supported"},
-      {"qwen-3-5-0-8b-q4k-ehaf16", "inference.layerPattern.layerTypes[0] = \"linear_attention\" is not supported"},
+      {"lfm2-5-1-2b-instruct-q4k-ehf16-af32",
+       "inference.layerPattern.layerTypes[0] = \"conv\" is not supported"},
+      {"qwen-3-5-0-8b-q4k-ehaf16",
+       "inference.layerPattern.layerTypes[0] = \"linear_attention\" is not supported"},
   };
   for (auto [name, message] : lacking) {
     std::string err = config_error(read(name));
@@ -466,16 +525,18 @@ TEST(DopplerConfig, DopplerFormOfAConvertedGemmaComputesTheSameLogits) {
   j["tensors"] = tensors;
   fs::create_directories(dir.path / "doppler");
   write_file(dir.path / "doppler/manifest.json", j.dump(1));
-  for (auto& s : j["shards"]) fs::copy(dir.path / "ours" / s["filename"].get<std::string>(), dir.path / "doppler");
+  for (auto& s : j["shards"])
+    fs::copy(dir.path / "ours" / s["filename"].get<std::string>(), dir.path / "doppler");
   Manifest m = read_manifest(dir.path / "doppler");
   for (auto& t : m.tensors) EXPECT_FALSE(t.internal.empty()) << t.name;
-  EXPECT_EQ(config_to_json(m.model_config()).dump().substr(0, 40), "{\"arch\":\"transformer\",\"n_layers\":2,\"dim\"");
+  EXPECT_EQ(config_to_json(m.model_config()).dump().substr(0, 40),
+            "{\"arch\":\"transformer\",\"n_layers\":2,\"dim\"");
 
   std::string out[2];
   for (int i = 0; i < 2; ++i) {
     fs::path model = dir.path / (i ? "doppler" : "ours"), npy = dir.path / fmt::format("logits{}.npy", i);
-    auto r = run_blueshift({"logits", "--model", model.string(), "--tokens", "1,5,9,3,77,7", "--out", npy.string(),
-                            "--cpu-reference"});
+    auto r = run_blueshift({"logits", "--model", model.string(), "--tokens", "1,5,9,3,77,7", "--out",
+                            npy.string(), "--cpu-reference"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     out[i] = read_file(npy);
   }
@@ -489,23 +550,42 @@ int fuzz_manifest(const uint8_t* data, size_t size);
 // block set to each of a list of hostile values (and removed) must be accepted or rejected with
 // bs::Error, never crash, and what is accepted must be a valid config (fuzz_manifest checks it).
 TEST(DopplerConfig, EveryKeyTakesHostileValues) {
-  const json values[] = {nullptr, true, false, 0, -1, 1, 3, 1e308, -1e308, 4611686018427387904LL, 2.5, "", "x",
-                         "full_attention", json::array(), json::array({"sliding_attention"}), json::object()};
+  const json values[] = {nullptr,
+                         true,
+                         false,
+                         0,
+                         -1,
+                         1,
+                         3,
+                         1e308,
+                         -1e308,
+                         4611686018427387904LL,
+                         2.5,
+                         "",
+                         "x",
+                         "full_attention",
+                         json::array(),
+                         json::array({"sliding_attention"}),
+                         json::object()};
   json base = gemma_like();
-  base["tensors"] = {{"model.embed_tokens.weight", {{"shard", 0}, {"offset", 0}, {"size", 12800}, {"shape", {100, 64}},
-                                                    {"dtype", "F16"}}}};
+  base["tensors"] = {
+      {"model.embed_tokens.weight",
+       {{"shard", 0}, {"offset", 0}, {"size", 12800}, {"shape", {100, 64}}, {"dtype", "F16"}}}};
   base["shards"] = {{{"index", 0}, {"fileName", "a.bin"}, {"size", 12800}, {"hash", std::string(64, 'a')}}};
   std::vector<std::string> pointers = {"/architecture", "/inference", "/moeConfig", "/config"};
   for (auto block : {"/architecture", "/inference/attention", "/inference/normalization", "/inference/ffn",
                      "/inference/rope", "/inference/output", "/inference/layerPattern"})
-    for (auto& [k, v] : base[json::json_pointer(block)].items()) pointers.push_back(std::string(block) + "/" + k);
+    for (auto& [k, v] : base[json::json_pointer(block)].items())
+      pointers.push_back(std::string(block) + "/" + k);
   size_t runs = 0, accepted = 0;
   for (auto& p : pointers) {
     for (size_t i = 0; i <= std::size(values); ++i) {
       json j = base;
       json::json_pointer ptr(p);
-      if (i == std::size(values)) j[ptr.parent_pointer()].erase(ptr.back());  // the key removed
-      else j[ptr] = values[i];
+      if (i == std::size(values))
+        j[ptr.parent_pointer()].erase(ptr.back());  // the key removed
+      else
+        j[ptr] = values[i];
       std::string s = j.dump();
       fuzz_manifest(reinterpret_cast<const uint8_t*>(s.data()), s.size());
       ++runs;
