@@ -20,7 +20,7 @@ struct Args {
   std::string config, like, out, dtype = "bf16", tokenizer;
   uint64_t seed = 0;
   int threads = 0;
-  bool force = false, json = false;
+  bool force = false, json = false, dry_run = false;
 };
 
 void run_like(const Args& a) {
@@ -28,6 +28,7 @@ void run_like(const Args& a) {
   o.seed = a.seed;
   o.threads = a.threads;
   o.force = a.force;
+  o.dry_run = a.dry_run;
   bs::ProgressBar bar("synth", 0);
   o.progress = [&bar](uint64_t done, uint64_t total) {
     bar.set_total(total);
@@ -35,12 +36,18 @@ void run_like(const Args& a) {
   };
   bs::SynthLikeResult r = bs::synth_like(a.like, a.out, o);
   bar.finish();
+  if (a.dry_run && !a.json) {
+    std::printf("%s: would write %llu shards, %llu tensors, %.1f MB (%s, %llu block Merkle roots)\n", a.like.c_str(),
+                (unsigned long long)r.shards, (unsigned long long)r.tensors, double(r.bytes) / 1e6,
+                r.hash_algorithm.c_str(), (unsigned long long)r.merkle_roots);
+    return;
+  }
   if (a.json) {
     nlohmann::ordered_json j = {{"out", a.out},          {"like", a.like},
                                 {"seed", a.seed},        {"shards", r.shards},
                                 {"tensors", r.tensors},  {"bytes", r.bytes},
                                 {"hashAlgorithm", r.hash_algorithm}, {"merkleRoots", r.merkle_roots},
-                                {"tokenizer", r.tokenizer}, {"seconds", r.seconds}};
+                                {"tokenizer", r.tokenizer}, {"seconds", r.seconds}, {"dryRun", a.dry_run}};
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -67,6 +74,8 @@ void setup(CLI::App& app) {
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)");
   app.add_flag("--force", a->force, "with --like: replace OUT_DIR if it exists");
   app.add_flag("--json", a->json, "with --like: print a JSON summary");
+  app.add_flag("--dry-run", a->dry_run, "with --like: check the manifest (every tensor's dtype, layout, size and place) "
+               "and say what would be written; write nothing");
   app.callback([a, config, like, &app] {
     if (like->count()) {
       if (app.count("--dtype") || app.count("--tokenizer"))
@@ -74,7 +83,8 @@ void setup(CLI::App& app) {
       return run_like(*a);
     }
     if (!config->count()) bs::fail_kind(bs::ErrorKind::usage, "synth: --config or --like is required");
-    if (a->force || a->json) bs::fail_kind(bs::ErrorKind::usage, "--force and --json apply to --like only");
+    if (a->force || a->json || a->dry_run)
+      bs::fail_kind(bs::ErrorKind::usage, "--force, --json and --dry-run apply to --like only");
     bs::SynthOptions o;
     o.seed = a->seed;
     if (a->dtype == "bf16") o.dtype = bs::DType::BF16;

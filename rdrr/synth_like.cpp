@@ -485,6 +485,13 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   if (fs::exists(out_dir) && !o.force)
     fail_kind(ErrorKind::usage, "{}: already exists (use --force to replace it)", out_dir.string());
   Plan p = make_plan(manifest, o.seed);
+  SynthLikeResult r;
+  r.shards = p.shards.size();
+  r.tensors = p.tensors;
+  r.bytes = p.total;
+  r.hash_algorithm = std::string(hash_algorithm_name(p.alg));
+  for (auto& it : p.items) r.merkle_roots += it.merkle;
+  if (o.dry_run) return r;
   try {
     hash_hex(p.alg, {});  // a missing hash implementation fails here, before anything is written
   } catch (const Error& e) {
@@ -536,17 +543,13 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
     it.leaves[missing[j].second] = sha256_digest(block.data(), block.size());
   });
 
-  SynthLikeResult r;
   ordered_json& m = p.manifest;
   for (size_t i = 0; i < p.shards.size(); ++i) {
     m["shards"][i]["hash"] = p.shards[i].hash;
     if (m["shards"][i].contains("blake3")) m["shards"][i]["blake3"] = p.shards[i].hash;  // older manifests' duplicate
   }
   for (auto& it : p.items)
-    if (it.merkle) {
-      m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root(it.leaves);
-      ++r.merkle_roots;
-    }
+    if (it.merkle) m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root(it.leaves);
   std::string text = m.dump(2) + "\n";
   write_bytes(tmp.path / "manifest.json", reinterpret_cast<const uint8_t*>(text.data()), text.size());
 
@@ -574,10 +577,6 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   tmp.path.clear();
   if (!trash.empty()) fs::remove_all(trash);
 
-  r.shards = p.shards.size();
-  r.tensors = p.tensors;
-  r.bytes = p.total;
-  r.hash_algorithm = std::string(hash_algorithm_name(p.alg));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

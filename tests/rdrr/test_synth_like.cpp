@@ -412,6 +412,10 @@ TEST(SynthLike, Cli) {
   EXPECT_EQ(j["tokenizer"], true);
   EXPECT_TRUE(fs::exists(tmp / "out/tokenizer.json"));
   EXPECT_EQ(run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), (tmp / "out").string()}).exit_code, 2);
+  r = run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), (tmp / "dry").string(), "--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("would write"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "dry"));
   EXPECT_EQ(run_blueshift({"synth", (tmp / "out2").string()}).exit_code, 2);
   EXPECT_EQ(run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), "--dtype", "f16", (tmp / "o3").string()}).exit_code, 2);
 }
