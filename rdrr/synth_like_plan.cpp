@@ -108,11 +108,14 @@ void int4_table(Item& it, const ordered_json& t, const std::vector<uint64_t>& sh
   if (enc != "offset_binary" && enc != "signed") no("storageEncoding '" + enc + "'");
   if (sem != "step" && sem != "qmax_abs") no("scaleSemantics '" + sem + "'");
   if (st.contains("sumSource") || st.contains("scaleCompanionDtype")) no("with sumSource or a scale companion");
+  if (!st.contains("scaleSource") || !st["scaleSource"].is_object()) no("needs a scaleSource {shard, offset, size}");
   if (!st.contains("storageShape") || !st["storageShape"].is_array() || st["storageShape"].size() != 2 ||
       shape.size() != 2)
     no("needs a 2-D shape and storageShape");
+  for (auto& d : st["storageShape"])
+    if (!d.is_number_unsigned()) no("storageShape must hold non-negative integers");
   uint64_t srows = st["storageShape"][0].get<uint64_t>(), scols = st["storageShape"][1].get<uint64_t>();
-  int axis = st.value("quantAxis", -1);
+  int axis = st.contains("quantAxis") && st["quantAxis"].is_number_integer() ? st["quantAxis"].get<int>() : -1;
   if (!((axis == 1 && srows == shape[0] && scols == shape[1]) || (axis == 0 && srows == shape[1] && scols == shape[0])))
     no(fmt::format("storageShape [{}, {}] with quantAxis {} does not match shape {}", srows, scols, axis, shape_str(shape)));
   it.stream.kind = StreamKind::int4_rows;
@@ -240,18 +243,10 @@ void place(uint32_t item, const ordered_json& loc, uint64_t size, Plan& p, const
   if (at != size) fail("{}: {}: spans hold {} bytes, expected {}", cx.label, where, at, size);
 }
 
-}  // namespace
-
-Plan make_plan(const fs::path& path, uint64_t seed) {
+Plan plan_of(ordered_json manifest, const std::string& label, uint64_t seed) {
   Plan p;
-  Context cx{path.string(), seed, 0.02f, 1.0f};
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail("{}: cannot open", path.string());
-  try {
-    p.manifest = ordered_json::parse(f);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not JSON: {}", path.string(), e.what());
-  }
+  Context cx{label, seed, 0.02f, 1.0f};
+  p.manifest = std::move(manifest);
   const ordered_json& m = p.manifest;
   if (!m.is_object() || !m.contains("shards") || !m["shards"].is_array() || !m.contains("tensors") ||
       !m["tensors"].is_object())
@@ -337,6 +332,23 @@ Plan make_plan(const fs::path& path, uint64_t seed) {
       }
   }
   return p;
+}
+
+}  // namespace
+
+Plan make_plan(const fs::path& path, uint64_t seed) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("{}: cannot open", path.string());
+  std::string text{std::istreambuf_iterator<char>(f), {}};
+  return make_plan_text(text, path.string(), seed);
+}
+
+Plan make_plan_text(std::string_view text, const std::string& label, uint64_t seed) {
+  try {
+    return plan_of(ordered_json::parse(text), label, seed);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong JSON type the checks above missed
+    fail("{}: {}", label, e.what());
+  }
 }
 
 }  // namespace bs::synth_like_detail

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdrr/synth_like_gen.h"
@@ -51,5 +52,7 @@ struct Plan {
 
 // Reads and checks the manifest at `path`; streams are keyed by (seed, tensor name).
 Plan make_plan(const std::filesystem::path& path, uint64_t seed);
+// The same from the manifest's text (`label` names it in messages); the fuzz target's entry.
+Plan make_plan_text(std::string_view text, const std::string& label, uint64_t seed);
 
 }  // namespace bs::synth_like_detail

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "rdrr/manifest.h"
@@ -418,6 +419,36 @@ TEST(SynthLike, Cli) {
   EXPECT_FALSE(fs::exists(tmp / "dry"));
   EXPECT_EQ(run_blueshift({"synth", (tmp / "out2").string()}).exit_code, 2);
   EXPECT_EQ(run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), "--dtype", "f16", (tmp / "o3").string()}).exit_code, 2);
+}
+
+int fuzz_synth_like(const uint8_t* data, size_t size);
+
+// The fuzz target on deterministic mutations of a manifest with every layout (CI runs it without
+// libFuzzer): byte flips, cuts, and numbers replaced by edge values.
+TEST(SynthLike, FuzzMutations) {
+  const std::string seed = every_layout_manifest().dump();
+  static const char* kTokens[] = {"-1", "0", "1", "18446744073709551615", "1e308", "null", "[]", "{}", "\"\"",
+                                  "\"row\"", "\"col\"", "4611686018427387904", "\"W4A16\"", "\"I64\"", "4097"};
+  std::mt19937_64 r(20261124);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = seed;
+    for (int k = 0, n = 1 + int(r() % 3); k < n && !s.empty(); ++k) {
+      size_t at = r() % s.size();
+      switch (r() % 4) {
+        case 0: s[at] = char(s[at] ^ (1 << (r() % 8))); break;
+        case 1: s.resize(at); break;
+        case 2: {
+          size_t b = s.find_first_of("0123456789", at);
+          if (b == std::string::npos) break;
+          size_t e = s.find_first_not_of("0123456789", b);
+          s.replace(b, e == std::string::npos ? std::string::npos : e - b, kTokens[r() % std::size(kTokens)]);
+          break;
+        }
+        default: s.insert(at, kTokens[r() % std::size(kTokens)]); break;
+      }
+    }
+    fuzz_synth_like(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  }
 }
 
 // DOPPLER's manifests in ../shared: synth --like each through the CLI, then check it as a user would.
