@@ -146,6 +146,10 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   const fs::path manifest = fs::is_directory(manifest_arg) ? manifest_arg / "manifest.json" : manifest_arg;
   fs::path out_dir = out_arg;
   if (out_dir.filename().empty()) out_dir = out_dir.parent_path();  // "out/" names "out"
+  std::error_code same_ec;
+  if (fs::exists(out_dir) && fs::equivalent(out_dir, manifest.parent_path().empty() ? "." : manifest.parent_path(), same_ec))
+    fail_kind(ErrorKind::usage, "{}: is the manifest's own directory; synth --like writes a new bundle beside it",
+              out_dir.string());
   if (fs::exists(out_dir) && !o.force)
     fail_kind(ErrorKind::usage, "{}: already exists (use --force to replace it)", out_dir.string());
   Plan p = make_plan(manifest, o.seed);

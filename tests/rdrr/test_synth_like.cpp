@@ -361,6 +361,11 @@ TEST(SynthLike, RefusesOverwriteUnlessForced) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
   }
+  // Never over the manifest's own directory, even with --force.
+  SynthLikeOptions forced;
+  forced.force = true;
+  EXPECT_THROW(synth_like(tmp / "in/manifest.json", tmp / "in", forced), Error);
+  EXPECT_TRUE(fs::exists(tmp / "in/manifest.json"));
   auto before = read_json(tmp / "out/manifest.json")["shards"][0]["hash"];
   run(in, tmp / "out", 2, 2, true);
   EXPECT_NE(read_json(tmp / "out/manifest.json")["shards"][0]["hash"], before);
