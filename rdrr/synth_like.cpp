@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -174,7 +175,12 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
 
   SignalGuard signals;  // before the temporary directory, so that it is removed first
   TempDir tmp(out_dir);
-  const int threads = o.threads > 0 ? o.threads : std::max(1, int(std::thread::hardware_concurrency()));
+  // Memory is one shard per thread: DOPPLER's 64 MiB shards fit any thread count, but a manifest of
+  // larger shards gets fewer threads (at most 4 GiB of shard buffers, and always one).
+  uint64_t largest = 1;
+  for (auto& sh : p.shards) largest = std::max(largest, sh.size);
+  int threads = o.threads > 0 ? o.threads : std::max(1, int(std::thread::hardware_concurrency()));
+  threads = int(std::clamp<uint64_t>((uint64_t(4) << 30) / largest, 1, uint64_t(threads)));
   std::vector<std::vector<uint8_t>> bufs(static_cast<size_t>(threads));
   std::atomic<uint64_t> done{0};
   std::mutex progress_mu;
@@ -183,7 +189,11 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
     signals.check();
     ShardPlan& sh = p.shards[s];
     std::vector<uint8_t>& buf = bufs[size_t(w)];
-    buf.resize(sh.size);
+    try {
+      buf.resize(sh.size);
+    } catch (const std::bad_alloc&) {
+      fail_kind(ErrorKind::resources, "{}: {} bytes do not fit in memory", sh.filename, sh.size);
+    }
     std::memset(buf.data(), 0, sh.size);  // bytes no tensor covers are zero
     for (const Piece& pc : sh.pieces) {
       Item& it = p.items[pc.item];

@@ -237,6 +237,7 @@ void place(uint32_t item, const ordered_json& loc, uint64_t size, Plan& p, const
     ShardPlan& sh = p.shards[pos->second];
     if (off > sh.size || n > sh.size - off)
       fail("{}: {}: bytes [{}, {}) leave shard {} of {} bytes", cx.label, w, off, off + n, shard, sh.size);
+    if (n > size - at) fail("{}: {}: spans hold more than the {} bytes expected", cx.label, w, size);
     if (n) sh.pieces.push_back({item, at, off, n});
     at += n;
   }
@@ -274,6 +275,7 @@ Plan plan_of(ordered_json manifest, const std::string& label, uint64_t seed) {
     if (s.contains("compression") && !s["compression"].is_null())
       fail("{}: {}: compressed shards are blueshift's extension; synth --like writes DOPPLER's plain shards", cx.label, where);
     if (!shard_pos.emplace(index, i).second) fail("{}: {}.index: {} appears twice", cx.label, where, index);
+    if (sp.size > (uint64_t(1) << 40) - p.total) fail("{}: {}.size: shards add up to over 1 TiB", cx.label, where);
     p.total += sp.size;
     p.shards.push_back(std::move(sp));
   }
