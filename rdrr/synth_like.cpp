@@ -235,8 +235,9 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
 
   // The tokenizer DOPPLER bundles beside its manifest, when the manifest's directory has it.
   std::vector<std::string> tok_files = {"tokenizer.json"};
-  if (m.contains("tokenizer") && m["tokenizer"].is_object()) {
-    std::string f = m["tokenizer"].value("file", "");
+  if (m.contains("tokenizer") && m["tokenizer"].is_object() && m["tokenizer"].contains("file") &&
+      m["tokenizer"]["file"].is_string()) {
+    std::string f = m["tokenizer"]["file"];
     if (!f.empty() && f.find('/') == std::string::npos && f != "." && f != ".." && f != "manifest.json") tok_files.push_back(f);
   }
   for (auto& f : tok_files) {
