@@ -40,7 +40,9 @@ inline uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 // the spec XORs with nothing. The kernels fold this into values they set up once per call, so the spec
 // path pays nothing for it.
 constexpr uint32_t kNoTweak[4] = {0, 0, 0, 0};
-inline const uint32_t* state_tweak(Blake3Variant v) { return v == Blake3Variant::doppler ? kIv + 4 : kNoTweak; }
+inline const uint32_t* state_tweak(Blake3Variant v) {
+  return v == Blake3Variant::doppler ? kIv + 4 : kNoTweak;
+}
 
 // The compression function, giving the first 8 words of the output, which is both a chaining value and
 // the root's 32-byte hash (DOPPLER's variant leaves out the feed-forward XOR for the root only).

@@ -93,10 +93,8 @@ struct Lanes {
       V m[16];
       load_transposed(in, b * kBlockLen, m);
       uint32_t f = (flags | (b == 0 ? flags_start : 0) | (b + 1 == blocks ? flags_end : 0)) ^ x[3];
-      V v[16] = {h[0],         h[1],         h[2],   h[3],         h[4],
-                 h[5],         h[6],         h[7],   V{} + kIv[0], V{} + kIv[1],
-                 V{} + kIv[2], V{} + kIv[3], ctr_lo, ctr_hi,       block_len,
-                 V{} + f};
+      V v[16] = {h[0],         h[1],         h[2],         h[3],         h[4],   h[5],   h[6],      h[7],
+                 V{} + kIv[0], V{} + kIv[1], V{} + kIv[2], V{} + kIv[3], ctr_lo, ctr_hi, block_len, V{} + f};
       // Unrolled, so the schedule's indices are constants and the message words can live in registers.
 #pragma GCC unroll 7
       for (int r = 0; r < 7; ++r) {
@@ -147,8 +145,8 @@ inline void hash_many_lanes(const uint8_t* const* inputs, size_t n, size_t block
     const uint8_t* padded[N];
     uint32_t tmp[8 * N];
     for (size_t l = 0; l < N; ++l) padded[l] = inputs[i + (l < m ? l : 0)];
-    L::hash(padded, blocks, key, counter + (increment ? i : 0), increment, flags, flags_start, flags_end,
-            tmp, x);
+    L::hash(padded, blocks, key, counter + (increment ? i : 0), increment, flags, flags_start, flags_end, tmp,
+            x);
     std::memcpy(out + 8 * i, tmp, m * 8 * sizeof(uint32_t));
   }
 }

@@ -203,7 +203,8 @@ TEST(Blake3, KernelsAndThreadsAgreeOnRandomInputs) {
       for (Blake3Kernel k : blake3_kernels_available()) {
         blake3_force_kernel(k);
         for (int threads : {1, 2, 3})
-          EXPECT_EQ(blake3(in, threads, var), want) << n << " " << blake3_kernel_name(k) << " threads " << threads;
+          EXPECT_EQ(blake3(in, threads, var), want)
+              << n << " " << blake3_kernel_name(k) << " threads " << threads;
       }
       blake3_reset_kernel();
     }
