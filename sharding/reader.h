@@ -1,6 +1,6 @@
 // Loading an RDRR model's tensors: every shard is read, checked against the manifest (size and hash of
 // the stored file, zstd frame size, size and hash of the raw bytes; the hash is the manifest's
-// hashAlgorithm, SHA-256 or BLAKE3) and decompressed on
+// hashAlgorithm, SHA-256 or BLAKE3, where "blake3" also admits DOPPLER's variant) and decompressed on
 // worker threads, while the calling thread receives the tensors of earlier shards. Loading is always
 // verified; nothing reaches the sink from a shard that failed a check.
 #pragma once
@@ -12,12 +12,16 @@
 #include <vector>
 
 #include "rdrr/manifest.h"
+#include "sharding/hash.h"
 
 namespace bs {
 
 struct LoadOptions {
   int threads = 0;  // 0 = hardware_concurrency
   std::function<void(uint64_t done, uint64_t total)> progress;  // raw bytes, on the calling thread
+  // The shard hash check to use, for the manifest's hashAlgorithm; it tells afterwards which BLAKE3
+  // the hashes matched, and carries that knowledge from one call to the next. Null: a fresh one.
+  ShardHashCheck* hash_check = nullptr;
 };
 
 // Verifies (hashes of stored and raw bytes) and decompresses shards in parallel on a thread pool,
