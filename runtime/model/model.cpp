@@ -192,7 +192,11 @@ static std::string shape_str(const std::vector<int64_t>& s) {
 const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const {
   const Weight* w = find(name);
   if (!w) fail("weight {}: expected {} {}, but the model has no such tensor", name, matrix ? "a matrix" : "F32", shape_str(shape));
-  bool dtype_ok = matrix ? (w->dtype == DType::F16 || traits(w->dtype).quantized) : w->dtype == DType::F32;
+  // Matrices in the dtypes weight_kernel has kernels for (Q4_K rows may be padded to whole blocks;
+  // source_rdrr's runnable_form turns DOPPLER's other forms into these), vectors in F32.
+  bool dtype_ok = matrix ? (w->dtype == DType::F16 || w->dtype == DType::Q8_0 || w->dtype == DType::Q4_K ||
+                            w->dtype == DType::Q6_K)
+                         : w->dtype == DType::F32;
   if (!dtype_ok || w->shape != shape)
     fail("weight {}: expected {} {}, got {} {}", name, matrix ? "F16|Q8_0|Q4_K|Q6_K" : "F32", shape_str(shape),
          dtype_name(w->dtype), shape_str(w->shape));
@@ -498,11 +502,13 @@ std::vector<float> Model::last_normed() {
 std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
   const Weight* w = find(name);
   if (!w || w->shape.size() != 2 || row < 0 || row >= w->shape[0]) fail("weight_row: no row {} in {}", row, name);
-  auto rb = row_bytes(w->dtype, uint64_t(w->shape[1]));
-  std::vector<uint8_t> raw(*rb);
-  device_.queue().readBuffer(w->buffer, uint64_t(row) * *rb, raw.data(), raw.size());
-  std::vector<float> out(w->shape[1]);
-  dequantize_row(w->dtype, raw.data(), out.data(), w->shape[1]);
+  // Rows padded to whole blocks (Q4_K "row" layout) are dequantized whole, then cut to their length.
+  uint64_t rb = padded_row_bytes(w->dtype, uint64_t(w->shape[1]));
+  std::vector<uint8_t> raw(rb);
+  device_.queue().readBuffer(w->buffer, uint64_t(row) * rb, raw.data(), raw.size());
+  std::vector<float> out(padded_blocks(w->dtype, uint64_t(w->shape[1])) * traits(w->dtype).block_elems);
+  dequantize_row(w->dtype, raw.data(), out.data(), int64_t(out.size()));
+  out.resize(size_t(w->shape[1]));
   return out;
 }
 
