@@ -253,6 +253,17 @@ TEST(DopplerBundle, Gemma3WithPaddedQ4KBf16AndW4A16Runs) {
   double e_control = worst_rel_l2(ref, want, 300);
   std::printf("DOPPLER Gemma 3 bundle vs the same weights as F16: worst row rel L2 %.2e\n", e_control);
   EXPECT_LE(e_control, 5e-3);  // f16 rounding of the weights only
+
+  // The embedding table and tied head bound in row ranges, as a 262144-row table is on lavapipe (128 MiB
+  // per binding): 64 KiB bindings split the 192 KB table into 5 ranges.
+  setenv("BLUESHIFT_MAX_BINDING", "65536", 1);
+  auto split_pre = logits(dir, ids, tmp / "split_pre.npy", {});
+  auto split_step = logits(dir, ids, tmp / "split_step.npy", {"--step"});
+  unsetenv("BLUESHIFT_MAX_BINDING");
+  ASSERT_EQ(split_pre.size(), ref.size());
+  ASSERT_EQ(split_step.size(), ref.size());
+  EXPECT_LE(worst_rel_l2(split_pre, ref, 300), 5e-3);
+  EXPECT_LE(worst_rel_l2(split_step, ref, 300), 5e-3);
 }
 
 }  // namespace
