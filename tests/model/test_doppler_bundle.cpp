@@ -1,7 +1,7 @@
 // A Gemma 3 model as DOPPLER's converter writes it today, end to end: rows of 320 and 640 and 128
 // (none a multiple of 256) in Q4_K "row" layout padded to whole blocks, BF16 norm weights, an F16
 // embedding used as the tied head, a BF16 matrix, a W4A16 matrix with its BF16 scales and I64 shape
-// companions, tensors crossing 64 KiB shards. The GPU forward (prefill and decode) must match the
+// companions, a "col" (transposed) Q4_K matrix, tensors crossing 64 KiB shards. The GPU forward (prefill and decode) must match the
 // float64 CPU forward over the same weights, as for blueshift's own conversions (test_synth.cpp).
 #include <gtest/gtest.h>
 
@@ -145,6 +145,27 @@ void write_doppler_bundle(const fs::path& hf, const fs::path& dir, uint64_t shar
       place(t.name + "_scale", sb, {{"shape", {t.shape[0], t.shape[1] / 32}}, {"dtype", "BF16"}, {"role", "other"}});
       append(hb, t.shape.data(), 2);
       place(t.name + "_shape", hb, {{"shape", {2}}, {"dtype", "I64"}, {"role", "other"}});
+    } else if (t.name.find("layers.0.self_attn.o_proj") != std::string::npos) {  // one "col" Q4_K matrix
+      const int64_t m = t.shape[0], k = t.shape[1];
+      std::vector<float> wt(f.size());  // W^T [k, m]
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < k; ++c) wt[size_t(c * m + r)] = f[size_t(r * k + c)];
+      b = q4k_rows(wt, k, m);
+      e["dtype"] = "Q4_K_M";
+      e["layout"] = "col";
+      e["role"] = "matmul";
+      if (dequantized) {
+        const uint64_t rb = padded_row_bytes(DType::Q4_K, uint64_t(m));
+        const int64_t mp = int64_t(rb / 144 * 256);
+        std::vector<float> col(static_cast<size_t>(mp)), dq(f.size());
+        for (int64_t c = 0; c < k; ++c) {
+          dequantize_row(DType::Q4_K, b.data() + size_t(c) * rb, col.data(), mp);
+          for (int64_t r = 0; r < m; ++r) dq[size_t(r * k + c)] = col[size_t(r)];
+        }
+        b = as_f16(dq);
+        e["dtype"] = "F16";
+        e.erase("layout");
+      }
     } else {
       b = q4k_rows(f, t.shape[0], t.shape[1]);
       e["dtype"] = "Q4_K_M";
@@ -214,7 +235,7 @@ double worst_rel_l2(const std::vector<float>& a, const std::vector<float>& ref, 
   return worst;
 }
 
-TEST(DopplerBundle, Gemma3WithPaddedQ4KBf16AndW4A16Runs) {
+TEST(DopplerBundle, Gemma3WithPaddedQ4KColBf16AndW4A16Runs) {
   TempDir tmp;
   json cfg = {{"model_type", "gemma3_text"}, {"architectures", {"Gemma3ForCausalLM"}}, {"hidden_size", 320},
               {"intermediate_size", 640}, {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 64},
