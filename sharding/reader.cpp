@@ -178,11 +178,12 @@ std::vector<std::byte> read_verified_shard(const Manifest& m, const ShardInfo& s
 
 void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt,
                   const std::function<void(const TensorEntry&, std::span<const std::byte>)>& sink) {
-  // The pieces of tensors in each shard, as (tensor, span index), in offset order within the shard.
-  struct Piece { const TensorEntry* t; size_t span; };
+  // The pieces of tensors in each shard, as (tensor, span index, the span's first byte in the tensor),
+  // in offset order within the shard.
+  struct Piece { const TensorEntry* t; size_t span; uint64_t at; };
   std::vector<std::vector<Piece>> pieces(m.shards.size());
   for (auto& t : m.tensors)
-    for (size_t k = 0; k < t.spans.size(); ++k) pieces[t.spans[k].shard].push_back({&t, k});
+    for (uint64_t k = 0, at = 0; k < t.spans.size(); at += t.spans[k++].size) pieces[t.spans[k].shard].push_back({&t, k, at});
   for (auto& v : pieces)
     std::stable_sort(v.begin(), v.end(), [](const Piece& a, const Piece& b) {
       return a.t->spans[a.span].offset < b.t->spans[b.span].offset;
@@ -204,9 +205,15 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
       return raw;
     }));
   };
-  // Tensors crossing shards are assembled here until their last span arrives (DOPPLER packs tensors
-  // back to back, so usually one at a time).
-  std::map<const TensorEntry*, std::vector<std::byte>> assembly;
+  // Tensors in several spans are assembled here until their last span arrives. Spans may come in any
+  // shard order (DOPPLER's may return to an earlier shard, and put many spans in one), so each is copied
+  // to its place in the tensor (Piece::at); a tensor's buffer lives from its first arriving span to its
+  // last, so memory stays the shards in flight plus the tensors partly read.
+  struct Assembly {
+    std::vector<std::byte> buf;
+    size_t spans = 0;  // received
+  };
+  std::map<const TensorEntry*, Assembly> assembly;
   uint64_t done = 0;
   for (size_t i = 0; i < m.shards.size(); ++i) {
     while (next < m.shards.size() && in_flight.size() < window) launch();
@@ -221,11 +228,11 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
         sink(*p.t, part);
         continue;
       }
-      auto& buf = assembly[p.t];
-      if (p.span == 0) buf.reserve(p.t->size);
-      buf.insert(buf.end(), part.begin(), part.end());
-      if (p.span + 1 == p.t->spans.size()) {
-        sink(*p.t, buf);
+      Assembly& a = assembly[p.t];
+      if (a.spans == 0) a.buf.resize(p.t->size);
+      std::copy(part.begin(), part.end(), a.buf.begin() + ptrdiff_t(p.at));
+      if (++a.spans == p.t->spans.size()) {  // spans do not overlap (parse_manifest): every byte is written
+        sink(*p.t, a.buf);
         assembly.erase(p.t);
       }
     }

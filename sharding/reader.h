@@ -28,7 +28,8 @@ struct LoadOptions {
 // and calls sink(tensor, bytes) on the CALLING thread for every tensor, in manifest order of shards
 // (by offset within a shard), while later shards are still being verified/decompressed. At most
 // `threads` shards are in flight (plus the one being delivered), so host memory stays bounded by a few
-// shards whatever the model size; a tensor that crosses shards is assembled in one buffer of its size.
+// shards whatever the model size; a tensor in several spans (in any shard order) is assembled in one
+// buffer of its size and delivered with the shard holding its last span.
 // Any mismatch throws bs::Error(ErrorKind::integrity) naming the shard. The bytes passed to the sink
 // are valid only during the call.
 void load_tensors(const Manifest& manifest, const std::filesystem::path& dir, const LoadOptions& options,
