@@ -92,8 +92,17 @@ void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int6
   if (err) std::rethrow_exception(err);
 }
 
+// Rows [row0, row0 + rows) of a checkpoint tensor: all of it, or one part of a fused one (Phi-3).
+struct Slice {
+  const SafeTensor* src;
+  int64_t row0 = 0, rows = -1;  // -1: every row
+  std::string name;             // the manifest name: the tensor's own, or the part's unfused HF name
+};
+
 struct Planned {
   const SafeTensor* src;
+  int64_t row0, rows;
+  std::string name;
   std::string internal;
   DType requested, stored;
   std::string fallback;
@@ -160,15 +169,26 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
   ModelConfig cfg = config_from_hf(config_json, has_gen ? &gen : nullptr, weight_dtype, label);
 
   // Map every checkpoint tensor, then check the set against what the config needs.
-  std::map<std::string, const SafeTensor*> by_internal;
+  std::map<std::string, Slice> by_internal;
   for (auto& t : ck.tensors()) {
     auto r = names.to_internal(t.name);
     if (r.kind == TensorNames::Kind::skipped) continue;
     if (r.kind == TensorNames::Kind::unknown)
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", t.file, t.name, cfg.arch);
     if (r.internal == "output" && cfg.tied_embeddings) continue;  // tied: HF ignores lm_head too
-    if (!by_internal.emplace(r.internal, &t).second)
-      fail("{}: tensors '{}' and '{}' both map to '{}'", t.file, by_internal[r.internal]->name, t.name, r.internal);
+    std::vector<std::pair<std::string, Slice>> slices;
+    if (auto parts = fused_parts(cfg, r.internal); !parts.empty()) {
+      // Split by rows: each part quantizes exactly as the unfused tensor would (quantization is per row).
+      auto want = expected_shape(cfg, r.internal);
+      if (t.shape != want)
+        fail("{}: tensor '{}': expected shape {}, got {}", t.file, t.name, json(want).dump(), json(t.shape).dump());
+      for (auto& part : parts) slices.push_back({part.internal, Slice{&t, part.row0, part.rows, names.to_hf(part.internal)}});
+    } else {
+      slices.push_back({r.internal, Slice{&t, 0, -1, t.name}});
+    }
+    for (auto& [internal, slice] : slices)
+      if (!by_internal.emplace(internal, slice).second)
+        fail("{}: tensors '{}' and '{}' both map to '{}'", t.file, by_internal[internal].src->name, t.name, internal);
   }
   std::vector<Planned> plan;
   uint64_t source_bytes = 0;
@@ -176,18 +196,22 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     auto it = by_internal.find(internal);
     if (it == by_internal.end())
       fail("{}: checkpoint has no tensor for '{}' ({})", hf_dir.string(), internal, names.to_hf(internal));
-    const SafeTensor* t = it->second;
+    const Slice& sl = it->second;
+    const SafeTensor* t = sl.src;
     auto want = expected_shape(cfg, internal);
-    if (t->shape != want)
-      fail("{}: tensor '{}': expected shape {}, got {}", t->file, t->name, json(want).dump(), json(t->shape).dump());
-    Planned p{t, internal, requested_dtype(opt.quant, cfg, internal, t->shape.size()), DType::F32, {}};
+    auto shape = t->shape;
+    if (sl.rows >= 0) shape[0] = sl.rows;
+    if (shape != want)
+      fail("{}: tensor '{}': expected shape {}, got {}", t->file, t->name, json(want).dump(), json(shape).dump());
+    Planned p{t, sl.row0, sl.rows, sl.name, internal, requested_dtype(opt.quant, cfg, internal, shape.size()),
+              DType::F32, {}};
     p.stored = storable_dtype(p.requested, t->shape.back(), &p.fallback);
     plan.push_back(std::move(p));
-    source_bytes += t->data.size();
+    source_bytes += sl.rows >= 0 ? t->data.size() / uint64_t(t->shape[0]) * uint64_t(sl.rows) : t->data.size();
     by_internal.erase(it);
   }
   if (!by_internal.empty())
-    fail("{}: tensor '{}' ('{}') is not used by this config", hf_dir.string(), by_internal.begin()->second->name,
+    fail("{}: tensor '{}' ('{}') is not used by this config", hf_dir.string(), by_internal.begin()->second.src->name,
          by_internal.begin()->first);
 
   SignalGuard signals;
@@ -202,14 +226,16 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     for (auto& p : plan) {
       const SafeTensor& t = *p.src;
       const int64_t k = t.shape.back();
-      const int64_t rows = int64_t(t.elements() / uint64_t(std::max<int64_t>(k, 1)));
+      const int64_t rows = p.rows >= 0 ? p.rows : int64_t(t.elements() / uint64_t(std::max<int64_t>(k, 1)));
       const uint64_t row_out = *row_bytes(p.stored, uint64_t(k));
       const uint64_t row_in = uint64_t(k) * traits(t.dtype).block_bytes;
+      const std::span<const std::byte> data = t.data.subspan(uint64_t(p.row0) * row_in, uint64_t(rows) * row_in);
       TensorEntry e;
-      e.name = t.name;
+      e.name = p.name;
       e.internal = p.internal;
       e.dtype = p.stored;
       e.shape = t.shape;
+      if (p.rows >= 0) e.shape[0] = p.rows;
       e.size = uint64_t(rows) * row_out;
       e.spans = writer.begin_tensor(e.size);
       e.role = tensor_role(p.internal);
@@ -225,13 +251,13 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
         parallel_for(n, threads, [&](int64_t a, int64_t b) {
           std::vector<float> row(static_cast<size_t>(k));
           for (int64_t r = a; r < b; ++r) {
-            const std::byte* in = t.data.data() + uint64_t(r0 + r) * row_in;
+            const std::byte* in = data.data() + uint64_t(r0 + r) * row_in;
             for (int64_t i = 0; i < k; ++i) row[size_t(i)] = load_value(t.dtype, in, uint64_t(i));
             quantize_row(p.stored, row.data(), out.data() + uint64_t(r) * row_out, k);
           }
         });
         writer.write(out);
-        release_pages(t.data.subspan(uint64_t(r0) * row_in, uint64_t(n) * row_in));  // bounded RSS
+        release_pages(data.subspan(uint64_t(r0) * row_in, uint64_t(n) * row_in));  // bounded RSS
         done += uint64_t(n) * row_in;
         if (opt.progress) opt.progress(done, source_bytes);
       }

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gemma3"};
+  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3"};
   return kArchs;
 }
 
@@ -27,6 +27,16 @@ const json kGemma3TextDefaults = {
     {"head_dim", 256},       {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
     {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0}, {"query_pre_attn_scalar", 256},
     {"sliding_window", 4096}, {"hidden_activation", "gelu_pytorch_tanh"}, {"tie_word_embeddings", true}};
+
+// Gemma2Config's defaults (released Gemma 2 configs state most of these; the softcaps are on unless a
+// config writes null, which is read separately).
+const json kGemma2Defaults = {
+    {"vocab_size", 256000},  {"hidden_size", 2304},        {"intermediate_size", 9216},
+    {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+    {"head_dim", 256},       {"max_position_embeddings", 8192}, {"rms_norm_eps", 1e-6},
+    {"rope_theta", 10000.0}, {"query_pre_attn_scalar", 256}, {"sliding_window", 4096},
+    {"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0},
+    {"hidden_activation", "gelu_pytorch_tanh"}, {"tie_word_embeddings", true}};
 
 // Fields read from one config object, with defaults for the architecture and the file's name in errors.
 struct Reader {
@@ -91,6 +101,11 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
     return p[k].get<double>();
   };
   theta = num("rope_theta", theta);
+  if (double f = num("partial_rotary_factor", 1.0); f != 1.0)
+    fail("{}: '{}.partial_rotary_factor' is {}; only full rotary embeddings (1.0) are supported", label, where, f);
+  if (type == "longrope" || type == "su")
+    fail("{}: '{}': rope_type '{}' (Phi-3 long-context RoPE) is not supported yet; the 4k-context "
+         "checkpoints, which have no rope_scaling, are", label, where, type);
   if (type == "default") {
     rope.scaling = RopeScaling::none;
   } else if (type == "linear") {
@@ -132,6 +147,8 @@ void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
   } else if (const json* s = r.find("rope_scaling")) {
     apply_rope_params(*s, c.rope, theta, label, "rope_scaling");
   }
+  if (double f = r.num_or("partial_rotary_factor", 1.0); f != 1.0)
+    fail("{}: partial_rotary_factor is {}; only full rotary embeddings (1.0) are supported", label, f);
   if (!(theta > 0)) fail("{}: rope_theta must be positive, got {}", label, theta);
   c.rope.theta = float(theta);
   c.rope.local_theta = float(local);
@@ -156,7 +173,12 @@ std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& 
     if (pattern <= 0) fail("{}: sliding_window_pattern must be positive", r.label);
     for (int32_t i = 0; i < n_layers; ++i)
       types.push_back((i + 1) % pattern == 0 ? AttentionType::full : AttentionType::sliding);
-  } else if (model_type == "mistral") {
+  } else if (model_type == "gemma2") {
+    // Gemma2Config: layer i slides when (i + 1) % 2 != 0, so even layers are local, odd ones global.
+    for (int32_t i = 0; i < n_layers; ++i)
+      types.push_back(i % 2 == 0 ? AttentionType::sliding : AttentionType::full);
+  } else if (model_type == "mistral" || model_type == "phi3") {
+    // Every layer slides when sliding_window is set (Phi-3 mini 4k: 2047), none when it is null.
     types.assign(size_t(n_layers), r.has("sliding_window") ? AttentionType::sliding : AttentionType::full);
   } else if ((model_type == "qwen2" || model_type == "qwen3") && r.flag_or("use_sliding_window", false)) {
     int32_t first = r.int_or("max_window_layers", n_layers);
@@ -211,8 +233,8 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     if (!text || !text->is_object()) fail("{}: gemma3 checkpoint without an object 'text_config'", label);
   }
   const std::string& mt = arch.model_type;
-  const bool gemma = mt == "gemma3_text";
-  Reader r{*text, gemma ? kGemma3TextDefaults : kNone, label};
+  const bool gemma3 = mt == "gemma3_text", gemma = gemma3 || mt == "gemma2";
+  Reader r{*text, gemma3 ? kGemma3TextDefaults : mt == "gemma2" ? kGemma2Defaults : kNone, label};
 
   ModelConfig c;
   c.arch = mt;
@@ -239,11 +261,11 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
   }
   if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
-  c.qk_norm = mt == "qwen3" || gemma;
+  c.qk_norm = mt == "qwen3" || gemma3;
   if (gemma) {
     c.norm_offset = true;
     c.sandwich_norm = true;
-    // Gemma3TextScaledWordEmbedding multiplies by sqrt(hidden) cast to the weights' dtype.
+    // Gemma's scaled embedding multiplies by sqrt(hidden) cast to the weights' dtype.
     float s = std::sqrt(float(c.dim));
     if (weight_dtype == DType::BF16) s = bf16_to_float(float_to_bf16(s));
     else if (weight_dtype == DType::F16) s = round_half(s);
@@ -251,8 +273,16 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     double qpas = r.num("query_pre_attn_scalar");
     if (!(qpas > 0)) fail("{}: query_pre_attn_scalar must be positive, got {}", label, qpas);
     c.attn_scale = float(1.0 / std::sqrt(qpas));
-    c.attn_softcap = float(r.num_or("attn_logit_softcapping", 0.0));
-    c.final_softcap = float(r.num_or("final_logit_softcapping", 0.0));
+    // An explicit null turns a softcap off (HF tests `is not None`); absent, the defaults apply.
+    auto cap = [&](const char* key) {
+      auto it = text->find(key);
+      if (it != text->end() && it->is_null()) return 0.0f;
+      double v = r.num_or(key, 0.0);
+      if (v < 0) fail("{}: '{}' must not be negative, got {}", label, key, v);
+      return float(v);
+    };
+    c.attn_softcap = cap("attn_logit_softcapping");
+    c.final_softcap = cap("final_logit_softcapping");
   }
   read_rope(r, mt, c);
   bool any_sliding = false;

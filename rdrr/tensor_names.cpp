@@ -11,8 +11,9 @@ namespace {
 
 // Which layout a row applies to: Gemma's sandwich layers name their norms differently, and
 // `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in
-// Gemma 3. q/k norms and q/k/v biases exist only where the config has them.
-enum Only { any, plain, sandwich, qk_norm, qkv_bias };
+// Gemma 2/3. q/k norms and q/k/v biases exist only where the config has them; Phi-3 fuses q/k/v and
+// gate/up into one matrix each, which the converter splits by rows (fused_parts).
+enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused };
 
 struct NameRow {
   const char* hf;        // after the text-model prefix; "{}" is the layer index
@@ -40,6 +41,8 @@ constexpr NameRow kNames[] = {
     {"layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate", Only::any},
     {"layers.{}.mlp.up_proj.weight", "blk.{}.ffn_up", Only::any},
     {"layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down", Only::any},
+    {"layers.{}.self_attn.qkv_proj.weight", "blk.{}.attn_qkv", Only::fused},
+    {"layers.{}.mlp.gate_up_proj.weight", "blk.{}.ffn_gate_up", Only::fused},
 };
 constexpr const char* kLmHead = "lm_head.weight";
 
@@ -75,7 +78,8 @@ bool ends_with(std::string_view s, std::string_view p) {
 }  // namespace
 
 TensorNames::TensorNames(std::string model_type, bool multimodal)
-    : model_type_(std::move(model_type)), multimodal_(multimodal), sandwich_(model_type_ == "gemma3_text") {}
+    : model_type_(std::move(model_type)), multimodal_(multimodal),
+      sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2"), fused_(model_type_ == "phi3") {}
 
 TensorNames::TensorNames(const ModelConfig& c)
     : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
@@ -87,6 +91,7 @@ bool TensorNames::allowed(int only) const {
     case Only::sandwich: return sandwich_;
     case Only::qk_norm: return qk_norm_;
     case Only::qkv_bias: return qkv_bias_;
+    case Only::fused: return fused_;
     default: return true;
   }
 }
@@ -139,6 +144,18 @@ std::string TensorNames::to_hf(std::string_view internal) const {
   fail("no HF name for internal tensor '{}'", internal);
 }
 
+std::vector<FusedPart> fused_parts(const ModelConfig& c, std::string_view internal) {
+  int32_t l = tensor_layer(internal);
+  if (l < 0) return {};
+  std::string_view n = internal.substr(internal.find('.', 4) + 1);
+  std::string b = "blk." + std::to_string(l) + ".";
+  const int64_t q = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
+  // Phi3Attention slices qkv_proj's output as [q | k | v]; Phi3MLP chunks gate_up_proj's as [gate | up].
+  if (n == "attn_qkv") return {{b + "attn_q", 0, q}, {b + "attn_k", q, kv}, {b + "attn_v", q + kv, kv}};
+  if (n == "ffn_gate_up") return {{b + "ffn_gate", 0, ffn}, {b + "ffn_up", ffn, ffn}};
+  return {};
+}
+
 std::vector<std::string> expected_tensors(const ModelConfig& c) {
   std::vector<std::string> v{"embed"};
   for (int32_t l = 0; l < c.n_layers; ++l) {
@@ -176,6 +193,7 @@ std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view inter
       {"attn_q_bias", {q}},      {"attn_k_bias", {kv}},      {"attn_v_bias", {kv}},       {"attn_q_norm", {c.head_dim}},
       {"attn_k_norm", {c.head_dim}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
       {"ffn_gate", {ffn, dim}},  {"ffn_up", {ffn, dim}},     {"ffn_down", {dim, ffn}},    {"ffn_post_norm", {dim}},
+      {"attn_qkv", {q + 2 * kv, dim}}, {"ffn_gate_up", {2 * ffn, dim}},
   };
   for (auto& r : rows)
     if (r.name == n) return r.shape;

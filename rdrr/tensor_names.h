@@ -40,11 +40,20 @@ class TensorNames {
   bool any_prefix_ = false;  // DOPPLER: every text-model prefix, no tower to skip
   bool sandwich_ = false;
   bool qk_norm_ = true, qkv_bias_ = true, lm_head_ = true;
+  bool fused_ = false;  // Phi-3's qkv_proj and gate_up_proj
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them
 // (embed, layer by layer, output_norm, output).
 std::vector<std::string> expected_tensors(const ModelConfig& c);
+// One internal tensor stored as rows [row0, row0 + rows) of a fused checkpoint tensor.
+struct FusedPart {
+  std::string internal;
+  int64_t row0, rows;
+};
+// The parts of a fused internal tensor (blk.N.attn_qkv -> attn_q/k/v, blk.N.ffn_gate_up -> ffn_gate/up),
+// in row order; empty when `internal` is not fused.
+std::vector<FusedPart> fused_parts(const ModelConfig& c, std::string_view internal);
 // Expected HF shape ([out, in] for matmuls) of an internal tensor; throws for unknown names.
 std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view internal);
 

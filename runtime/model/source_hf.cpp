@@ -1,5 +1,7 @@
 // A Hugging Face checkpoint as a model source: what `convert --quant f16` would store, without the
 // round trip through RDRR (handy for parity runs straight from a checkpoint).
+#include <fmt/ranges.h>
+
 #include "rdrr/hf_config.h"
 #include "rdrr/safetensors.h"
 #include "rdrr/tensor_names.h"
@@ -22,7 +24,7 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
   src.dir = dir;
   for (auto& t : ckpt->tensors()) src.weight_bytes += t.elements() * (t.shape.size() == 2 ? 2 : 4);
   auto names = std::make_shared<TensorNames>(arch.model_type, arch.multimodal);
-  src.for_each_tensor = [ckpt, names](const TensorSink& sink) {
+  src.for_each_tensor = [ckpt, names, cfg = src.config](const TensorSink& sink) {
     std::vector<std::byte> buf;
     for (auto& t : ckpt->tensors()) {
       auto r = names->to_internal(t.name);
@@ -39,7 +41,20 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
         if (matrix) reinterpret_cast<uint16_t*>(buf.data())[i] = float_to_half(v);
         else reinterpret_cast<float*>(buf.data())[i] = v;
       }
-      sink({r.internal, out, t.shape, buf});
+      auto parts = fused_parts(cfg, r.internal);
+      if (parts.empty()) {
+        sink({r.internal, out, t.shape, buf});
+        continue;
+      }
+      // Phi-3's fused qkv_proj / gate_up_proj: one view per part, by rows.
+      auto want = expected_shape(cfg, r.internal);
+      if (t.shape != want)
+        fail("{}: tensor '{}': expected shape [{}, {}], got [{}]", t.file, t.name, want[0], want[1],
+             fmt::join(t.shape, ", "));
+      const uint64_t row = uint64_t(t.shape[1]) * 2;
+      for (auto& p : parts)
+        sink({p.internal, out, {p.rows, t.shape[1]},
+              std::span<const std::byte>(buf).subspan(uint64_t(p.row0) * row, uint64_t(p.rows) * row)});
     }
   };
   return src;

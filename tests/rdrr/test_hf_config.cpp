@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "rdrr/hf_config.h"
@@ -161,12 +162,104 @@ TEST(HfConfig, MistralSlidingWindow) {
   EXPECT_EQ(config_from_hf(m, nullptr, DType::BF16).layer_types[0], AttentionType::full);
 }
 
+json gemma2_config() {
+  return json::parse(R"({
+    "model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+    "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "hidden_act": "gelu_pytorch_tanh",
+    "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256, "sliding_window": 4096,
+    "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "rope_theta": 10000.0,
+    "eos_token_id": [1, 107], "bos_token_id": 2})");
+}
+
+json phi3_config() {
+  return json::parse(R"({
+    "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096,
+    "original_max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "hidden_act": "silu", "rope_theta": 10000.0,
+    "rope_scaling": null, "sliding_window": 2047, "tie_word_embeddings": false, "eos_token_id": 32000,
+    "bos_token_id": 1})");
+}
+
+TEST(HfConfig, Gemma2) {
+  // gemma-2-2b's config.json: no layer_types, so HF's rule (even layers slide) decides.
+  ModelConfig c = config_from_hf(gemma2_config(), nullptr, DType::BF16);
+  EXPECT_EQ(c.arch, "gemma2");
+  EXPECT_TRUE(c.norm_offset && c.sandwich_norm && c.tied_embeddings);
+  EXPECT_FALSE(c.qk_norm || c.qkv_bias);
+  EXPECT_EQ(c.act, Activation::gelu_tanh);
+  EXPECT_FLOAT_EQ(c.embed_scale, 48.0f);  // sqrt(2304) = 48 exactly
+  EXPECT_FLOAT_EQ(c.attn_scale, 1.0f / 16);
+  EXPECT_FLOAT_EQ(c.attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(c.final_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(c.rope.theta, 1e4f);
+  EXPECT_EQ(c.rope.local_theta, 0.0f);  // one base for both layer types
+  EXPECT_EQ(c.sliding_window, 4096);
+  ASSERT_EQ(c.layer_types.size(), 26u);
+  for (size_t i = 0; i < 26; ++i)
+    EXPECT_EQ(c.layer_types[i], i % 2 == 0 ? AttentionType::sliding : AttentionType::full) << i;
+  EXPECT_EQ(c.eos_ids, (std::vector<int32_t>{1, 107}));
+
+  // layer_types wins over the rule; null softcaps are off; absent ones take Gemma2Config's defaults.
+  json j = gemma2_config();
+  j["num_hidden_layers"] = 2;
+  j["layer_types"] = {"full_attention", "sliding_attention"};
+  j["attn_logit_softcapping"] = nullptr;
+  j.erase("final_logit_softcapping");
+  j.erase("query_pre_attn_scalar");
+  ModelConfig c2 = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(c2.layer_types, (std::vector<AttentionType>{AttentionType::full, AttentionType::sliding}));
+  EXPECT_EQ(c2.attn_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(c2.final_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(c2.attn_scale, 1.0f / 16);
+  j["final_logit_softcapping"] = -1.0;
+  EXPECT_NE(error_of(j).find("final_logit_softcapping"), std::string::npos);
+}
+
+TEST(HfConfig, Phi3) {
+  ModelConfig c = config_from_hf(phi3_config(), nullptr, DType::BF16);
+  EXPECT_EQ(c.arch, "phi3");
+  EXPECT_FALSE(c.norm_offset || c.sandwich_norm || c.qk_norm || c.qkv_bias || c.tied_embeddings);
+  EXPECT_EQ(c.act, Activation::silu);
+  EXPECT_EQ(c.head_dim, 96);
+  EXPECT_EQ(c.softmax_scale(), 1.0f / std::sqrt(96.0f));
+  EXPECT_EQ(c.rope.scaling, RopeScaling::none);
+  EXPECT_EQ(c.attn_softcap, 0.0f);
+  EXPECT_EQ(c.embed_scale, 1.0f);
+  // Phi-3 mini 4k slides every layer over 2047 keys; without a window none slides.
+  EXPECT_EQ(c.sliding_window, 2047);
+  EXPECT_EQ(std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding), 32);
+  json j = phi3_config();
+  j["sliding_window"] = nullptr;
+  auto full = config_from_hf(j, nullptr, DType::BF16).layer_types;
+  EXPECT_EQ(std::count(full.begin(), full.end(), AttentionType::full), 32);
+  // transformers 5 spelling, with partial_rotary_factor 1.0 (the tiny checkpoint's).
+  j = phi3_config();
+  j.erase("rope_theta");
+  j["rope_parameters"] = {{"partial_rotary_factor", 1.0}, {"rope_theta", 250000.0}, {"rope_type", "default"}};
+  EXPECT_FLOAT_EQ(config_from_hf(j, nullptr, DType::BF16).rope.theta, 250000.0f);
+
+  // Fail closed on what blueshift does not run yet: long-context RoPE and partial rotary embeddings.
+  j["rope_parameters"]["partial_rotary_factor"] = 0.75;
+  EXPECT_NE(error_of(j).find("partial_rotary_factor"), std::string::npos);
+  j = phi3_config();
+  j["partial_rotary_factor"] = 0.5;
+  EXPECT_NE(error_of(j).find("partial_rotary_factor"), std::string::npos);
+  j = phi3_config();
+  j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {2.0}}};
+  std::string e = error_of(j);
+  EXPECT_NE(e.find("rope_scaling"), std::string::npos) << e;
+  EXPECT_NE(e.find("longrope"), std::string::npos) << e;
+  j["rope_scaling"]["type"] = "su";
+  EXPECT_NE(error_of(j).find("'su'"), std::string::npos);
+}
+
 TEST(HfConfig, RejectsUnsupportedAndInconsistent) {
   json j = llama_config();
   j["model_type"] = "gpt2";
   std::string e = error_of(j);
   EXPECT_NE(e.find("gpt2"), std::string::npos) << e;
-  EXPECT_NE(e.find("llama, mistral, qwen2, qwen3, gemma3_text"), std::string::npos) << e;
+  EXPECT_NE(e.find("llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3, phi3"), std::string::npos) << e;
   j = llama_config();
   j["num_key_value_heads"] = 5;
   EXPECT_NE(error_of(j).find("multiple"), std::string::npos);
@@ -182,7 +275,7 @@ TEST(HfConfig, RejectsUnsupportedAndInconsistent) {
 }
 
 TEST(HfConfig, JsonRoundTrip) {
-  for (const json& j : {llama_config(), gemma_config()}) {
+  for (const json& j : {llama_config(), gemma_config(), gemma2_config(), phi3_config()}) {
     ModelConfig a = config_from_hf(j, nullptr, DType::BF16);
     ModelConfig b = config_from_json(json::parse(config_to_json(a).dump()), "m");
     EXPECT_EQ(config_to_json(a).dump(), config_to_json(b).dump());
@@ -203,7 +296,7 @@ TEST(HfConfig, SharedConfigs) {
     EXPECT_GT(c.n_layers, 0) << e.path();
     ++n;
   }
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny"}) {
     ModelConfig c = load_hf_config(bs::testing::shared_dir() / "data/models" / m, DType::BF16);
     EXPECT_EQ(c.vocab, 1024);
     ++n;

@@ -71,9 +71,45 @@ TEST(TensorNames, ExpectedTensorsRoundTripThroughHfNames) {
   EXPECT_EQ(tensor_role("blk.0.attn_q_norm"), "norm");
 }
 
+TEST(TensorNames, Gemma2SandwichAndPhi3Fused) {
+  TensorNames g2("gemma2", false), phi3("phi3", false), llama("llama", false);
+  EXPECT_EQ(g2.to_internal("model.layers.3.post_attention_layernorm.weight").internal, "blk.3.attn_post_norm");
+  EXPECT_EQ(g2.to_internal("model.layers.3.pre_feedforward_layernorm.weight").internal, "blk.3.ffn_norm");
+  EXPECT_EQ(phi3.to_internal("model.layers.2.self_attn.qkv_proj.weight").internal, "blk.2.attn_qkv");
+  EXPECT_EQ(phi3.to_internal("model.layers.2.mlp.gate_up_proj.weight").internal, "blk.2.ffn_gate_up");
+  EXPECT_EQ(phi3.to_internal("model.layers.2.post_attention_layernorm.weight").internal, "blk.2.ffn_norm");
+  EXPECT_EQ(llama.to_internal("model.layers.2.self_attn.qkv_proj.weight").kind, TensorNames::Kind::unknown);
+  // Split parts are written under the names an unfused checkpoint uses.
+  EXPECT_EQ(phi3.to_hf("blk.2.attn_k"), "model.layers.2.self_attn.k_proj.weight");
+
+  ModelConfig c;
+  c.n_heads = 8;
+  c.n_kv_heads = 2;
+  c.head_dim = 16;
+  c.dim = 96;
+  c.ffn_dim = 200;
+  EXPECT_EQ(expected_shape(c, "blk.0.attn_qkv"), (std::vector<int64_t>{128 + 2 * 32, 96}));
+  EXPECT_EQ(expected_shape(c, "blk.0.ffn_gate_up"), (std::vector<int64_t>{400, 96}));
+  auto qkv = fused_parts(c, "blk.5.attn_qkv");
+  ASSERT_EQ(qkv.size(), 3u);
+  EXPECT_EQ(qkv[0].internal, "blk.5.attn_q");
+  EXPECT_EQ(qkv[1].internal, "blk.5.attn_k");
+  EXPECT_EQ(qkv[2].internal, "blk.5.attn_v");
+  EXPECT_EQ(qkv[1].row0, 128);
+  EXPECT_EQ(qkv[2].row0, 160);
+  EXPECT_EQ(qkv[2].rows, 32);
+  auto gu = fused_parts(c, "blk.0.ffn_gate_up");  // Phi3MLP: gate, up = gate_up.chunk(2)
+  ASSERT_EQ(gu.size(), 2u);
+  EXPECT_EQ(gu[0].internal, "blk.0.ffn_gate");
+  EXPECT_EQ(gu[1].internal, "blk.0.ffn_up");
+  EXPECT_EQ(gu[1].row0, 200);
+  EXPECT_TRUE(fused_parts(c, "blk.0.attn_q").empty());
+  EXPECT_TRUE(fused_parts(c, "embed").empty());
+}
+
 TEST(TensorNames, SharedTinyModelsMapCompletely) {
   BS_REQUIRE_SHARED();
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny"}) {
     auto dir = bs::testing::shared_dir() / "data/models" / m;
     ModelConfig c = load_hf_config(dir, DType::BF16);
     Checkpoint ck(dir);
@@ -83,7 +119,9 @@ TEST(TensorNames, SharedTinyModelsMapCompletely) {
       auto r = names.to_internal(t.name);
       ASSERT_EQ(r.kind, TensorNames::Kind::mapped) << m << " " << t.name;
       EXPECT_EQ(t.shape, expected_shape(c, r.internal)) << m << " " << t.name;
-      got.insert(r.internal);
+      auto parts = fused_parts(c, r.internal);
+      if (parts.empty()) got.insert(r.internal);
+      for (auto& p : parts) got.insert(p.internal);
     }
     auto want = expected_tensors(c);
     EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end())) << m;
