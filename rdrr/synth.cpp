@@ -54,7 +54,20 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
   std::vector<Item> items;
   const float wstd = c.dim < 512 ? 0.05f : 0.02f;
   uint64_t index = 0;
+  // Phi-3 checkpoints store q/k/v and gate/up fused (qkv_proj, gate_up_proj): write them so, one
+  // fused tensor in place of its parts.
+  std::vector<std::string> tensors;
   for (auto& internal : expected_tensors(c)) {
+    if (arch.model_type != "phi3" || tensor_layer(internal) < 0) {
+      tensors.push_back(internal);
+      continue;
+    }
+    std::string b = "blk." + std::to_string(tensor_layer(internal)) + ".";
+    if (internal == b + "attn_q") tensors.push_back(b + "attn_qkv");
+    else if (internal == b + "ffn_gate") tensors.push_back(b + "ffn_gate_up");
+    else if (internal != b + "attn_k" && internal != b + "attn_v" && internal != b + "ffn_up") tensors.push_back(internal);
+  }
+  for (auto& internal : tensors) {
     Item it;
     it.name = names.to_hf(internal);
     if (arch.multimodal && it.name.rfind("model.", 0) == 0) it.name = "model.language_model." + it.name.substr(6);

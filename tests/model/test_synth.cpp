@@ -58,6 +58,22 @@ std::vector<SynthCase> cases() {
                                                {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}}},
                           {"hidden_activation", "gelu_pytorch_tanh"}, {"tie_word_embeddings", true}},
        {"q8_0"}},
+      // Gemma 2: Gemma 3's norms without q/k norms, alternating windows (even layers slide), one RoPE
+      // base, and both softcaps small enough to bite.
+      {"gemma2_softcap", {{"model_type", "gemma2"}, {"architectures", {"Gemma2ForCausalLM"}}, {"hidden_size", 128},
+                          {"intermediate_size", 192}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                          {"head_dim", 32}, {"num_hidden_layers", 3}, {"vocab_size", 301},
+                          {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-6}, {"query_pre_attn_scalar", 24},
+                          {"sliding_window", 6}, {"attn_logit_softcapping", 2.0}, {"final_logit_softcapping", 4.0},
+                          {"rope_theta", 10000.0}, {"hidden_activation", "gelu_pytorch_tanh"}},
+       {"q8_0"}},
+      // Phi-3: fused qkv_proj and gate_up_proj (split at load and at convert), every layer sliding.
+      {"phi3_fused", {{"model_type", "phi3"}, {"architectures", {"Phi3ForCausalLM"}}, {"hidden_size", 256},
+                      {"intermediate_size", 320}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                      {"num_hidden_layers", 2}, {"vocab_size", 290}, {"max_position_embeddings", 4096},
+                      {"original_max_position_embeddings", 4096}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
+                      {"rope_theta", 10000.0}, {"sliding_window", 7}, {"tie_word_embeddings", false}},
+       {"q8_0", "q4_k_m"}},
   };
 }
 
@@ -126,7 +142,7 @@ TEST_P(Synth, GpuMatchesFloat64ReferenceThroughBothPaths) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Features, Synth, ::testing::Range<size_t>(0, 4), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Features, Synth, ::testing::Range<size_t>(0, cases().size()), [](const auto& info) {
   return std::string(cases()[info.param].name);
 });
 
