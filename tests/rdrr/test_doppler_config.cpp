@@ -372,6 +372,32 @@ TEST(DopplerConfig, BlueshiftsOwnBlocksReadBack) {
   }
 }
 
+// Gemma 2 (alternating windows, both softcaps, no q/k norm) and Phi-3 (every layer sliding, untied head)
+// survive the trip through DOPPLER's blocks, as written by `convert`.
+TEST(DopplerConfig, Gemma2AndPhi3BlocksReadBack) {
+  const json hf[] = {
+      json::parse(R"({"model_type": "gemma2", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024,
+        "query_pre_attn_scalar": 64, "sliding_window": 16, "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0, "eos_token_id": 1, "bos_token_id": 2})"),
+      json::parse(R"({"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 4,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-05, "hidden_act": "silu", "rope_theta": 10000.0, "sliding_window": 2047,
+        "tie_word_embeddings": false, "eos_token_id": 32000})")};
+  for (auto& j : hf) {
+    ModelConfig c = config_from_hf(j, nullptr, DType::BF16, "config.json");
+    json written = {{"modelType", c.arch},
+                    {"architecture", json(doppler_architecture(c))},
+                    {"inference", json(doppler_inference(c))},
+                    {"eos_token_id", c.eos_ids}};
+    ModelConfig back = config_from_doppler(written, "written.json");
+    EXPECT_NEAR(back.softmax_scale(), c.softmax_scale(), 1e-7) << c.arch;
+    back.attn_scale = c.attn_scale;
+    back.bos_id = c.bos_id;  // DOPPLER's blocks carry no BOS (the tokenizer does)
+    EXPECT_EQ(config_to_json(back).dump(), config_to_json(c).dump()) << c.arch;
+  }
+}
+
 TEST(DopplerConfig, TensorNamesFollowTheFlags) {
   ModelConfig g = config_from_doppler(gemma_like(), "m.json");
   TensorNames gn(g);
