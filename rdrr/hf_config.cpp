@@ -288,6 +288,12 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   bool any_sliding = false;
   c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding);
   if (any_sliding) c.sliding_window = r.int_("sliding_window");
+  // The runtime rotates sliding layers with the unscaled local-base table (Gemma 3's scheme). Where
+  // sliding layers share the global base (Mistral, Phi-3), HF scales them too: refuse rather than
+  // run them unscaled.
+  if (any_sliding && c.rope.local_theta <= 0 && c.rope.scaling != RopeScaling::none)
+    fail("{}: RoPE scaling on sliding-window layers without a separate local base is not supported "
+         "(model_type {}, sliding_window {})", label, mt, c.sliding_window);
 
   // EOS: generation_config.json first (what generate() uses), then config.json, then text_config.
   if (generation) add_ids(field(*generation, "eos_token_id"), c.eos_ids, "generation_config.json", "eos_token_id");

@@ -155,11 +155,17 @@ TEST(HfConfig, MistralSlidingWindow) {
   json m = llama_config();
   m["model_type"] = "mistral";
   m["sliding_window"] = 4096;
+  m.erase("rope_parameters");
+  m["rope_theta"] = 1e6;
   ModelConfig c = config_from_hf(m, nullptr, DType::BF16);
   EXPECT_EQ(c.sliding_window, 4096);
   EXPECT_EQ(c.layer_types[0], AttentionType::sliding);
   m["sliding_window"] = nullptr;
   EXPECT_EQ(config_from_hf(m, nullptr, DType::BF16).layer_types[0], AttentionType::full);
+  // llama_config's llama3 RoPE with a window: sliding layers would run unscaled, so it is refused.
+  m["sliding_window"] = 4096;
+  m["rope_parameters"] = llama_config()["rope_parameters"];
+  EXPECT_NE(error_of(m).find("sliding-window layers"), std::string::npos);
 }
 
 json gemma2_config() {
