@@ -45,6 +45,7 @@ struct Flavour {
   bool q4k;
   std::string hash;        // DOPPLER's manifest.hashAlgorithm
   uint64_t shard_bytes;    // 0: DOPPLER's default (64 MiB: one shard here)
+  std::string q4k_layout = "row";
 };
 
 struct Case {
@@ -65,6 +66,15 @@ std::vector<Case> cases() {
 fs::path doppler_dir() {
   const char* env = std::getenv("BS_DOPPLER_DIR");
   return env ? fs::path(env) : fs::path(BS_DEFAULT_DOPPLER_DIR);
+}
+
+// Why DOPPLER's converter cannot run here, or "".
+std::string doppler_missing() {
+  if (!fs::exists(doppler_dir() / "src" / "cli" / "doppler-cli.js"))
+    return "needs DOPPLER's converter (npm doppler-gpu 0.5.1) at " + doppler_dir().string() +
+           ": the doppler.install test installs it when node, npm and the registry are reachable";
+  if (std::system("node --version >/dev/null 2>&1") != 0) return "needs node on PATH for DOPPLER's converter";
+  return "";
 }
 
 fs::path model_dir(const Source& s) {
@@ -129,6 +139,7 @@ json converter_config(const Case& c, const json& hf) {
     inf["supportsRerank"] = false;
     inf["rerank"] = nullptr;
   }
+  if (c.flavour.q4k) cfg["quantization"]["q4kLayout"] = c.flavour.q4k_layout;
   cfg["manifest"] = {{"hashAlgorithm", c.flavour.hash}};  // drops the artifactIdentity of Google's model
   if (c.flavour.shard_bytes) cfg["sharding"] = {{"shardSizeBytes", c.flavour.shard_bytes}};
   cfg["output"] = {{"modelBaseId", c.source.name + "-" + c.flavour.name}};
@@ -254,10 +265,7 @@ class DopplerOracle : public ::testing::TestWithParam<Case> {};
 TEST_P(DopplerOracle, ConvertedBundleRunsInBlueshift) {
   const Case& c = GetParam();
   if (c.source.shared) BS_REQUIRE_SHARED();
-  if (!fs::exists(doppler_dir() / "src" / "cli" / "doppler-cli.js"))
-    GTEST_SKIP() << "needs DOPPLER's converter (npm doppler-gpu 0.5.1) at " << doppler_dir()
-                 << ": the doppler.install test installs it when node, npm and the registry are reachable";
-  if (std::system("node --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs node on PATH for DOPPLER's converter";
+  if (auto why = doppler_missing(); !why.empty()) GTEST_SKIP() << why;
 
   TempDir tmp;
   fs::path bundle = tmp / "rdrr";
@@ -314,6 +322,24 @@ INSTANTIATE_TEST_SUITE_P(Tiny, DopplerOracle, ::testing::ValuesIn(cases()),
                            for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
                            return n;
                          });
+
+// DOPPLER's other Q4_K layout, 'col' (each matrix transposed before row-wise quantization, for its
+// dequantize-then-matmul path), is refused by name rather than read as rows.
+TEST(DopplerOracle, ColumnLayoutIsRefusedByName) {
+  if (auto why = doppler_missing(); !why.empty()) GTEST_SKIP() << why;
+  Case c{{"gemma3-pad320", "gemma3", false}, {"q4k_col", true, "sha256", 0, "col"}};
+  TempDir tmp;
+  ASSERT_EQ(doppler_convert(c, tmp / "rdrr", tmp.path), "");
+  json m = read_json(tmp / "rdrr" / "manifest.json");
+  ASSERT_EQ(m["tensors"]["model.layers.0.mlp.down_proj.weight"].value("layout", ""), "col");
+  for (std::string cmd : {"info", "logits"}) {
+    std::vector<std::string> args = {cmd, (tmp / "rdrr").string()};
+    if (cmd == "logits") args = {"logits", "--model", (tmp / "rdrr").string(), "--tokens", "2,3", "--out", (tmp / "l.npy").string()};
+    auto r = run_blueshift(args);
+    EXPECT_EQ(r.exit_code, 3) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("'col'"), std::string::npos) << cmd << ": " << r.err;
+  }
+}
 
 // The committed golden itself: blueshift reads the HF checkpoint directly (no DOPPLER) and matches
 // transformers, so a failing DOPPLER case above is about the bundle, not the model.
