@@ -36,9 +36,17 @@ function tensorBytes(name, t) {
 function toFloat32(name, t, bytes) {
   const n = t.shape.reduce((a, b) => a * b, 1);
   switch (t.dtype) {
-    case 'Q4_K_M':
-      if ((t.layout ?? 'row') !== 'row') throw new Error(`${name}: layout ${t.layout} (only row is read here)`);
-      return quantizer.dequantizeQ4KMRowWise(bytes, t.shape);
+    case 'Q4_K_M': {
+      const layout = t.layout ?? 'row';
+      if (layout === 'row') return quantizer.dequantizeQ4KMRowWise(bytes, t.shape);
+      if (layout !== 'col' || t.shape.length !== 2) throw new Error(`${name}: layout ${layout} of ${t.shape} is not read here`);
+      // 'col': DOPPLER quantized the transpose [in, out] row-wise; undo both.
+      const [rows, cols] = t.shape;
+      const transposed = quantizer.dequantizeQ4KMRowWise(bytes, [cols, rows]);
+      const out = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[r * cols + c] = transposed[c * rows + r];
+      return out;
+    }
     case 'F16': {
       const h = new Uint16Array(bytes.buffer, 0, n);
       return Float32Array.from(h, (x) => quantizer.float16ToFloat32(x));
