@@ -1,4 +1,4 @@
-// blueshift convert HF_DIR OUT_DIR --quant f16|q8_0|q4_k_m: safetensors checkpoint -> RDRR.
+// blueshift convert HF_DIR OUT_DIR --quant f16|q8_0|q4_k_m [--hash sha256|blake3]: safetensors checkpoint -> RDRR.
 #include <cstdio>
 
 #include "cli/command.h"
@@ -9,7 +9,7 @@
 namespace {
 
 struct Args {
-  std::string hf_dir, out_dir, quant = "q4_k_m";
+  std::string hf_dir, out_dir, quant = "q4_k_m", hash = "sha256";
   double shard_mib = 64, min_saving_pct = 5;
   int zstd_level = 3;
   bool no_compress = false, force = false, json = false;
@@ -27,6 +27,8 @@ void setup(CLI::App& app) {
   app.add_option("--zstd-min-saving", a->min_saving_pct,
                  "write a shard plain where zstd saves less than this % of it (0: plain only where zstd grows it)")
       ->capture_default_str();
+  app.add_option("--hash", a->hash, "shard hash written to the manifest's hashAlgorithm: sha256 | blake3")
+      ->capture_default_str();
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)")->capture_default_str();
   app.add_flag("--force", a->force, "replace OUT_DIR if it exists");
   app.add_flag("--json", a->json, "print a JSON summary");
@@ -41,6 +43,9 @@ void setup(CLI::App& app) {
     if (!(a->min_saving_pct >= 0 && a->min_saving_pct < 100))
       bs::fail_kind(bs::ErrorKind::usage, "--zstd-min-saving: expected [0, 100) %, got {}", a->min_saving_pct);
     o.shards.min_saving = a->min_saving_pct / 100.0;
+    auto hash = bs::parse_hash_algorithm(a->hash);
+    if (!hash) bs::fail_kind(bs::ErrorKind::usage, "--hash: expected sha256 or blake3, got '{}'", a->hash);
+    o.shards.hash = *hash;
     o.threads = a->threads;
     o.shards.threads = a->threads;
     o.force = a->force;
@@ -56,10 +61,10 @@ void setup(CLI::App& app) {
     double mbs = double(r.source_bytes) / 1e6 / r.seconds;
     if (a->json) {
       std::printf("{\"out\": \"%s\", \"quantization\": \"%s\", \"tensors\": %zu, \"shards\": %zu, \"source_bytes\": %llu, "
-                  "\"raw_bytes\": %llu, \"stored_bytes\": %llu, \"seconds\": %.3f, \"mb_per_s\": %.1f}\n",
+                  "\"raw_bytes\": %llu, \"stored_bytes\": %llu, \"hash_algorithm\": \"%s\", \"seconds\": %.3f, \"mb_per_s\": %.1f}\n",
                   a->out_dir.c_str(), r.manifest.quantization.c_str(), r.manifest.tensors.size(), r.manifest.shards.size(),
                   (unsigned long long)r.source_bytes, (unsigned long long)r.manifest.total_size,
-                  (unsigned long long)stored, r.seconds, mbs);
+                  (unsigned long long)stored, r.manifest.hash_algorithm.c_str(), r.seconds, mbs);
     } else {
       std::printf("%s: %zu tensors, %s, %zu shards, %.1f MB raw, %.1f MB on disk; %.1f MB of checkpoint in %.2f s (%.1f MB/s)\n",
                   a->out_dir.c_str(), r.manifest.tensors.size(), r.manifest.quantization.c_str(), r.manifest.shards.size(),

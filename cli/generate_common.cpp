@@ -21,12 +21,18 @@ void SamplingFlags::add_to(CLI::App& app) {
   app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
 }
 
-LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch, gpu::KernelSource kernels) {
+LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch, gpu::KernelSource kernels,
+                                const std::function<void(gpu::Device&)>& before_load) {
   LoadedModel lm;
   auto t0 = std::chrono::steady_clock::now();
   auto source = model::open_model(dir);
   lm.quant = source.quant;
   lm.device = std::make_unique<gpu::Device>();
+  if (before_load) {
+    auto b0 = std::chrono::steady_clock::now();
+    before_load(*lm.device);
+    t0 += std::chrono::steady_clock::now() - b0;  // the hook's time is not loading
+  }
   model::ModelOptions mo;
   mo.max_ctx = ctx;
   mo.max_batch = kernels == gpu::KernelSource::wgsl ? 1 : max_batch;

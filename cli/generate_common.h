@@ -2,6 +2,7 @@
 // tokenizer for generation.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,7 +35,10 @@ struct LoadedModel {
 // chunks of `max_batch`), and loads its tokenizer when present.
 // With the WGSL kernel set (`--kernels wgsl`, decode-path kernels only) the prompt goes through the
 // decode path one token per forward (still one submit), whatever max_batch says.
+// `before_load` runs on the new device before any weight is uploaded (bench measures its peak
+// there); its time is not part of load_s.
 LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256,
-                                gpu::KernelSource kernels = gpu::KernelSource::glsl);
+                                gpu::KernelSource kernels = gpu::KernelSource::glsl,
+                                const std::function<void(gpu::Device&)>& before_load = {});
 
 }  // namespace bs::cli

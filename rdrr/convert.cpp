@@ -239,6 +239,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     }
     m.shards = writer.finish();
   }
+  m.hash_algorithm = std::string(hash_algorithm_name(opt.shards.hash));
   signals.check();
   for (auto& s : m.shards) m.total_size += s.size;
   m.model_id = hf_dir.filename().empty() ? hf_dir.parent_path().filename().string() : hf_dir.filename().string();

@@ -23,6 +23,7 @@ namespace {
 
 struct Ctx {
   const std::string& label;
+  const char* hash_name = "SHA-256";  // the manifest's hashAlgorithm, as messages name it
 
   const json& need(const json& obj, const char* key, const std::string& where) const {
     auto it = obj.find(key);
@@ -43,7 +44,7 @@ struct Ctx {
     bool ok = s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
                 return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
               });
-    if (!ok) fail("{}: {}: expected 64 lowercase hex digits (SHA-256), got '{}'", label, where, s);
+    if (!ok) fail("{}: {}: expected 64 lowercase hex digits ({}), got '{}'", label, where, hash_name, s);
     return s;
   }
 };
@@ -61,7 +62,7 @@ ShardInfo parse_shard(const Ctx& cx, const json& s, size_t i) {
     fail("{}: {}.{}: '{}' is not a plain file name inside the model directory", cx.label, where, name_key,
          sh.filename);
   sh.size = cx.u64(cx.need(s, "size", where), where + ".size");
-  // Older DOPPLER manifests repeat the hash under "blake3" although it is the sha256 of the shard.
+  // Older DOPPLER manifests repeat the hash under "blake3" (whatever hashAlgorithm says it is).
   const char* hash_key = s.contains("hash") ? "hash" : "blake3";
   sh.hash = cx.hex_hash(cx.need(s, hash_key, where), where + "." + hash_key);
   sh.offset = s.contains("offset") ? cx.u64(s["offset"], where + ".offset") : 0;
@@ -214,9 +215,9 @@ Manifest parse_manifest_json(const json& j, const std::string& label) {
   m.quantization = opt_str("quantization");
   if (j.contains("hashAlgorithm")) {
     m.hash_algorithm = cx.str(j["hashAlgorithm"], "hashAlgorithm");
-    if (m.hash_algorithm != "sha256")
-      fail("{}: hashAlgorithm: expected \"sha256\", got \"{}\" (blueshift verifies SHA-256 only)", label,
-           m.hash_algorithm);
+    if (m.hash_algorithm != "sha256" && m.hash_algorithm != "blake3")
+      fail("{}: hashAlgorithm: expected \"sha256\" or \"blake3\", got \"{}\"", label, m.hash_algorithm);
+    cx.hash_name = m.hash_algorithm == "blake3" ? "BLAKE3" : "SHA-256";
   }
   const json& shards = cx.need(j, "shards", "manifest");
   if (!shards.is_array()) fail("{}: shards: expected a list", label);

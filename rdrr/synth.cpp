@@ -25,21 +25,6 @@ namespace {
 
 constexpr uint64_t kChunkElems = 4ull << 20;  // values generated per work item (8 MB of bf16)
 
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer: a bijection that scatters every input bit
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Approximately N(0, 1): the sum of four 16-bit uniforms (Irwin-Hall), centred and scaled.
-float gauss(uint64_t key, uint64_t i) {
-  uint64_t h = mix(key + i * 0x9e3779b97f4a7c15ull);
-  float s = float(h & 0xffff) + float((h >> 16) & 0xffff) + float((h >> 32) & 0xffff) + float(h >> 48);
-  return (s - 2.0f * 65535.0f) * (1.0f / (65536.0f * 0.57735027f));
-}
-
 struct Item {
   std::string name;       // HF name
   std::vector<int64_t> shape;
@@ -85,7 +70,7 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
       it.mean = 0.0f;
       it.stddev = wstd;
     }
-    it.key = mix(opt.seed ^ mix(++index));
+    it.key = synth_mix(opt.seed ^ synth_mix(++index));
     it.elems = 1;
     for (auto d : it.shape) it.elems *= uint64_t(d);
     it.bytes = it.elems * 2;
@@ -169,7 +154,7 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
       const Item& it = *wk.it;
       uint64_t n = wk.end - wk.begin;
       for (uint64_t i = 0; i < n; ++i) {
-        float v = it.mean + it.stddev * gauss(it.key, wk.begin + i);
+        float v = it.mean + it.stddev * synth_gauss(it.key, wk.begin + i);
         buf[i] = bf16 ? float_to_bf16(v) : float_to_half(v);
       }
       const char* p = reinterpret_cast<const char*>(buf.data());

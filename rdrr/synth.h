@@ -10,6 +10,24 @@
 
 namespace bs {
 
+// splitmix64's finalizer: a bijection that scatters every input bit. The counter-based generator of
+// synth and synth --like: value i of a stream is a pure function of (key, i), so any slice of a tensor
+// can be generated on its own, by any thread.
+inline uint64_t synth_mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Approximately N(0, 1): the sum of four 16-bit uniforms (Irwin-Hall), centred and scaled.
+inline float synth_gauss(uint64_t key, uint64_t i) {
+  uint64_t h = synth_mix(key + i * 0x9e3779b97f4a7c15ull);
+  float s = float(h & 0xffff) + float((h >> 16) & 0xffff) + float((h >> 32) & 0xffff) + float(h >> 48);
+  return (s - 2.0f * 65535.0f) * (1.0f / (65536.0f * 0.57735027f));
+}
+
 struct SynthOptions {
   uint64_t seed = 0;
   DType dtype = DType::BF16;                   // BF16 or F16

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include "runtime/base/error.h"
+#include "sharding/blake3.h"
 
 namespace bs {
 
@@ -36,12 +37,13 @@ std::string sha256_hex(std::span<const std::byte> data) {
   return to_hex(md, 32);
 }
 
-std::string blake3_hex(std::span<const std::byte>) {
-  throw Error("BLAKE3 is not implemented yet", ErrorKind::internal);  // sharding/blake3.cpp replaces this
+std::string blake3_hex(std::span<const std::byte> data, int threads) {
+  Blake3Digest d = blake3(data, threads);
+  return to_hex(d.data(), d.size());
 }
 
-std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data) {
-  return a == HashAlgorithm::blake3 ? blake3_hex(data) : sha256_hex(data);
+std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data, int threads) {
+  return a == HashAlgorithm::blake3 ? blake3_hex(data, threads) : sha256_hex(data);
 }
 
 }  // namespace bs

@@ -18,7 +18,8 @@ std::optional<HashAlgorithm> parse_hash_algorithm(std::string_view name);
 std::string_view hash_algorithm_name(HashAlgorithm a);
 
 std::string sha256_hex(std::span<const std::byte> data);
-std::string blake3_hex(std::span<const std::byte> data);  // 32-byte default output
-std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data);
+// BLAKE3's tree lets one large input be hashed on several threads (`threads`; SHA-256 ignores it).
+std::string blake3_hex(std::span<const std::byte> data, int threads = 1);  // 32-byte default output
+std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data, int threads = 1);
 
 }  // namespace bs

@@ -28,6 +28,19 @@ int thread_count(const LoadOptions& o) {
   return std::max(n, 1);
 }
 
+// The manifest's hashAlgorithm (parse_manifest admits only the two).
+HashAlgorithm shard_hash_algorithm(const Manifest& m) {
+  auto a = parse_hash_algorithm(m.hash_algorithm);
+  if (!a) fail("manifest hashAlgorithm: expected \"sha256\" or \"blake3\", got \"{}\"", m.hash_algorithm);
+  return *a;
+}
+
+// How the shard hash and the workers share the cores: BLAKE3 can hash one shard on several threads,
+// which pays when there are fewer shards than threads (a one-shard model, or the last shard).
+int hash_threads(const Manifest& m, const LoadOptions& o) {
+  return std::max<int>(1, thread_count(o) / int(std::max<size_t>(1, m.shards.size())));
+}
+
 // A verification failure: the check that failed, with expected and actual values.
 struct CheckFailure {
   std::string check, expected, actual, message;
@@ -78,8 +91,8 @@ struct ShardBytes {
 
 // Reads and verifies one shard; on failure fills `why` and returns false (verify collects these,
 // loading throws them).
-bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, BufferPool& pool, ShardBytes& raw,
-                CheckFailure& why) {
+bool read_shard(const ShardInfo& s, HashAlgorithm algo, int threads, const fs::path& dir, bool decompress,
+                BufferPool& pool, ShardBytes& raw, CheckFailure& why) {
   const fs::path path = dir / s.filename;
   auto bad = [&](std::string check, std::string expected, std::string actual) {
     why.message = fmt::format("{}: {} mismatch: expected {}, got {}", path.string(), check, expected, actual);
@@ -112,7 +125,7 @@ bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, Buffer
   }
   ::close(fd);
   if (got != want) return bad("size", fmt::format("{} bytes", want), fmt::format("{} bytes readable", got));
-  std::string h = sha256_hex(std::span<const std::byte>(stored.data(), want));
+  std::string h = hash_hex(algo, std::span<const std::byte>(stored.data(), want), threads);
   if (h != s.file_hash()) return bad(s.compressed ? "storedHash" : "hash", s.file_hash(), h);
   if (!s.compressed) {
     raw.buf = std::move(stored);
@@ -134,18 +147,18 @@ bool read_shard(const ShardInfo& s, const fs::path& dir, bool decompress, Buffer
   pool.give(std::move(stored));
   if (ZSTD_isError(n)) return bad("zstd", fmt::format("a frame of {} bytes", s.size), ZSTD_getErrorName(n));
   if (n != s.size) return bad("rawSize", fmt::format("{} bytes", s.size), fmt::format("{} bytes", n));
-  h = sha256_hex(raw.bytes());
+  h = hash_hex(algo, raw.bytes(), threads);
   if (h != s.hash) return bad("hash", s.hash, h);
   return true;
 }
 
 }  // namespace
 
-std::vector<std::byte> read_verified_shard(const ShardInfo& s, const fs::path& dir) {
+std::vector<std::byte> read_verified_shard(const Manifest& m, const ShardInfo& s, const fs::path& dir) {
   BufferPool pool;
   ShardBytes raw;
   CheckFailure why;
-  if (!read_shard(s, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+  if (!read_shard(s, shard_hash_algorithm(m), thread_count({}), dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
   raw.buf.resize(raw.size);
   return std::move(raw.buf);
 }
@@ -164,14 +177,16 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
 
   const size_t window = size_t(thread_count(opt));
   BufferPool pool(largest_shard(m));
+  const HashAlgorithm algo = shard_hash_algorithm(m);
+  const int hash_thr = hash_threads(m, opt);
   std::deque<std::future<ShardBytes>> in_flight;
   size_t next = 0;
   auto launch = [&] {
     const ShardInfo& s = m.shards[next++];
-    in_flight.push_back(std::async(std::launch::async, [&s, &dir, &pool] {
+    in_flight.push_back(std::async(std::launch::async, [&s, &dir, &pool, algo, hash_thr] {
       ShardBytes raw;
       CheckFailure why;
-      if (!read_shard(s, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+      if (!read_shard(s, algo, hash_thr, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
       return raw;
     }));
   };
@@ -214,12 +229,14 @@ std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, 
   std::atomic<uint64_t> done{0};
   std::mutex progress_mu;
   BufferPool pool(largest_shard(m));
+  const HashAlgorithm algo = shard_hash_algorithm(m);
+  const int hash_thr = hash_threads(m, opt);
   auto worker = [&] {
     for (size_t i; (i = next++) < m.shards.size();) {
       const ShardInfo& s = m.shards[i];
       ShardBytes raw;
       CheckFailure why;
-      if (!read_shard(s, dir, decompress, pool, raw, why)) {
+      if (!read_shard(s, algo, hash_thr, dir, decompress, pool, raw, why)) {
         problems[i] = {s.index, s.filename, why.check, why.expected, why.actual, why.message};
         bad[i] = 1;
       }

@@ -1,5 +1,6 @@
-// Loading an RDRR model's tensors: every shard is read, checked against the manifest (size and
-// SHA-256 of the stored file, zstd frame size, size and SHA-256 of the raw bytes) and decompressed on
+// Loading an RDRR model's tensors: every shard is read, checked against the manifest (size and hash of
+// the stored file, zstd frame size, size and hash of the raw bytes; the hash is the manifest's
+// hashAlgorithm, SHA-256 or BLAKE3) and decompressed on
 // worker threads, while the calling thread receives the tensors of earlier shards. Loading is always
 // verified; nothing reaches the sink from a shard that failed a check.
 #pragma once
@@ -19,7 +20,7 @@ struct LoadOptions {
   std::function<void(uint64_t done, uint64_t total)> progress;  // raw bytes, on the calling thread
 };
 
-// Verifies (SHA-256 of stored and raw bytes) and decompresses shards in parallel on a thread pool,
+// Verifies (hashes of stored and raw bytes) and decompresses shards in parallel on a thread pool,
 // and calls sink(tensor, bytes) on the CALLING thread for every tensor, in manifest order of shards
 // (by offset within a shard), while later shards are still being verified/decompressed. At most
 // `threads` shards are in flight (plus the one being delivered), so host memory stays bounded by a few
@@ -29,9 +30,9 @@ struct LoadOptions {
 void load_tensors(const Manifest& manifest, const std::filesystem::path& dir, const LoadOptions& options,
                   const std::function<void(const TensorEntry&, std::span<const std::byte>)>& sink);
 
-// Reads shard `s` of the model in `dir` and returns its verified raw bytes; throws
-// bs::Error(integrity) naming the file, the check and expected vs actual.
-std::vector<std::byte> read_verified_shard(const ShardInfo& s, const std::filesystem::path& dir);
+// Reads shard `s` of manifest `m` (which names the hash) in `dir` and returns its verified raw bytes;
+// throws bs::Error(integrity) naming the file, the check and expected vs actual.
+std::vector<std::byte> read_verified_shard(const Manifest& m, const ShardInfo& s, const std::filesystem::path& dir);
 
 // What `blueshift verify` reports for one bad shard.
 struct ShardProblem {

@@ -43,10 +43,10 @@ ShardInfo store_shard(const fs::path& dir, ShardInfo info, std::vector<std::byte
     write_file(dir / info.filename, bytes);
     return info;
   };
-  if (!opt.compress) return plain(sha256_hex(bytes));
+  if (!opt.compress) return plain(hash_hex(opt.hash, bytes));
   info.filename = fmt::format("shard_{:05d}.bin.zst", info.index);
   // Hash the raw bytes while zstd's workers compress them.
-  auto raw_hash = std::async(std::launch::async, [bytes] { return sha256_hex(bytes); });
+  auto raw_hash = std::async(std::launch::async, [bytes, &opt] { return hash_hex(opt.hash, bytes); });
   std::vector<std::byte> out(ZSTD_compressBound(size));
   ZstdCtx cctx;
   ZSTD_CCtx_setParameter(cctx.p, ZSTD_c_compressionLevel, opt.zstd_level);
@@ -59,7 +59,7 @@ ShardInfo store_shard(const fs::path& dir, ShardInfo info, std::vector<std::byte
   std::span<const std::byte> stored(out.data(), n);
   info.compressed = true;
   info.stored_size = n;
-  info.stored_hash = sha256_hex(stored);
+  info.stored_hash = hash_hex(opt.hash, stored);
   info.hash = raw_hash.get();
   write_file(dir / info.filename, stored);
   return info;

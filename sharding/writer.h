@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdrr/manifest.h"
+#include "sharding/hash.h"
 
 namespace bs {
 
@@ -24,6 +25,7 @@ struct ShardWriterOptions {
   double min_saving = 0.05;
   int threads = 0;                    // zstd worker threads; 0 = hardware_concurrency
   uint32_t align = 256;               // tensor start alignment within a shard
+  HashAlgorithm hash = HashAlgorithm::sha256;  // of raw and stored bytes (the manifest's hashAlgorithm)
 };
 
 class ShardWriter {

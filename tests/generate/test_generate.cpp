@@ -164,14 +164,26 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
                         "submits_per_token", "readback_bytes_per_token", "dispatches_per_token", "barriers_per_token",
                         "weight_bytes_per_token", "achieved_gb_s", "peak_gb_s", "pct_of_peak", "gpu_ms_by_kernel",
                         "vram_bytes", "weight_bytes", "kv_cache_bytes", "load_s", "token_arrival_ms", "reps", "sampling",
-                        "kv_bytes_per_token", "gpu_ms_by_dispatch"})
+                        "kv_bytes_per_token", "gpu_ms_by_dispatch", "peak_error", "peak_gb_s_by_mib", "peak_runs",
+                        "floor_ms_per_token", "floor_tok_s"})
     EXPECT_TRUE(j.contains(f)) << "missing field " << f;
   EXPECT_EQ(j["quant"], "Q8_0");
   EXPECT_EQ(j["gen_tokens"], 128);
   EXPECT_LE(j["submits_per_token"].get<double>(), 1.0 / 16);
   EXPECT_GT(j["decode_tok_s"].get<double>(), 0);
   EXPECT_GT(j["prefill_tok_s"].get<double>(), 0);
-  EXPECT_GT(j["peak_gb_s"].get<double>(), 0);
+  // The peak is the best of several sizes and runs, a percentage of it never exceeds 100, and the floor
+  // is the token's bytes at that peak.
+  double peak = j["peak_gb_s"];
+  EXPECT_GT(peak, 0);
+  EXPECT_GE(j["peak_runs"].get<int>(), 10);
+  ASSERT_GE(j["peak_gb_s_by_mib"].size(), 2u);
+  for (const auto& [mib, gbs] : j["peak_gb_s_by_mib"].items()) EXPECT_LE(gbs.get<double>(), peak) << mib;
+  EXPECT_LE(j["pct_of_peak"].get<double>(), 100.0);
+  EXPECT_EQ(j["peak_error"].is_null(), j["achieved_gb_s"].get<double>() <= peak);
+  double bytes = j["weight_bytes_per_token"].get<double>() + j["kv_bytes_per_token"].get<double>();
+  EXPECT_NEAR(j["floor_ms_per_token"].get<double>(), bytes / (peak * 1e9) * 1e3, 1e-9);
+  EXPECT_NEAR(j["floor_tok_s"].get<double>() * j["floor_ms_per_token"].get<double>(), 1e3, 1e-6);
   EXPECT_GT(j["dispatches_per_token"].get<int>(), 10);
   double p50 = j["decode_ms_per_token_p50"], p95 = j["decode_ms_per_token_p95"];
   EXPECT_GT(p50, 0);

@@ -1,0 +1,51 @@
+// BLAKE3 (the default 32-byte hash mode), written from the BLAKE3 specification and checked against
+// its official test vectors (tests/rdrr/test_blake3.cpp). DOPPLER's newer manifests hash shards with
+// it; no Debian package provides it for C or C++.
+//
+// Speed: the chunks of a message are independent, so whole chunks are compressed 4, 8 or 16 at a
+// time (one chunk per SIMD lane: SSE4.1, AVX2, AVX-512 kernels chosen at run time, a portable scalar
+// one everywhere), the parent levels of the tree likewise, and a large input can be cut across threads.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace bs {
+
+using Blake3Digest = std::array<uint8_t, 32>;
+
+// The hash of `data`. threads > 1 spreads the chunks of inputs of a few MiB or more over that many
+// threads (the result does not depend on it).
+Blake3Digest blake3(std::span<const std::byte> data, int threads = 1);
+
+// Incremental hashing: update() with pieces of any size, then finalize(); equals blake3(all pieces).
+class Blake3Hasher {
+ public:
+  Blake3Hasher();
+  void update(std::span<const std::byte> data);
+  Blake3Digest finalize() const;
+
+ private:
+  void push_chunk_cv(const uint32_t cv[8]);
+
+  std::array<uint32_t, 8> chunk_cv_;            // chaining value of the chunk in progress
+  std::array<uint8_t, 64> block_{};             // its unfinished block
+  uint32_t block_len_ = 0;                      // bytes in block_
+  uint32_t blocks_done_ = 0;                    // compressed blocks of the chunk in progress
+  uint64_t chunk_counter_ = 0;                  // index of the chunk in progress
+  std::vector<std::array<uint32_t, 8>> stack_;  // chaining values of complete subtrees, largest first
+};
+
+// The SIMD kernels, for tests and benchmarks: the fastest the CPU supports is used unless one is
+// forced (process-wide; not for use while other threads hash).
+enum class Blake3Kernel : uint8_t { portable, sse41, avx2, avx512 };
+std::vector<Blake3Kernel> blake3_kernels_available();
+Blake3Kernel blake3_kernel();
+void blake3_force_kernel(Blake3Kernel k);  // must be one of blake3_kernels_available()
+void blake3_reset_kernel();                // back to the best available
+std::string_view blake3_kernel_name(Blake3Kernel k);
+
+}  // namespace bs
