@@ -2,9 +2,9 @@
 // qwen3-tiny, and the committed tests/model/goldens/gemma3-pad320, whose hidden 320 and intermediate
 // 448 make DOPPLER pad Q4_K rows to whole 256-blocks) are converted to RDRR by `doppler-gpu` 0.5.1
 // (npm; its CLI runs headless under Node, no GPU), as F16 and as Q4_K_M (row layout; one case in its
-// transposed col layout), some with BLAKE3
-// hashes and 256 KiB shards so tensors cross shards. blueshift must then verify each bundle, describe
-// it, and run it through the prefill and decode paths:
+// transposed col layout), some with BLAKE3 hashes and 256 KiB shards so tensors cross shards. blueshift must then verify each bundle, describe
+// it (verify --deep: shard hashes and DOPPLER's per-tensor Merkle roots), and run it through the
+// prefill and decode paths:
 //   - F16: against transformers' float32 logits, worst row rel L2 <= 1e-2, top-1 >= 98%;
 //   - Q4_K: at the same bound against blueshift's float64 CPU forward over the same weights, and
 //     against blueshift's HF path over DOPPLER's own dequantization of the bundle (dequant_to_hf.mjs),
@@ -274,11 +274,18 @@ TEST_P(DopplerOracle, ConvertedBundleRunsInBlueshift) {
   fs::path bundle = tmp / "rdrr";
   std::string err = doppler_convert(c, bundle, tmp.path);
   ASSERT_EQ(err, "");
-  inspect_manifest(c, read_json(bundle / "manifest.json"));
+  json manifest = read_json(bundle / "manifest.json");
+  inspect_manifest(c, manifest);
 
-  auto r = run_blueshift({"verify", bundle.string()});
-  EXPECT_EQ(r.exit_code, 0) << "blueshift verify: " << r.err;
-  std::printf("blueshift verify: exit %d %s", r.exit_code, r.out.c_str());
+  // --deep also recomputes the per-tensor Merkle roots DOPPLER writes (SHA-256 whatever the shard hash).
+  auto r = run_blueshift({"verify", "--deep", bundle.string()});
+  EXPECT_EQ(r.exit_code, 0) << "blueshift verify --deep: " << r.err << r.out;
+  std::printf("blueshift verify --deep: exit %d\n%s", r.exit_code, r.out.c_str());
+  size_t roots = manifest["integrityExtensions"]["blockMerkle"]["roots"].size();
+  std::string all_match = std::to_string(roots) + " of " + std::to_string(roots) + " tensor roots match";
+  if (r.exit_code == 0) {
+    EXPECT_NE(r.out.find(all_match), std::string::npos) << r.out;
+  }
 
   json hf = read_json(model_dir(c.source) / "config.json");
   r = run_blueshift({"info", "--json", bundle.string()});
