@@ -2,8 +2,9 @@
 // qwen3-tiny, and the committed tests/model/goldens/gemma3-pad320, whose hidden 320 and intermediate
 // 448 make DOPPLER pad Q4_K rows to whole 256-blocks) are converted to RDRR by `doppler-gpu` 0.5.1
 // (npm; its CLI runs headless under Node, no GPU), as F16 and as Q4_K_M (row layout; one case in its
-// transposed col layout), some with BLAKE3 hashes and 256 KiB shards so tensors cross shards. blueshift must then verify each bundle, describe
-// it (verify --deep: shard hashes and DOPPLER's per-tensor Merkle roots), and run it through the
+// transposed col layout), some with 256 KiB shards so tensors cross shards, some hashed with DOPPLER's
+// "blake3". blueshift must then verify each bundle (verify --deep: shard hashes and DOPPLER's
+// per-tensor Merkle roots), describe it, and run it through the
 // prefill and decode paths:
 //   - F16: against transformers' float32 logits, worst row rel L2 <= 1e-2, top-1 >= 98%;
 //   - Q4_K: at the same bound against blueshift's float64 CPU forward over the same weights, and
@@ -56,13 +57,15 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.source.name << " as " << c.flavour.name; }
 
 const Flavour kF16{"f16", false, "sha256", 0}, kQ4k{"q4k", true, "sha256", 0},
-    kF16Spans{"f16_blake3_spans", false, "blake3", 256 << 10}, kQ4kSpans{"q4k_blake3_spans", true, "blake3", 256 << 10},
+    kF16Spans{"f16_spans", false, "sha256", 256 << 10}, kQ4kSpans{"q4k_spans", true, "sha256", 256 << 10},
+    kF16Blake3{"f16_blake3", false, "blake3", 0}, kQ4kBlake3{"q4k_blake3", true, "blake3", 0},
     kQ4kCol{"q4k_col", true, "sha256", 0, "col"};  // DOPPLER's transposed Q4_K (for its dequantize-then-matmul path)
 
 std::vector<Case> cases() {
   Source gemma{"gemma3-tiny", "gemma3", true}, qwen{"qwen3-tiny", "qwen3", true}, pad{"gemma3-pad320", "gemma3", false};
   return {{gemma, kF16}, {gemma, kQ4k}, {qwen, kF16}, {qwen, kQ4k},
-          {pad, kF16},   {pad, kQ4k},   {pad, kF16Spans}, {pad, kQ4kSpans}, {pad, kQ4kCol}};
+          {pad, kF16},   {pad, kQ4k},   {pad, kF16Spans}, {pad, kQ4kSpans}, {pad, kF16Blake3}, {pad, kQ4kBlake3},
+          {pad, kQ4kCol}};
 }
 
 fs::path doppler_dir() {
