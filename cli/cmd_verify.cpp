@@ -1,5 +1,6 @@
 // blueshift verify MODEL_DIR [--json] [--deep]: re-hash every shard against the manifest (with its
-// hashAlgorithm, SHA-256 or BLAKE3). Exit 0 when all match; otherwise every bad shard is named with
+// hashAlgorithm, SHA-256 or BLAKE3, where a "blake3" hash may also be DOPPLER's variant of it, and the
+// output says which the shards matched). Exit 0 when all match; otherwise every bad shard is named with
 // expected vs actual, and the exit code is 4 (integrity). --deep also recomputes DOPPLER's per-tensor
 // block Merkle roots (integrityExtensions.blockMerkle) and names every tensor whose root differs.
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "cli/command.h"
 #include "runtime/base/error.h"
 #include "runtime/base/progress.h"
+#include "sharding/hash.h"
 #include "sharding/merkle.h"
 #include "sharding/reader.h"
 
@@ -77,6 +79,29 @@ struct DeepCheck {
   }
 };
 
+// Which BLAKE3 the shards matched (sharding/hash.h): "spec", "doppler", "mixed", or "" when no hash of
+// a "blake3" manifest matched (or it is SHA-256).
+std::string hash_variant(const bs::ShardHashCheck& c) {
+  const uint64_t spec = c.matched(bs::Blake3Variant::spec), dop = c.matched(bs::Blake3Variant::doppler);
+  if (dop && spec) return "mixed";
+  if (dop) return std::string(bs::blake3_variant_name(bs::Blake3Variant::doppler));
+  return spec ? std::string(bs::blake3_variant_name(bs::Blake3Variant::spec)) : "";
+}
+
+// The algorithm as the text output names it: "sha256", "blake3", or with DOPPLER's variant
+// "blake3 (DOPPLER's variant, doppler-gpu <= 0.5.1)".
+std::string hash_label(const bs::Manifest& m, const bs::ShardHashCheck& c) {
+  const std::string v = hash_variant(c);
+  if (v == "doppler")
+    return fmt::format("{} ({})", m.hash_algorithm,
+                       bs::blake3_variant_description(bs::Blake3Variant::doppler));
+  if (v == "mixed")
+    return fmt::format("{} ({} shard hashes spec, {} {})", m.hash_algorithm,
+                       c.matched(bs::Blake3Variant::spec), c.matched(bs::Blake3Variant::doppler),
+                       bs::blake3_variant_description(bs::Blake3Variant::doppler));
+  return m.hash_algorithm;
+}
+
 constexpr const char* kNoBlockMerkle =
     "the manifest has no integrityExtensions.blockMerkle: no tensor roots to check";
 
@@ -104,6 +129,9 @@ void setup(CLI::App& app) {
     if (bm) deep.bm = &*bm;
     bs::LoadOptions o;
     o.threads = a->threads;
+    // One check for every pass over the shards, so that a DOPPLER bundle's variant is learnt once.
+    bs::ShardHashCheck hash_check(*bs::parse_hash_algorithm(m.hash_algorithm));  // read_manifest checked it
+    o.hash_check = &hash_check;
     if (a->loader) {
       bs::ProgressBar bar("load", m.total_size);
       o.progress = [&bar](uint64_t done, uint64_t) { bar.update(done); };
@@ -117,8 +145,8 @@ void setup(CLI::App& app) {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       bar.finish();
       std::printf("%s: OK via loader (%s), %llu tensors, %.1f MB raw in %.2f s (%.2f GB/s)\n", a->dir.c_str(),
-                  m.hash_algorithm.c_str(), (unsigned long long)tensors, double(m.total_size) / 1e6, s,
-                  double(m.total_size) / 1e9 / s);
+                  hash_label(m, hash_check).c_str(), (unsigned long long)tensors, double(m.total_size) / 1e6,
+                  s, double(m.total_size) / 1e9 / s);
       (void)checksum;
       if (a->deep && !bm) std::printf("%s: deep: %s\n", a->dir.c_str(), kNoBlockMerkle);
       if (bm) deep.print(a->dir);
@@ -144,6 +172,10 @@ void setup(CLI::App& app) {
       nlohmann::ordered_json j;
       j["ok"] = ok;
       j["hashAlgorithm"] = m.hash_algorithm;
+      if (m.hash_algorithm == "blake3") {  // which BLAKE3 the hashes matched; null when none did
+        std::string v = hash_variant(hash_check);
+        j["hashVariant"] = v.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
+      }
       j["shards"] = m.shards.size();
       j["bytes"] = m.total_size;
       auto& bad = j["problems"] = nlohmann::ordered_json::array();
@@ -164,12 +196,12 @@ void setup(CLI::App& app) {
     } else {
       if (problems.empty()) {
         std::printf("%s: OK, %zu shards, %.1f MB verified (%s%s)\n", a->dir.c_str(), m.shards.size(),
-                    double(m.total_size) / 1e6, m.hash_algorithm.c_str(),
+                    double(m.total_size) / 1e6, hash_label(m, hash_check).c_str(),
                     a->quick ? ", stored files only" : "");
       } else {
         for (auto& p : problems) std::fprintf(stderr, "BAD %s\n", p.message.c_str());
         std::fprintf(stderr, "%s: %zu of %zu shards failed verification (%s)\n", a->dir.c_str(),
-                     problems.size(), m.shards.size(), m.hash_algorithm.c_str());
+                     problems.size(), m.shards.size(), hash_label(m, hash_check).c_str());
       }
       if (a->deep && !bm)
         std::printf("%s: deep: %s\n", a->dir.c_str(), kNoBlockMerkle);

@@ -100,6 +100,10 @@ float mv_x1(uint xb, uint e) { return x[xb + e]; }
 vec4 mv_x4(uint xb, uint i) { return x[xb + i]; }
 #endif
 #endif
+#ifndef MV_X_SCALAR
+// mv_x4 for i < kv, else 0 without reading x (or nw): rows padded to whole blocks (matvec_q4k.comp).
+vec4 mv_x4m(uint xb, uint i, uint kv) { return i < kv ? mv_x4(xb, i) : vec4(0.0); }
+#endif
 
 void mv_finish(uint row0, uint b) {
   for (uint r = 0; r < MV_NR; ++r) {

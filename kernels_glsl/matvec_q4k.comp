@@ -1,5 +1,9 @@
 #version 450
-// y = W x for Q4_K W [m, k] (k % 256 == 0) and f32 x [batch, k]; see matvec.glsl for the epilogue.
+// y = W x for Q4_K W [m, k] (k % 4 == 0) and f32 x [batch, k]; see matvec.glsl for the epilogue. A row
+// whose k is not a multiple of 256 is padded to whole blocks (DOPPLER's "row" layout: [2048, 640] is
+// 2048 rows of 3 blocks): rows are ceil(k / 256) blocks apart, parts wholly in the padding are skipped
+// (no bytes read for them), and x past k reads as 0 in a part that straddles k, so whatever the padding
+// codes hold never meets x (or the next batch row's x).
 // Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
 //
 // Bandwidth layout: a 144-byte block is 9 uvec4s (header: d, dmin, 12 scale bytes; then 8 of qs) and
@@ -39,14 +43,15 @@ uvec4 mv_w(uint r, uint i) {
 
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
-  uint nb = p.k / 256u, nparts = nb * 8u;
+  uint nb = (p.k + 255u) / 256u, nparts = nb * 8u, kv = p.k / 4u;
   uint xb = b * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, t = part & 7u, j = t >> 1;
     uint xo = (blk * 256u + 64u * j + 16u * (t & 1u)) / 4u;
-    vec4 xa0 = mv_x4(xb, xo), xa1 = mv_x4(xb, xo + 1), xa2 = mv_x4(xb, xo + 2), xa3 = mv_x4(xb, xo + 3);
-    vec4 xb0 = mv_x4(xb, xo + 8), xb1 = mv_x4(xb, xo + 9), xb2 = mv_x4(xb, xo + 10), xb3 = mv_x4(xb, xo + 11);
+    if (xo >= kv) continue;  // padding only
+    vec4 xa0 = mv_x4m(xb, xo, kv), xa1 = mv_x4m(xb, xo + 1, kv), xa2 = mv_x4m(xb, xo + 2, kv), xa3 = mv_x4m(xb, xo + 3, kv);
+    vec4 xb0 = mv_x4m(xb, xo + 8, kv), xb1 = mv_x4m(xb, xo + 9, kv), xb2 = mv_x4m(xb, xo + 10, kv), xb3 = mv_x4m(xb, xo + 11, kv);
     float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
     xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
     xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;

@@ -30,11 +30,13 @@ uvec4[2] w_decode(WChunk c) { return uvec4[2](c.lo, c.hi); }
 #elif defined(W_Q4K)
 // 144-byte blocks {d, dmin (f16); scales[12]; qs[128]} are 16-byte aligned: one uvec4 holds the
 // header, and the 16 qs bytes of a chunk hold its codes in the low (even sub-block) or high (odd
-// sub-block) nibbles (GGML: sub-blocks 2j and 2j+1 share qs bytes 32j .. 32j + 31).
+// sub-block) nibbles (GGML: sub-blocks 2j and 2j+1 share qs bytes 32j .. 32j + 31). Rows of k not a
+// multiple of 256 are padded to whole blocks (DOPPLER's "row" layout); chunks past k are never fetched
+// (k % BK == 0).
 layout(std430, binding = 0) readonly buffer Wt { uvec4 wt[]; };
 struct WChunk { uvec4 hdr, qs; uint sub; };
 WChunk w_fetch(uint row, uint k, uint e) {
-  uint base = (row * (k >> 8) + (e >> 8)) * 9u, el = e & 255u, sub = el >> 5;
+  uint base = (row * ((k + 255u) >> 8) + (e >> 8)) * 9u, el = e & 255u, sub = el >> 5;
   uint byte = 32u * (sub >> 1) + (el & 16u);
   return WChunk(wt[base], wt[base + 1u + (byte >> 4)], sub);
 }

@@ -21,9 +21,10 @@ float weight_at(uint row, uint k, uint e) {
 #elif defined(W_Q4K)
 layout(std430, binding = 0) readonly buffer Wt { uvec4 wt[]; };
 const uint kWeightElemBytes = 16;
-uint weight_row_bytes(uint k) { return k / 256u * 144u; }
+// Rows of k not a multiple of 256 are padded to whole blocks (DOPPLER's "row" layout); e < k only.
+uint weight_row_bytes(uint k) { return (k + 255u) / 256u * 144u; }
 float weight_at(uint row, uint k, uint e) {
-  uint base = (row * (k >> 8) + (e >> 8)) * 9u;
+  uint base = (row * ((k + 255u) >> 8) + (e >> 8)) * 9u;
   uint el = e & 255u, sub = el >> 5, byte = 32u * (sub >> 1) + (el & 31u);
   uvec4 hdr = wt[base];
   uint q = (wt[base + 1u + (byte >> 4)][(byte >> 2) & 3u] >> (8u * (byte & 3u) + 4u * (sub & 1u))) & 15u;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -78,6 +79,59 @@ ShardInfo parse_shard(const Ctx& cx, const json& s, size_t i) {
   return sh;
 }
 
+// One more entry for bytes a tensor names outside "tensors" (sourceTransform.scaleSource): an F32
+// vector of `elems`, so loading, overlap checks and span validation treat it like any tensor.
+TensorEntry companion_entry(const Ctx& cx, const TensorEntry& of, const json& ref, uint64_t elems,
+                            const std::vector<ShardInfo>& shards, const std::string& where) {
+  if (!ref.is_object()) fail("{}: {}: expected an object {{shard, offset, size}}", cx.label, where);
+  TensorEntry c;
+  c.name = of.name + "#scales";
+  c.dtype = DType::F32;
+  c.shape = {int64_t(elems)};
+  c.size = cx.u64(cx.need(ref, "size", where), where + ".size");
+  if (c.size / 4 != elems || c.size % 4)
+    fail("{}: {}.size: {} F32 row scales need {} bytes, size says {}", cx.label, where, elems, elems * 4.0, c.size);
+  uint64_t shard = cx.u64(ref.contains("shardIndex") ? ref["shardIndex"] : cx.need(ref, "shard", where), where + ".shard");
+  uint64_t offset = cx.u64(cx.need(ref, "offset", where), where + ".offset");
+  auto end = checked_add(offset, c.size);
+  if (shard >= shards.size() || !end || *end > shards[shard].size)
+    fail("{}: {}: bytes [{}, {}+{}) of shard {} are not inside a shard of this manifest", cx.label, where, offset, offset,
+         c.size, shard);
+  c.spans.push_back({uint32_t(shard), offset, c.size});
+  c.companion_of = of.name;
+  c.role = "other";
+  c.group = of.group;
+  return c;
+}
+
+// DOPPLER's int4 per-row table ("F16" + sourceTransform litert_axis_dequant, quantizationInfo
+// perLayerEmbeddings "int4_per_row"): value [r, c] = (nibble - 8) * scale[r], nibbles low first, one F32
+// scale per row. Only the variant DOPPLER's converter writes is accepted; anything else is named.
+void parse_int4_table(const Ctx& cx, TensorEntry& e, const json& tr, const std::string& where) {
+  if (!tr.is_object()) fail("{}: {}: expected an object", cx.label, where);
+  auto want_str = [&](const char* key, std::string_view expect) {
+    std::string v = cx.str(cx.need(tr, key, where), where + "." + key);
+    if (v != expect)
+      fail("{}: {}.{}: '{}' is not supported (blueshift reads DOPPLER's int4_per_row table: '{}')", cx.label, where,
+           key, v, expect);
+  };
+  want_str("kind", "litert_axis_dequant");
+  want_str("sourceDtype", "INT4");
+  want_str("targetDtype", "F16");
+  want_str("storageEncoding", "offset_binary");
+  want_str("scaleSemantics", "step");
+  if (e.dtype != DType::F16) fail("{}: {}: targetDtype F16 but the tensor's dtype is {}", cx.label, where, dtype_name(e.dtype));
+  uint64_t axis = cx.u64(cx.need(tr, "quantAxis", where), where + ".quantAxis");
+  if (axis != 1) fail("{}: {}.quantAxis: expected 1 (one scale per row), got {}", cx.label, where, axis);
+  if (e.shape.size() != 2) fail("{}: {}: the int4 table must be 2-D, shape has {} dims", cx.label, where, e.shape.size());
+  const json& ss = cx.need(tr, "storageShape", where);
+  if (!ss.is_array() || ss.size() != 2 || cx.u64(ss[0], where + ".storageShape") != uint64_t(e.shape[0]) ||
+      cx.u64(ss[1], where + ".storageShape") != uint64_t(e.shape[1]))
+    fail("{}: {}.storageShape: expected [{}, {}] (the shape, quantAxis 1), got {}", cx.label, where, e.shape[0],
+         e.shape[1], ss.dump());
+  e.dtype = DType::I4;
+}
+
 TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, const std::vector<ShardInfo>& shards) {
   std::string where = "tensors['" + name + "']";
   if (!t.is_object()) fail("{}: {}: expected an object", cx.label, where);
@@ -86,7 +140,8 @@ TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, 
   std::string dt = cx.str(cx.need(t, "dtype", where), where + ".dtype");
   auto dtype = parse_dtype(dt);
   if (!dtype)
-    fail("{}: {}.dtype: '{}' is not supported (F32, F16, BF16, Q8_0, Q4_K, Q4_K_M, Q6_K)", cx.label, where, dt);
+    fail("{}: {}.dtype: '{}' is not supported (F32, F16, BF16, I32, I64, Q8_0, Q4_K, Q4_K_M, Q6_K, W4A16)", cx.label,
+         where, dt);
   e.dtype = *dtype;
   const json& shape = cx.need(t, "shape", where);
   if (!shape.is_array() || shape.size() > 8) fail("{}: {}.shape: expected a list of at most 8 dims", cx.label, where);
@@ -96,19 +151,58 @@ TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, 
     e.shape.push_back(int64_t(v));
   }
   e.size = cx.u64(cx.need(t, "size", where), where + ".size");
+  if (t.contains("group") && t["group"].is_string()) e.group = t["group"].get<std::string>();
+  if (t.contains("role") && t["role"].is_string()) e.role = t["role"].get<std::string>();
+  // DOPPLER writes "layout" on the Q4_K matrices it quantizes row by row; a blocked tensor without it
+  // (a conv weight of 3 dims, say) was quantized flat over all its elements.
+  e.layout = traits(e.dtype).block_elems > 1 ? Layout::flat : Layout::row;
   if (t.contains("layout") && !t["layout"].is_null()) {
     std::string layout = cx.str(t["layout"], where + ".layout");
-    if (layout == "col")
-      fail("{}: {}.layout: 'col' (DOPPLER's transposed Q4_K) is not supported; convert with row layout", cx.label,
-           where);
-    if (layout != "row") fail("{}: {}.layout: expected 'row', got '{}'", cx.label, where, layout);
+    if (layout == "row") e.layout = Layout::row;
+    else if (layout == "col") e.layout = Layout::col;
+    else fail("{}: {}.layout: expected 'row' or 'col', got '{}'", cx.label, where, layout);
+    if (e.layout == Layout::col && (e.dtype != DType::Q4_K || e.shape.size() != 2))
+      fail("{}: {}.layout: 'col' is DOPPLER's transposed Q4_K of a matrix, not {} with {} dims", cx.label, where, dt,
+           e.shape.size());
   }
-  auto want = tensor_bytes(e.dtype, e.shape);
-  if (!want)
-    fail("{}: {}: shape {} is not whole {} blocks of {} or overflows", cx.label, where, shape.dump(), dt,
-         traits(e.dtype).block_elems);
+  if (e.dtype == DType::W4A16) e.layout = Layout::row;  // groups of 32 along each row (compressed-tensors)
+  if (t.contains("sourceTransform") && !t["sourceTransform"].is_null()) {
+    parse_int4_table(cx, e, t["sourceTransform"], where + ".sourceTransform");
+    e.scales = e.name + "#scales";  // parse_manifest_json adds that entry (companion_entry)
+  }
+  if (e.dtype == DType::W4A16) {
+    std::string w = where + ".storage";
+    const json& st = cx.need(t, "storage", where);
+    if (!st.is_object()) fail("{}: {}: expected an object", cx.label, w);
+    std::string packing = cx.str(cx.need(st, "packing", w), w + ".packing");
+    const json& bs = cx.need(st, "blockShape", w);
+    uint64_t bb = cx.u64(cx.need(st, "blockBytes", w), w + ".blockBytes");
+    if (packing != "w4a16" || bs != json::array({32}) || bb != 16)
+      fail("{}: {}: expected packing 'w4a16', blockShape [32], blockBytes 16 (compressed-tensors int4), got {}, {}, {}",
+           cx.label, w, packing, bs.dump(), bb);
+    if (e.shape.size() != 2) fail("{}: {}.shape: a W4A16 tensor is a matrix, got {} dims", cx.label, where, e.shape.size());
+    const json& comps = cx.need(st, "companions", w);
+    if (!comps.is_array()) fail("{}: {}.companions: expected a list", cx.label, w);
+    for (size_t i = 0; i < comps.size(); ++i) {
+      std::string cw = fmt::format("{}.companions[{}]", w, i);
+      if (!comps[i].is_object()) fail("{}: {}: expected an object", cx.label, cw);
+      std::string role = cx.str(cx.need(comps[i], "role", cw), cw + ".role");
+      std::string id = cx.str(cx.need(comps[i], "tensorId", cw), cw + ".tensorId");
+      if (role == "scales") e.scales = id;
+      else if (role == "shape") e.shape_tensor = id;
+      else fail("{}: {}.role: expected 'scales' or 'shape', got '{}'", cx.label, cw, role);
+    }
+    if (e.scales.empty() || e.shape_tensor.empty())
+      fail("{}: {}.companions: a W4A16 tensor needs a 'scales' and a 'shape' companion", cx.label, w);
+  } else if (t.contains("storage") && !t["storage"].is_null()) {
+    fail("{}: {}.storage: only W4A16 tensors carry a storage descriptor, this one is {}", cx.label, where, dt);
+  }
+
+  auto want = tensor_bytes(e.dtype, e.shape, e.layout);
+  if (!want) fail("{}: {}: shape {} of {} overflows or is not a tensor of blocks", cx.label, where, shape.dump(), dt);
   if (*want != e.size)
-    fail("{}: {}.size: {} {} needs {} bytes, size says {}", cx.label, where, dt, shape.dump(), *want, e.size);
+    fail("{}: {}.size: {} {} ({} layout{}) needs {} bytes, size says {}", cx.label, where, dtype_name(e.dtype),
+         shape.dump(), layout_name(e.layout), e.dtype == DType::I4 ? ", int4 per row" : "", *want, e.size);
 
   auto add_span = [&](uint64_t shard, uint64_t offset, uint64_t size, const std::string& w) {
     if (shard >= shards.size())
@@ -117,8 +211,6 @@ TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, 
     if (!end || *end > shards[shard].size)
       fail("{}: {}: bytes [{}, {}+{}) leave shard {} ({} bytes)", cx.label, w, offset, offset, size, shard,
            shards[shard].size);
-    if (!e.spans.empty() && shard <= e.spans.back().shard)
-      fail("{}: {}: spans must be in increasing shard order", cx.label, w);
     e.spans.push_back({uint32_t(shard), offset, size});
   };
   if (t.contains("spans") && !t["spans"].is_null()) {
@@ -138,8 +230,6 @@ TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, 
     add_span(cx.u64(cx.need(t, "shard", where), where + ".shard"), cx.u64(cx.need(t, "offset", where), where + ".offset"),
              e.size, where);
   }
-  if (t.contains("role") && t["role"].is_string()) e.role = t["role"].get<std::string>();
-  if (t.contains("group") && t["group"].is_string()) e.group = t["group"].get<std::string>();
   if (t.contains("x-blueshift") && t["x-blueshift"].is_object()) {
     const json& x = t["x-blueshift"];
     auto s = [&](const char* k) { return x.contains(k) ? cx.str(x[k], where + ".x-blueshift." + k) : std::string(); };
@@ -149,6 +239,36 @@ TensorEntry parse_tensor(const Ctx& cx, const std::string& name, const json& t, 
     e.fallback = s("fallback");
   }
   return e;
+}
+
+// A W4A16 tensor's companions must exist, be of the right kind and match its shape: scales
+// [rows, ceil(k / 32)] in a float type, the logical shape as 2 integers (its values are checked when
+// loaded). Each companion serves one tensor.
+void check_companions(const Ctx& cx, std::vector<TensorEntry>& tensors) {
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < tensors.size(); ++i) at[tensors[i].name] = i;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].dtype != DType::W4A16) continue;
+    const TensorEntry& w = tensors[i];
+    auto link = [&](const std::string& id, const char* role) -> TensorEntry& {
+      auto it = at.find(id);
+      if (it == at.end()) fail("{}: tensors['{}'].storage: its {} companion '{}' is not in the manifest", cx.label, w.name, role, id);
+      TensorEntry& c = tensors[it->second];
+      if (!c.companion_of.empty() && c.companion_of != w.name)
+        fail("{}: tensors['{}']: companion of both '{}' and '{}'", cx.label, c.name, c.companion_of, w.name);
+      c.companion_of = w.name;
+      return c;
+    };
+    const TensorEntry& sc = link(w.scales, "scales");
+    std::vector<int64_t> want = {w.shape[0], int64_t(padded_blocks(DType::W4A16, uint64_t(w.shape[1])))};
+    if ((sc.dtype != DType::BF16 && sc.dtype != DType::F16 && sc.dtype != DType::F32) || sc.shape != want)
+      fail("{}: tensors['{}']: the scales of W4A16 '{}' [{}, {}] must be BF16|F16|F32 [{}, {}], got {} {}", cx.label, sc.name,
+           w.name, w.shape[0], w.shape[1], want[0], want[1], dtype_name(sc.dtype), json(sc.shape).dump());
+    const TensorEntry& sh = link(w.shape_tensor, "shape");
+    if ((sh.dtype != DType::I64 && sh.dtype != DType::I32) || sh.shape != std::vector<int64_t>{2})
+      fail("{}: tensors['{}']: the shape companion of '{}' must be I64|I32 [2], got {} {}", cx.label, sh.name, w.name,
+           dtype_name(sh.dtype), json(sh.shape).dump());
+  }
 }
 
 // Rejects two tensors sharing bytes of a shard.
@@ -169,14 +289,23 @@ void check_overlaps(const Ctx& cx, const std::vector<TensorEntry>& tensors) {
 
 }  // namespace
 
-std::optional<uint64_t> tensor_bytes(DType t, const std::vector<int64_t>& shape) {
-  if (shape.empty()) return traits(t).block_elems == 1 ? std::optional<uint64_t>(traits(t).block_bytes) : std::nullopt;
-  for (int64_t d : shape)
-    if (d < 0) return std::nullopt;
-  auto row = row_bytes(t, uint64_t(shape.back()));
-  if (!row) return std::nullopt;
+std::optional<uint64_t> tensor_bytes(DType t, const std::vector<int64_t>& shape, Layout layout) {
+  const auto& tr = traits(t);
+  auto elems = checked_elements(shape);
+  if (!elems) return std::nullopt;
+  if (tr.block_elems == 1) return checked_mul(*elems, tr.block_bytes);
+  if (shape.empty()) return std::nullopt;
+  switch (layout) {
+    case Layout::flat:
+      return checked_mul(padded_blocks(t, *elems), tr.block_bytes);
+    case Layout::col:
+      if (shape.size() != 2) return std::nullopt;
+      return checked_mul(uint64_t(shape[1]), padded_row_bytes(t, uint64_t(shape[0])));
+    case Layout::row:
+      break;
+  }
   auto rows = checked_elements(std::span<const int64_t>(shape.data(), shape.size() - 1));
-  return rows ? checked_mul(*rows, *row) : std::nullopt;
+  return rows ? checked_mul(*rows, padded_row_bytes(t, uint64_t(shape.back()))) : std::nullopt;
 }
 
 Manifest parse_manifest(std::string_view text, const std::string& label) {
@@ -235,7 +364,21 @@ Manifest parse_manifest_json(const json& j, const std::string& label) {
   }
   const json& tensors = cx.need(j, "tensors", "manifest");
   if (!tensors.is_object()) fail("{}: tensors: expected an object", label);
-  for (auto& [name, t] : tensors.items()) m.tensors.push_back(parse_tensor(cx, name, t, m.shards));
+  for (auto& [name, t] : tensors.items()) {
+    m.tensors.push_back(parse_tensor(cx, name, t, m.shards));
+    if (m.tensors.back().dtype == DType::I4) {
+      std::string w = "tensors['" + name + "'].sourceTransform";
+      TensorEntry scales = companion_entry(cx, m.tensors.back(), cx.need(t["sourceTransform"], "scaleSource", w),
+                                           uint64_t(m.tensors.back().shape[0]), m.shards, w + ".scaleSource");
+      m.tensors.push_back(std::move(scales));
+    }
+  }
+  {
+    std::set<std::string> seen;
+    for (auto& t : m.tensors)
+      if (!seen.insert(t.name).second) fail("{}: tensor '{}' appears twice", label, t.name);
+  }
+  check_companions(cx, m.tensors);
   check_overlaps(cx, m.tensors);
   std::sort(m.tensors.begin(), m.tensors.end(), [](auto& a, auto& b) {
     return a.spans[0].shard != b.spans[0].shard ? a.spans[0].shard < b.spans[0].shard
@@ -318,6 +461,7 @@ ordered_json manifest_to_json(const Manifest& m) {
   }
   auto& tensors = j["tensors"] = ordered_json::object();
   for (auto& t : m.tensors) {
+    if (t.name.find('#') != std::string::npos) continue;  // made by the parser from a sourceTransform
     ordered_json o;
     if (t.spans.size() == 1) {
       o["shard"] = t.spans[0].shard;
@@ -328,7 +472,7 @@ ordered_json manifest_to_json(const Manifest& m) {
     o["dtype"] = dtype_name(t.dtype);
     o["role"] = t.role;
     o["group"] = t.group;
-    o["layout"] = "row";
+    if (t.layout != Layout::flat) o["layout"] = layout_name(t.layout);
     if (t.spans.size() > 1) {
       auto& sp = o["spans"] = ordered_json::array();
       for (auto& s : t.spans) sp.push_back({{"shardIndex", s.shard}, {"offset", s.offset}, {"size", s.size}});

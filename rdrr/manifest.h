@@ -29,7 +29,8 @@ struct ShardInfo {
   const std::string& file_hash() const { return compressed ? stored_hash : hash; }
 };
 
-// Where a tensor's bytes lie: one span, or several in consecutive shards when it crosses them.
+// Where a tensor's bytes lie: one span, or several (in any shard order; DOPPLER splits large tensors
+// into many spans, several of them in one shard).
 struct TensorSpan {
   uint32_t shard = 0;
   uint64_t offset = 0;  // within the shard's raw bytes
@@ -39,10 +40,15 @@ struct TensorSpan {
 struct TensorEntry {
   std::string name;              // HF name: the manifest key
   std::string internal;          // blueshift name (runtime/model/config.h); empty when unknown
-  DType dtype = DType::F32;
+  DType dtype = DType::F32;      // as stored (I4 for DOPPLER's int4 table, whose manifest dtype says F16)
   std::vector<int64_t> shape;    // HF shape, [out, in] for linear weights
+  Layout layout = Layout::row;   // blocked dtypes: how elements fill blocks (dtype.h)
   uint64_t size = 0;             // bytes
-  std::vector<TensorSpan> spans; // in shard order
+  std::vector<TensorSpan> spans; // the bytes in order: span i holds bytes [sum of sizes before i, + size)
+  // DOPPLER's companions, other entries of this manifest: a W4A16 tensor's group scales [rows, groups]
+  // and I64 logical shape, an I4 table's F32 row scales (an entry named NAME#scales that the parser
+  // makes from sourceTransform.scaleSource). A companion names the tensor it serves in companion_of.
+  std::string scales, shape_tensor, companion_of;
   std::string role, group;       // DOPPLER's role (matmul, norm, ...) and group (embed, layer.N, head)
   // Conversion record (x-blueshift per tensor); empty for DOPPLER manifests.
   std::string source_dtype;      // dtype in the checkpoint
@@ -85,7 +91,14 @@ nlohmann::ordered_json doppler_architecture(const ModelConfig& c);
 nlohmann::ordered_json doppler_inference(const ModelConfig& c);
 ModelConfig config_from_doppler(const nlohmann::json& manifest, const std::string& label);
 
-// Expected bytes of a tensor: rows of the last dimension, each row_bytes(dtype, last dim).
-std::optional<uint64_t> tensor_bytes(DType t, const std::vector<int64_t>& shape);
+// Expected bytes of a tensor: for Layout::row, rows of the last dimension each padded to whole blocks;
+// for flat, all elements in whole blocks; for col (2-D only), the columns as padded rows. nullopt on
+// overflow, a negative dimension, or a blocked scalar.
+std::optional<uint64_t> tensor_bytes(DType t, const std::vector<int64_t>& shape, Layout layout = Layout::row);
+
+// Bytes of one row (the last dimension) of a row-layout tensor, padding included.
+inline uint64_t tensor_row_bytes(const TensorEntry& t) {
+  return t.shape.empty() ? traits(t.dtype).block_bytes : padded_row_bytes(t.dtype, uint64_t(t.shape.back()));
+}
 
 }  // namespace bs

@@ -19,13 +19,13 @@ namespace blake3_detail {
 
 void hash_many_portable(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
                         uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
-                        uint8_t flags_end, uint32_t* out) {
+                        uint8_t flags_end, uint32_t* out, Blake3Variant variant) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t cv[8];
     std::copy(key, key + 8, cv);
     for (size_t b = 0; b < blocks; ++b) {
       uint8_t f = flags | (b == 0 ? flags_start : 0) | (b + 1 == blocks ? flags_end : 0);
-      compress(cv, inputs[i] + b * kBlockLen, kBlockLen, counter + (increment ? i : 0), f, cv);
+      compress(cv, inputs[i] + b * kBlockLen, kBlockLen, counter + (increment ? i : 0), f, cv, variant);
     }
     std::copy(cv, cv + 8, out + 8 * i);
   }
@@ -65,12 +65,13 @@ const KernelEntry& kernel() {
 }
 
 void hash_many(const uint8_t* const* inputs, size_t n, size_t blocks, uint64_t counter, bool increment,
-               uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out) {
-  if (n) kernel().fn(inputs, n, blocks, kIv, counter, increment, flags, flags_start, flags_end, out);
+               uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out, Blake3Variant v) {
+  if (n) kernel().fn(inputs, n, blocks, kIv, counter, increment, flags, flags_start, flags_end, out, v);
 }
 
 // Chaining value (or, with kRoot in `last_flags`, the root output) of one chunk of 0..1024 bytes.
-void chunk_cv(const uint8_t* p, size_t len, uint64_t counter, uint8_t last_flags, uint32_t out[8]) {
+void chunk_cv(const uint8_t* p, size_t len, uint64_t counter, uint8_t last_flags, uint32_t out[8],
+              Blake3Variant v) {
   uint32_t cv[8];
   std::copy(kIv, kIv + 8, cv);
   size_t blocks = std::max<size_t>(1, (len + kBlockLen - 1) / kBlockLen);
@@ -79,26 +80,28 @@ void chunk_cv(const uint8_t* p, size_t len, uint64_t counter, uint8_t last_flags
     size_t n = std::min(kBlockLen, len - b * kBlockLen);
     if (n) std::memcpy(block, p + b * kBlockLen, n);
     uint8_t f = (b == 0 ? kChunkStart : 0) | (b + 1 == blocks ? kChunkEnd | last_flags : 0);
-    compress(cv, block, uint32_t(n), counter, f, cv);
+    compress(cv, block, uint32_t(n), counter, f, cv, v);
   }
   std::copy(cv, cv + 8, out);
 }
 
-void parent_cv(const uint32_t left[8], const uint32_t right[8], uint8_t extra, uint32_t out[8]) {
+void parent_cv(const uint32_t left[8], const uint32_t right[8], uint8_t extra, uint32_t out[8],
+               Blake3Variant v) {
   uint8_t block[kBlockLen];
   std::memcpy(block, left, 32);
   std::memcpy(block + 32, right, 32);
-  compress(kIv, block, kBlockLen, 0, kParent | extra, out);
+  compress(kIv, block, kBlockLen, 0, kParent | extra, out, v);
 }
 
 // Chaining values of `n` whole chunks starting at `p`, numbered from `counter`.
-void whole_chunks(const uint8_t* p, size_t n, uint64_t counter, uint32_t* out) {
+void whole_chunks(const uint8_t* p, size_t n, uint64_t counter, uint32_t* out, Blake3Variant v) {
   constexpr size_t kBatch = 64;
   const uint8_t* ptrs[kBatch];
   for (size_t i = 0; i < n; i += kBatch) {
     size_t m = std::min(kBatch, n - i);
     for (size_t j = 0; j < m; ++j) ptrs[j] = p + (i + j) * kChunkLen;
-    hash_many(ptrs, m, kChunkLen / kBlockLen, counter + i, true, 0, kChunkStart, kChunkEnd, out + 8 * i);
+    hash_many(ptrs, m, kChunkLen / kBlockLen, counter + i, true, 0, kChunkStart, kChunkEnd, out + 8 * i,
+              v);
   }
 }
 
@@ -110,12 +113,12 @@ Blake3Digest to_digest(const uint32_t w[8]) {
 
 }  // namespace
 
-Blake3Digest blake3(std::span<const std::byte> data, int threads) {
+Blake3Digest blake3(std::span<const std::byte> data, int threads, Blake3Variant v) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   const size_t len = data.size();
   uint32_t root[8];
   if (len <= kChunkLen) {
-    chunk_cv(p, len, 0, kRoot, root);
+    chunk_cv(p, len, 0, kRoot, root, v);
     return to_digest(root);
   }
   // Every chunk but the last is whole; the last has 1..1024 bytes.
@@ -126,15 +129,15 @@ Blake3Digest blake3(std::span<const std::byte> data, int threads) {
   const size_t workers = std::clamp<size_t>(std::min<size_t>(threads, len >> 21), 1, 64);
   // Ranges of whole chunks: the calling thread takes the first, one new thread each of the others.
   const size_t per = (whole + workers - 1) / workers;
-  auto range = [&cv, p, per, whole](size_t t) {
+  auto range = [&cv, p, per, whole, v](size_t t) {
     size_t begin = t * per, end = std::min(whole, begin + per);
-    if (begin < end) whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin);
+    if (begin < end) whole_chunks(p + begin * kChunkLen, end - begin, begin, cv.data() + 8 * begin, v);
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < workers; ++t) pool.emplace_back(range, t);
   range(0);
   for (auto& t : pool) t.join();
-  chunk_cv(p + whole * kChunkLen, len - whole * kChunkLen, whole, 0, cv.data() + 8 * whole);
+  chunk_cv(p + whole * kChunkLen, len - whole * kChunkLen, whole, 0, cv.data() + 8 * whole, v);
   // The tree: pair neighbours level by level, an odd last node rising unchanged. This builds the
   // specification's tree, whose left subtree always holds the largest power of two of chunks.
   size_t n = chunks;
@@ -144,23 +147,27 @@ Blake3Digest blake3(std::span<const std::byte> data, int threads) {
     ptrs.resize(pairs);
     for (size_t i = 0; i < pairs; ++i) ptrs[i] = reinterpret_cast<const uint8_t*>(cv.data() + 16 * i);
     std::vector<uint32_t> next(8 * (pairs + n % 2));
-    hash_many(ptrs.data(), pairs, 1, 0, false, kParent, 0, 0, next.data());
+    hash_many(ptrs.data(), pairs, 1, 0, false, kParent, 0, 0, next.data(), v);
     if (n % 2) std::copy_n(cv.data() + 8 * (n - 1), 8, next.data() + 8 * pairs);
     cv = std::move(next);
     n = pairs + n % 2;
   }
-  parent_cv(cv.data(), cv.data() + 8, kRoot, root);
+  parent_cv(cv.data(), cv.data() + 8, kRoot, root, v);
   return to_digest(root);
 }
 
-Blake3Hasher::Blake3Hasher() { std::copy(kIv, kIv + 8, chunk_cv_.begin()); }
+Blake3Digest blake3_doppler(std::span<const std::byte> data, int threads) {
+  return blake3(data, threads, Blake3Variant::doppler);
+}
+
+Blake3Hasher::Blake3Hasher(Blake3Variant v) : variant_(v) { std::copy(kIv, kIv + 8, chunk_cv_.begin()); }
 
 void Blake3Hasher::push_chunk_cv(const uint32_t cv_in[8]) {
   // Merge completed subtrees: after chunk k (counting from 1), as many merges as k has trailing zero bits.
   std::array<uint32_t, 8> cv;
   std::copy(cv_in, cv_in + 8, cv.begin());
   for (uint64_t total = chunk_counter_ + 1; (total & 1) == 0; total >>= 1) {
-    parent_cv(stack_.back().data(), cv.data(), 0, cv.data());
+    parent_cv(stack_.back().data(), cv.data(), 0, cv.data(), variant_);
     stack_.pop_back();
   }
   stack_.push_back(cv);
@@ -175,7 +182,7 @@ void Blake3Hasher::update(std::span<const std::byte> data) {
       // A full block is held back until more input shows it is not the message's last.
       const bool chunk_done = blocks_done_ + 1 == kChunkLen / kBlockLen;
       uint8_t f = (blocks_done_ == 0 ? kChunkStart : 0) | (chunk_done ? kChunkEnd : 0);
-      compress(chunk_cv_.data(), block_.data(), kBlockLen, chunk_counter_, f, chunk_cv_.data());
+      compress(chunk_cv_.data(), block_.data(), kBlockLen, chunk_counter_, f, chunk_cv_.data(), variant_);
       block_len_ = 0;
       if (chunk_done) {
         push_chunk_cv(chunk_cv_.data());
@@ -190,7 +197,7 @@ void Blake3Hasher::update(std::span<const std::byte> data) {
       constexpr size_t kBatch = 64;
       size_t m = std::min(kBatch, (n - 1) / kChunkLen);
       uint32_t cvs[8 * kBatch];
-      whole_chunks(p, m, chunk_counter_, cvs);
+      whole_chunks(p, m, chunk_counter_, cvs, variant_);
       for (size_t i = 0; i < m; ++i) push_chunk_cv(cvs + 8 * i);
       p += m * kChunkLen;
       n -= m * kChunkLen;
@@ -211,11 +218,12 @@ Blake3Digest Blake3Hasher::finalize() const {
   uint8_t f = (blocks_done_ == 0 ? kChunkStart : 0) | kChunkEnd;
   uint32_t out[8];
   if (stack_.empty()) {
-    compress(chunk_cv_.data(), last.data(), block_len_, chunk_counter_, f | kRoot, out);
+    compress(chunk_cv_.data(), last.data(), block_len_, chunk_counter_, f | kRoot, out, variant_);
     return to_digest(out);
   }
-  compress(chunk_cv_.data(), last.data(), block_len_, chunk_counter_, f, out);
-  for (size_t i = stack_.size(); i-- > 0;) parent_cv(stack_[i].data(), out, i == 0 ? kRoot : 0, out);
+  compress(chunk_cv_.data(), last.data(), block_len_, chunk_counter_, f, out, variant_);
+  for (size_t i = stack_.size(); i-- > 0;)
+    parent_cv(stack_[i].data(), out, i == 0 ? kRoot : 0, out, variant_);
   return to_digest(out);
 }
 

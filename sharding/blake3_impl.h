@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "sharding/blake3.h"
+
 namespace bs::blake3_detail {
 
 constexpr size_t kBlockLen = 64;
@@ -34,10 +36,19 @@ inline uint32_t load_le32(const uint8_t* p) {
 }
 inline uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-// The compression function: the full 16-word state, so the root's output (first 8 words) and a
-// chaining value (also the first 8 words) come from the same call.
+// DOPPLER's variant XORs state words 12..15 (counter_lo, counter_hi, block_len, flags) with IV[4..7];
+// the spec XORs with nothing. The kernels fold this into values they set up once per call, so the spec
+// path pays nothing for it.
+constexpr uint32_t kNoTweak[4] = {0, 0, 0, 0};
+inline const uint32_t* state_tweak(Blake3Variant v) {
+  return v == Blake3Variant::doppler ? kIv + 4 : kNoTweak;
+}
+
+// The compression function, giving the first 8 words of the output, which is both a chaining value and
+// the root's 32-byte hash (DOPPLER's variant leaves out the feed-forward XOR for the root only).
 inline void compress(const uint32_t cv[8], const uint8_t block[64], uint32_t block_len, uint64_t counter,
-                     uint8_t flags, uint32_t out[8]) {
+                     uint8_t flags, uint32_t out[8], Blake3Variant variant) {
+  const uint32_t* x = state_tweak(variant);
   uint32_t m[16];
   for (int i = 0; i < 16; ++i) m[i] = load_le32(block + 4 * i);
   uint32_t v[16] = {cv[0],
@@ -52,10 +63,10 @@ inline void compress(const uint32_t cv[8], const uint8_t block[64], uint32_t blo
                     kIv[1],
                     kIv[2],
                     kIv[3],
-                    uint32_t(counter),
-                    uint32_t(counter >> 32),
-                    block_len,
-                    flags};
+                    uint32_t(counter) ^ x[0],
+                    uint32_t(counter >> 32) ^ x[1],
+                    block_len ^ x[2],
+                    flags ^ x[3]};
   auto g = [&v](int a, int b, int c, int d, uint32_t x, uint32_t y) {
     v[a] += v[b] + x;
     v[d] = rotr32(v[d] ^ v[a], 16);
@@ -77,27 +88,31 @@ inline void compress(const uint32_t cv[8], const uint8_t block[64], uint32_t blo
     g(2, 7, 8, 13, m[s[12]], m[s[13]]);
     g(3, 4, 9, 14, m[s[14]], m[s[15]]);
   }
-  for (int i = 0; i < 8; ++i) out[i] = v[i] ^ v[i + 8];
+  if (variant == Blake3Variant::doppler && (flags & kRoot))
+    for (int i = 0; i < 8; ++i) out[i] = v[i];
+  else
+    for (int i = 0; i < 8; ++i) out[i] = v[i] ^ v[i + 8];
 }
 
 // Hashes `n` inputs of `blocks` whole blocks each, all with the same key, into n chaining values
 // (out: n*8 words). Input i uses counter + i when `increment` (chunks), else counter (parents). The
-// first block adds flags_start, the last flags_end. Every kernel has this signature.
+// first block adds flags_start, the last flags_end. Never a root (the kernels always feed forward). Every
+// kernel has this signature.
 using HashManyFn = void (*)(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
                             uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
-                            uint8_t flags_end, uint32_t* out);
+                            uint8_t flags_end, uint32_t* out, Blake3Variant variant);
 
 void hash_many_portable(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
                         uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
-                        uint8_t flags_end, uint32_t* out);
+                        uint8_t flags_end, uint32_t* out, Blake3Variant variant);
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BS_BLAKE3_X86 1
 void hash_many_sse41(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t, uint8_t,
-                     uint8_t, uint32_t*);
+                     uint8_t, uint32_t*, Blake3Variant);
 void hash_many_avx2(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t, uint8_t,
-                    uint8_t, uint32_t*);
+                    uint8_t, uint32_t*, Blake3Variant);
 void hash_many_avx512(const uint8_t* const*, size_t, size_t, const uint32_t*, uint64_t, bool, uint8_t,
-                      uint8_t, uint8_t, uint32_t*);
+                      uint8_t, uint8_t, uint32_t*, Blake3Variant);
 #endif
 
 }  // namespace bs::blake3_detail

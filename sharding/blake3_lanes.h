@@ -76,24 +76,25 @@ struct Lanes {
   }
 
   // N inputs of `blocks` blocks, exactly (the caller pads a short batch).
+  // `x`: what state words 12..15 are XORed with (state_tweak), folded in here and not per block.
   static void hash(const uint8_t* const* in, size_t blocks, const uint32_t key[8], uint64_t counter,
-                   bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out) {
+                   bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint32_t* out,
+                   const uint32_t x[4]) {
     V h[8];
     for (int i = 0; i < 8; ++i) h[i] = V{} + key[i];
     V ctr_lo, ctr_hi;
     for (int l = 0; l < N; ++l) {
       uint64_t c = counter + (increment ? uint64_t(l) : 0);
-      ctr_lo[l] = uint32_t(c);
-      ctr_hi[l] = uint32_t(c >> 32);
+      ctr_lo[l] = uint32_t(c) ^ x[0];
+      ctr_hi[l] = uint32_t(c >> 32) ^ x[1];
     }
+    const V block_len = V{} + (uint32_t(kBlockLen) ^ x[2]);
     for (size_t b = 0; b < blocks; ++b) {
       V m[16];
       load_transposed(in, b * kBlockLen, m);
-      uint32_t f = flags | (b == 0 ? flags_start : 0) | (b + 1 == blocks ? flags_end : 0);
-      V v[16] = {h[0],         h[1],         h[2],   h[3],         h[4],
-                 h[5],         h[6],         h[7],   V{} + kIv[0], V{} + kIv[1],
-                 V{} + kIv[2], V{} + kIv[3], ctr_lo, ctr_hi,       V{} + uint32_t(kBlockLen),
-                 V{} + f};
+      uint32_t f = (flags | (b == 0 ? flags_start : 0) | (b + 1 == blocks ? flags_end : 0)) ^ x[3];
+      V v[16] = {h[0],         h[1],         h[2],         h[3],         h[4],   h[5],   h[6],      h[7],
+                 V{} + kIv[0], V{} + kIv[1], V{} + kIv[2], V{} + kIv[3], ctr_lo, ctr_hi, block_len, V{} + f};
       // Unrolled, so the schedule's indices are constants and the message words can live in registers.
 #pragma GCC unroll 7
       for (int r = 0; r < 7; ++r) {
@@ -130,21 +131,22 @@ struct Lanes {
 template <class V, class VB, bool kByteShuffleRotate>
 inline void hash_many_lanes(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t key[8],
                             uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start,
-                            uint8_t flags_end, uint32_t* out) {
+                            uint8_t flags_end, uint32_t* out, Blake3Variant variant) {
+  const uint32_t* x = state_tweak(variant);
   using L = Lanes<V, VB, kByteShuffleRotate>;
   constexpr size_t N = L::N;
   for (size_t i = 0; i < n; i += N) {
     size_t m = std::min<size_t>(N, n - i);
     if (m == N) {
       L::hash(inputs + i, blocks, key, counter + (increment ? i : 0), increment, flags, flags_start,
-              flags_end, out + 8 * i);
+              flags_end, out + 8 * i, x);
       continue;
     }
     const uint8_t* padded[N];
     uint32_t tmp[8 * N];
     for (size_t l = 0; l < N; ++l) padded[l] = inputs[i + (l < m ? l : 0)];
-    L::hash(padded, blocks, key, counter + (increment ? i : 0), increment, flags, flags_start, flags_end,
-            tmp);
+    L::hash(padded, blocks, key, counter + (increment ? i : 0), increment, flags, flags_start, flags_end, tmp,
+            x);
     std::memcpy(out + 8 * i, tmp, m * 8 * sizeof(uint32_t));
   }
 }

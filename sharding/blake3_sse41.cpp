@@ -8,9 +8,9 @@ namespace bs::blake3_detail {
 
 void hash_many_sse41(const uint8_t* const* inputs, size_t n, size_t blocks, const uint32_t* key,
                      uint64_t counter, bool increment, uint8_t flags, uint8_t flags_start, uint8_t flags_end,
-                     uint32_t* out) {
+                     uint32_t* out, Blake3Variant variant) {
   hash_many_lanes<U32x4, U8x16, true>(inputs, n, blocks, key, counter, increment, flags, flags_start,
-                                      flags_end, out);
+                                      flags_end, out, variant);
 }
 
 }  // namespace bs::blake3_detail

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <future>
 #include <thread>
 
@@ -33,6 +34,16 @@ HashAlgorithm shard_hash_algorithm(const Manifest& m) {
   auto a = parse_hash_algorithm(m.hash_algorithm);
   if (!a) fail("manifest hashAlgorithm: expected \"sha256\" or \"blake3\", got \"{}\"", m.hash_algorithm);
   return *a;
+}
+
+// The caller's hash check (LoadOptions::hash_check) or `local`, made for the manifest's algorithm.
+ShardHashCheck& hash_check(const Manifest& m, const LoadOptions& o, std::optional<ShardHashCheck>& local) {
+  const HashAlgorithm a = shard_hash_algorithm(m);
+  if (!o.hash_check) return local.emplace(a);
+  if (o.hash_check->algorithm() != a)
+    fail_kind(ErrorKind::internal, "LoadOptions::hash_check is for {}, the manifest says {}",
+              hash_algorithm_name(o.hash_check->algorithm()), m.hash_algorithm);
+  return *o.hash_check;
 }
 
 // How the shard hash and the workers share the cores: BLAKE3 can hash one shard on several threads,
@@ -91,7 +102,7 @@ struct ShardBytes {
 
 // Reads and verifies one shard; on failure fills `why` and returns false (verify collects these,
 // loading throws them).
-bool read_shard(const ShardInfo& s, HashAlgorithm algo, int threads, const fs::path& dir, bool decompress,
+bool read_shard(const ShardInfo& s, ShardHashCheck& check, int threads, const fs::path& dir, bool decompress,
                 BufferPool& pool, ShardBytes& raw, CheckFailure& why) {
   const fs::path path = dir / s.filename;
   auto bad = [&](std::string check, std::string expected, std::string actual) {
@@ -125,8 +136,10 @@ bool read_shard(const ShardInfo& s, HashAlgorithm algo, int threads, const fs::p
   }
   ::close(fd);
   if (got != want) return bad("size", fmt::format("{} bytes", want), fmt::format("{} bytes readable", got));
-  std::string h = hash_hex(algo, std::span<const std::byte>(stored.data(), want), threads);
-  if (h != s.file_hash()) return bad(s.compressed ? "storedHash" : "hash", s.file_hash(), h);
+  // storedHash is blueshift's own (always spec BLAKE3); a plain shard's hash may be DOPPLER's.
+  std::string h;
+  if (!check.matches({stored.data(), want}, s.file_hash(), threads, h, /*spec_only=*/s.compressed))
+    return bad(s.compressed ? "storedHash" : "hash", s.file_hash(), h);
   if (!s.compressed) {
     raw.buf = std::move(stored);
     raw.size = want;
@@ -147,8 +160,7 @@ bool read_shard(const ShardInfo& s, HashAlgorithm algo, int threads, const fs::p
   pool.give(std::move(stored));
   if (ZSTD_isError(n)) return bad("zstd", fmt::format("a frame of {} bytes", s.size), ZSTD_getErrorName(n));
   if (n != s.size) return bad("rawSize", fmt::format("{} bytes", s.size), fmt::format("{} bytes", n));
-  h = hash_hex(algo, raw.bytes(), threads);
-  if (h != s.hash) return bad("hash", s.hash, h);
+  if (!check.matches(raw.bytes(), s.hash, threads, h)) return bad("hash", s.hash, h);
   return true;
 }
 
@@ -158,18 +170,20 @@ std::vector<std::byte> read_verified_shard(const Manifest& m, const ShardInfo& s
   BufferPool pool;
   ShardBytes raw;
   CheckFailure why;
-  if (!read_shard(s, shard_hash_algorithm(m), thread_count({}), dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+  ShardHashCheck check(shard_hash_algorithm(m));
+  if (!read_shard(s, check, thread_count({}), dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
   raw.buf.resize(raw.size);
   return std::move(raw.buf);
 }
 
 void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt,
                   const std::function<void(const TensorEntry&, std::span<const std::byte>)>& sink) {
-  // The pieces of tensors in each shard, as (tensor, span index), in offset order within the shard.
-  struct Piece { const TensorEntry* t; size_t span; };
+  // The pieces of tensors in each shard, as (tensor, span index, the span's first byte in the tensor),
+  // in offset order within the shard.
+  struct Piece { const TensorEntry* t; size_t span; uint64_t at; };
   std::vector<std::vector<Piece>> pieces(m.shards.size());
   for (auto& t : m.tensors)
-    for (size_t k = 0; k < t.spans.size(); ++k) pieces[t.spans[k].shard].push_back({&t, k});
+    for (uint64_t k = 0, at = 0; k < t.spans.size(); at += t.spans[k++].size) pieces[t.spans[k].shard].push_back({&t, k, at});
   for (auto& v : pieces)
     std::stable_sort(v.begin(), v.end(), [](const Piece& a, const Piece& b) {
       return a.t->spans[a.span].offset < b.t->spans[b.span].offset;
@@ -177,22 +191,29 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
 
   const size_t window = size_t(thread_count(opt));
   BufferPool pool(largest_shard(m));
-  const HashAlgorithm algo = shard_hash_algorithm(m);
+  std::optional<ShardHashCheck> local_check;
+  ShardHashCheck& check = hash_check(m, opt, local_check);
   const int hash_thr = hash_threads(m, opt);
   std::deque<std::future<ShardBytes>> in_flight;
   size_t next = 0;
   auto launch = [&] {
     const ShardInfo& s = m.shards[next++];
-    in_flight.push_back(std::async(std::launch::async, [&s, &dir, &pool, algo, hash_thr] {
+    in_flight.push_back(std::async(std::launch::async, [&s, &dir, &pool, &check, hash_thr] {
       ShardBytes raw;
       CheckFailure why;
-      if (!read_shard(s, algo, hash_thr, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
+      if (!read_shard(s, check, hash_thr, dir, true, pool, raw, why)) throw Error(why.message, ErrorKind::integrity);
       return raw;
     }));
   };
-  // Tensors crossing shards are assembled here until their last span arrives (DOPPLER packs tensors
-  // back to back, so usually one at a time).
-  std::map<const TensorEntry*, std::vector<std::byte>> assembly;
+  // Tensors in several spans are assembled here until their last span arrives. Spans may come in any
+  // shard order (DOPPLER's may return to an earlier shard, and put many spans in one), so each is copied
+  // to its place in the tensor (Piece::at); a tensor's buffer lives from its first arriving span to its
+  // last, so memory stays the shards in flight plus the tensors partly read.
+  struct Assembly {
+    std::vector<std::byte> buf;
+    size_t spans = 0;  // received
+  };
+  std::map<const TensorEntry*, Assembly> assembly;
   uint64_t done = 0;
   for (size_t i = 0; i < m.shards.size(); ++i) {
     while (next < m.shards.size() && in_flight.size() < window) launch();
@@ -207,11 +228,11 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
         sink(*p.t, part);
         continue;
       }
-      auto& buf = assembly[p.t];
-      if (p.span == 0) buf.reserve(p.t->size);
-      buf.insert(buf.end(), part.begin(), part.end());
-      if (p.span + 1 == p.t->spans.size()) {
-        sink(*p.t, buf);
+      Assembly& a = assembly[p.t];
+      if (a.spans == 0) a.buf.resize(p.t->size);
+      std::copy(part.begin(), part.end(), a.buf.begin() + ptrdiff_t(p.at));
+      if (++a.spans == p.t->spans.size()) {  // spans do not overlap (parse_manifest): every byte is written
+        sink(*p.t, a.buf);
         assembly.erase(p.t);
       }
     }
@@ -229,14 +250,15 @@ std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, 
   std::atomic<uint64_t> done{0};
   std::mutex progress_mu;
   BufferPool pool(largest_shard(m));
-  const HashAlgorithm algo = shard_hash_algorithm(m);
+  std::optional<ShardHashCheck> local_check;
+  ShardHashCheck& check = hash_check(m, opt, local_check);
   const int hash_thr = hash_threads(m, opt);
   auto worker = [&] {
     for (size_t i; (i = next++) < m.shards.size();) {
       const ShardInfo& s = m.shards[i];
       ShardBytes raw;
       CheckFailure why;
-      if (!read_shard(s, algo, hash_thr, dir, decompress, pool, raw, why)) {
+      if (!read_shard(s, check, hash_thr, dir, decompress, pool, raw, why)) {
         problems[i] = {s.index, s.filename, why.check, why.expected, why.actual, why.message};
         bad[i] = 1;
       }

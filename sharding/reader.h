@@ -1,6 +1,6 @@
 // Loading an RDRR model's tensors: every shard is read, checked against the manifest (size and hash of
 // the stored file, zstd frame size, size and hash of the raw bytes; the hash is the manifest's
-// hashAlgorithm, SHA-256 or BLAKE3) and decompressed on
+// hashAlgorithm, SHA-256 or BLAKE3, where "blake3" also admits DOPPLER's variant) and decompressed on
 // worker threads, while the calling thread receives the tensors of earlier shards. Loading is always
 // verified; nothing reaches the sink from a shard that failed a check.
 #pragma once
@@ -12,19 +12,24 @@
 #include <vector>
 
 #include "rdrr/manifest.h"
+#include "sharding/hash.h"
 
 namespace bs {
 
 struct LoadOptions {
   int threads = 0;  // 0 = hardware_concurrency
   std::function<void(uint64_t done, uint64_t total)> progress;  // raw bytes, on the calling thread
+  // The shard hash check to use, for the manifest's hashAlgorithm; it tells afterwards which BLAKE3
+  // the hashes matched, and carries that knowledge from one call to the next. Null: a fresh one.
+  ShardHashCheck* hash_check = nullptr;
 };
 
 // Verifies (hashes of stored and raw bytes) and decompresses shards in parallel on a thread pool,
 // and calls sink(tensor, bytes) on the CALLING thread for every tensor, in manifest order of shards
 // (by offset within a shard), while later shards are still being verified/decompressed. At most
 // `threads` shards are in flight (plus the one being delivered), so host memory stays bounded by a few
-// shards whatever the model size; a tensor that crosses shards is assembled in one buffer of its size.
+// shards whatever the model size; a tensor in several spans (in any shard order) is assembled in one
+// buffer of its size and delivered with the shard holding its last span.
 // Any mismatch throws bs::Error(ErrorKind::integrity) naming the shard. The bytes passed to the sink
 // are valid only during the call.
 void load_tensors(const Manifest& manifest, const std::filesystem::path& dir, const LoadOptions& options,

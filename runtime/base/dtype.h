@@ -8,22 +8,30 @@
 
 namespace bs {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_K, Q6_K, I32, Count };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_K, Q6_K, I32, I64, W4A16, I4, Count };
 
 struct DTypeTraits {
   std::string_view name;  // as written in manifest.json
   uint32_t block_elems;   // weights per block (1 for plain types)
   uint32_t block_bytes;   // bytes per block
   bool quantized;
+  bool in_manifest;       // a manifest may name it in "dtype" (I4 is only reached through sourceTransform)
 };
 
 // Block layouts (GGML):
 //   Q8_0  32 weights, 34 B:  f16 d; int8 qs[32]                          w = d*q
 //   Q4_K 256 weights, 144 B: f16 d, dmin; u8 scales[12]; u8 qs[128]      w = d*sc*q - dmin*m (6-bit sc, m)
 //   Q6_K 256 weights, 210 B: u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d  w = d*sc*(q-32)
+// DOPPLER's own, repacked at load (runtime/model/repack.h) since no kernel reads them directly:
+//   W4A16 32 weights, 16 B: u8 qs[16], weight 2i in the low nibble of qs[i], 2i+1 in the high one;
+//         w = (q-8)*s with s from a companion scale tensor [rows, groups] (compressed-tensors int4)
+//   I4     2 weights, 1 B: the same nibble order; w = (q-8)*s[row], one F32 scale per row (DOPPLER's
+//         int4_per_row per-layer-embedding table, "F16" in the manifest plus a sourceTransform)
 inline constexpr DTypeTraits kDTypeTraits[] = {
-    {"F32", 1, 4, false},   {"F16", 1, 2, false},     {"BF16", 1, 2, false}, {"Q8_0", 32, 34, true},
-    {"Q4_K", 256, 144, true}, {"Q6_K", 256, 210, true}, {"I32", 1, 4, false},
+    {"F32", 1, 4, false, true},      {"F16", 1, 2, false, true},      {"BF16", 1, 2, false, true},
+    {"Q8_0", 32, 34, true, true},    {"Q4_K", 256, 144, true, true},  {"Q6_K", 256, 210, true, true},
+    {"I32", 1, 4, false, true},      {"I64", 1, 8, false, true},      {"W4A16", 32, 16, true, true},
+    {"INT4", 2, 1, true, false},
 };
 static_assert(sizeof(kDTypeTraits) / sizeof(kDTypeTraits[0]) == size_t(DType::Count));
 
@@ -33,7 +41,7 @@ inline std::string_view dtype_name(DType t) { return traits(t).name; }
 // Parses a manifest dtype. DOPPLER writes "Q4_K_M" for row-layout block_q4_K tensors.
 inline std::optional<DType> parse_dtype(std::string_view s) {
   for (size_t i = 0; i < size_t(DType::Count); ++i)
-    if (kDTypeTraits[i].name == s) return DType(i);
+    if (kDTypeTraits[i].name == s && kDTypeTraits[i].in_manifest) return DType(i);
   if (s == "Q4_K_M") return DType::Q4_K;
   return std::nullopt;
 }
@@ -44,5 +52,23 @@ inline std::optional<uint64_t> row_bytes(DType t, uint64_t elems) {
   if (elems % tr.block_elems) return std::nullopt;
   return elems / tr.block_elems * tr.block_bytes;
 }
+
+// Whole blocks holding `elems` weights (the last one padded); elems < 2^63, so no overflow.
+inline uint64_t padded_blocks(DType t, uint64_t elems) {
+  return elems / traits(t).block_elems + (elems % traits(t).block_elems != 0);
+}
+// Bytes of a row of `elems` weights padded to whole blocks: DOPPLER's Q4_K "row" layout stores
+// [2048, 640] as 2048 rows of 3 blocks (the last 128 values of each row's third block are padding).
+inline uint64_t padded_row_bytes(DType t, uint64_t elems) { return padded_blocks(t, elems) * traits(t).block_bytes; }
+
+// How a blocked tensor's elements fill its blocks (DOPPLER's "layout" key; plain types are dense
+// whatever the key says).
+enum class Layout : uint8_t {
+  row,   // each row (the last dimension) padded to whole blocks ("row", and blueshift's own tensors)
+  flat,  // all elements back to back, only the last block padded (DOPPLER without a layout key, e.g.
+         // LFM2's conv weight [2048, 1, 3] Q4_K: 24 blocks for its 6144 values)
+  col,   // DOPPLER's transposed Q4_K ("col"): W^T [in, out] stored as rows of `out`, each padded
+};
+inline std::string_view layout_name(Layout l) { return l == Layout::row ? "row" : l == Layout::flat ? "flat" : "col"; }
 
 }  // namespace bs

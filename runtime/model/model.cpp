@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "kernels_glsl/params.h"
 #include "rdrr/quant.h"
@@ -178,6 +179,36 @@ void Model::check_fits(const ModelSource& source) const {
               max_ctx_, acts / 1073741824.0, device_.adapter().name, have / 1073741824.0);
 }
 
+// Row ranges of W that each fit one binding: [0, m) unless W is larger than the device's binding
+// range (lavapipe: 128 MiB; Gemma's 262144 x 640 F16 table is 335 MB). Range starts are multiples of 64
+// rows at byte offsets that are multiples of 256 (every device's storage offset alignment), so logits
+// columns r0 .. and W rows r0 .. may both be bound there. BLUESHIFT_MAX_BINDING=N lowers the limit
+// (tests split small tables that way).
+std::vector<std::pair<uint32_t, uint32_t>> Model::row_ranges(const Weight& w) const {
+  static const uint64_t forced = env_uint("BLUESHIFT_MAX_BINDING", 0);
+  const uint32_t m = uint32_t(w.shape[0]);
+  const uint64_t rb = padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+  const uint64_t limit = forced ? std::min<uint64_t>(forced, device_.maxBindingRange()) : device_.maxBindingRange();
+  if (limit == 0 || uint64_t(m) * rb <= limit) return {{0, m}};
+  uint64_t step = std::lcm(uint64_t(256) / std::gcd(rb, uint64_t(256)), uint64_t(64));
+  uint64_t per = (limit - 16) / rb / step * step;  // 16: the last range rounds up to whole uvec4s
+  if (per == 0) fail("weight rows of {} bytes do not fit the device's {} byte binding range", rb, limit);
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (uint64_t r = 0; r < m; r += per) out.push_back({uint32_t(r), uint32_t(std::min<uint64_t>(m, r + per))});
+  return out;
+}
+
+uint64_t Model::range_offset(const Weight& w, uint32_t r0) const {
+  return uint64_t(r0) * padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+}
+
+// Bytes of rows [r0, r1), rounded up to 16 (kernels read words and Q4_K as uvec4; buffers are sized
+// in multiples of 16, so the rounding stays inside).
+uint64_t Model::range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const {
+  uint64_t b = uint64_t(r1 - r0) * padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+  return std::min((b + 15) & ~uint64_t(15), w.buffer.size() - range_offset(w, r0));
+}
+
 const Weight* Model::find(const std::string& name) const {
   auto it = weights_.find(name);
   return it == weights_.end() ? nullptr : &it->second;
@@ -192,7 +223,11 @@ static std::string shape_str(const std::vector<int64_t>& s) {
 const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const {
   const Weight* w = find(name);
   if (!w) fail("weight {}: expected {} {}, but the model has no such tensor", name, matrix ? "a matrix" : "F32", shape_str(shape));
-  bool dtype_ok = matrix ? (w->dtype == DType::F16 || traits(w->dtype).quantized) : w->dtype == DType::F32;
+  // Matrices in the dtypes weight_kernel has kernels for (Q4_K rows may be padded to whole blocks;
+  // source_rdrr's runnable_form turns DOPPLER's other forms into these), vectors in F32.
+  bool dtype_ok = matrix ? (w->dtype == DType::F16 || w->dtype == DType::Q8_0 || w->dtype == DType::Q4_K ||
+                            w->dtype == DType::Q6_K)
+                         : w->dtype == DType::F32;
   if (!dtype_ok || w->shape != shape)
     fail("weight {}: expected {} {}, got {} {}", name, matrix ? "F16|Q8_0|Q4_K|Q6_K" : "F32", shape_str(shape),
          dtype_name(w->dtype), shape_str(w->shape));
@@ -323,11 +358,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  kernels_.has(weight_kernel("matvec", g->dtype) + "_gated");
   }
 
-  // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it).
+  // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it), a dispatch per binding-sized
+  // row range of the table (embed.comp writes only the tokens in its range).
   const Weight& embed = *find("embed");
-  dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
-           {{0, &embed.buffer}, {1, &tokens_, 0, M * 4}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
-           EmbedParams{uint32_t(c.dim), M, c.embed_scale, 0}, M, 1, "embed");
+  for (auto [r0, r1] : row_ranges(embed))
+    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+             {{0, &embed.buffer, range_offset(embed, r0), range_bytes(embed, r0, r1)}, {1, &tokens_, 0, M * 4},
+              {2, &x_, 0, uint64_t(M) * c.dim * 4}},
+             EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
@@ -436,7 +474,31 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   uint32_t L = std::min<uint32_t>(M, uint32_t(logits_rows_));
   uint64_t first = uint64_t(M - L) * c.dim;
   const Weight& head = c.tied_embeddings ? embed : *find("output");
-  if (logits_only && fold_norm && kernels_.has(weight_kernel("matvec", head.dtype) + "_norm")) {
+  const bool fold_head = logits_only && fold_norm && kernels_.has(weight_kernel("matvec", head.dtype) + "_norm");
+  auto head_ranges = row_ranges(head);
+  if (head_ranges.size() > 1) {
+    // A head larger than one binding: per logits row, a matvec per row range of W, each writing its
+    // columns of the row through binding offsets.
+    const Weight& on = *find("output_norm");
+    if (!fold_head) rms(x_, first, on, xn_, 0, c.dim, L, false);
+    const uint32_t k = uint32_t(c.dim), rows_per_wg = plain_rows;
+    for (uint32_t l = 0; l < L; ++l)
+      for (auto [r0, r1] : head_ranges) {
+        uint32_t m = r1 - r0;
+        std::vector<BindGroupEntry> e = {{0, &head.buffer, range_offset(head, r0), range_bytes(head, r0, r1)},
+                                         {1, fold_head ? &x_ : &xn_, uint64_t(l) * k * 4, uint64_t(k) * 4},
+                                         {2, &logits_, (uint64_t(l) * c.vocab + r0) * 4, uint64_t(m) * 4}};
+        if (fold_head) {
+          e.push_back({3, &on.buffer});
+          dispatch(weight_kernel("matvec", head.dtype) + "_norm", {{0, matvec_wg(head.dtype, k)}, {1, rows_per_wg}}, e,
+                   MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
+                   (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
+        } else {
+          dispatch(weight_kernel("matvec", head.dtype), {{0, matvec_wg(head.dtype, k)}, {1, rows_per_wg}}, e,
+                   MatvecParams{m, k, 1, 0}, (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
+        }
+      }
+  } else if (fold_head) {
     normed_matvec(*find("output_norm"), head, logits_);  // one dispatch and one barrier fewer
   } else {
     rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
@@ -498,11 +560,13 @@ std::vector<float> Model::last_normed() {
 std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
   const Weight* w = find(name);
   if (!w || w->shape.size() != 2 || row < 0 || row >= w->shape[0]) fail("weight_row: no row {} in {}", row, name);
-  auto rb = row_bytes(w->dtype, uint64_t(w->shape[1]));
-  std::vector<uint8_t> raw(*rb);
-  device_.queue().readBuffer(w->buffer, uint64_t(row) * *rb, raw.data(), raw.size());
-  std::vector<float> out(w->shape[1]);
-  dequantize_row(w->dtype, raw.data(), out.data(), w->shape[1]);
+  // Rows padded to whole blocks (Q4_K "row" layout) are dequantized whole, then cut to their length.
+  uint64_t rb = padded_row_bytes(w->dtype, uint64_t(w->shape[1]));
+  std::vector<uint8_t> raw(rb);
+  device_.queue().readBuffer(w->buffer, uint64_t(row) * rb, raw.data(), raw.size());
+  std::vector<float> out(padded_blocks(w->dtype, uint64_t(w->shape[1])) * traits(w->dtype).block_elems);
+  dequantize_row(w->dtype, raw.data(), out.data(), int64_t(out.size()));
+  out.resize(size_t(w->shape[1]));
   return out;
 }
 

@@ -87,6 +87,10 @@ class Model {
 
  private:
   const Weight& bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const;
+  // Binding-sized row ranges of a weight too large for one binding, and a range's bytes (model.cpp).
+  std::vector<std::pair<uint32_t, uint32_t>> row_ranges(const Weight& w) const;
+  uint64_t range_offset(const Weight& w, uint32_t r0) const;
+  uint64_t range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const;
   void check_fits(const ModelSource& source) const;
 
   gpu::Device& device_;

@@ -13,10 +13,13 @@ ReferenceModel::ReferenceModel(const ModelSource& source) : cfg_(source.config) 
     for (auto d : t.shape) n *= d;
     int64_t row = t.shape.back();
     std::vector<float> tmp(n);
-    auto rb = row_bytes(t.dtype, row);
-    if (!rb) fail("reference: tensor {} rows of {} are not whole {} blocks", t.name, row, dtype_name(t.dtype));
-    for (int64_t r = 0; r < n / row; ++r)
-      dequantize_row(t.dtype, t.data.data() + r * *rb, tmp.data() + r * row, row);
+    // Rows padded to whole blocks (Q4_K "row" layout) are dequantized whole, then cut to their length.
+    const uint64_t rb = padded_row_bytes(t.dtype, uint64_t(row));
+    std::vector<float> padded(padded_blocks(t.dtype, uint64_t(row)) * traits(t.dtype).block_elems);
+    for (int64_t r = 0; r < n / row; ++r) {
+      dequantize_row(t.dtype, t.data.data() + r * rb, padded.data(), int64_t(padded.size()));
+      std::copy(padded.begin(), padded.begin() + row, tmp.begin() + r * row);
+    }
     weights_[t.name].assign(tmp.begin(), tmp.end());
   });
 }

@@ -1,7 +1,11 @@
 // An RDRR directory as a model source: the manifest's config and every tensor, hash-verified and
-// decompressed in parallel by the shard reader while earlier tensors upload.
+// decompressed in parallel by the shard reader while earlier tensors upload, each in the form the
+// kernels read (repack.h: DOPPLER's BF16, W4A16, "col" Q4_K converted at load).
+#include <map>
+
 #include "rdrr/manifest.h"
 #include "runtime/base/error.h"
+#include "runtime/model/repack.h"
 #include "runtime/model/source.h"
 #include "sharding/reader.h"
 
@@ -14,12 +18,31 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
   if (src.config.eos_ids.empty()) src.config.eos_ids = manifest->eos_ids;
   src.quant = manifest->quantization;
   src.dir = dir;
-  for (auto& t : manifest->tensors) src.weight_bytes += t.size;
+  for (auto& t : manifest->tensors) src.weight_bytes += runnable_bytes(t);
   src.for_each_tensor = [manifest, dir](const TensorSink& sink) {
+    const std::string label = (dir / "manifest.json").string();
+    // A tensor with companions (W4A16) is emitted once it and they have all arrived; until then the
+    // first to arrive are held here, by name (a layer's worth at most: DOPPLER writes them together).
+    std::map<std::string, std::vector<std::byte>> held;
+    auto emit = [&](const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c) {
+      if (t.internal.empty())
+        fail("{}: tensor {} has no blueshift name (unknown to this architecture)", label, t.name);
+      Runnable r = runnable_form(t, bytes, c, label);
+      sink({t.internal, r.dtype, r.shape, r.data});
+    };
     load_tensors(*manifest, dir, LoadOptions{}, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
-      if (t.internal.empty()) fail("{}/manifest.json: tensor {} has no blueshift name (unknown to this architecture)",
-                                   dir.string(), t.name);
-      sink({t.internal, t.dtype, t.shape, bytes});
+      const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);
+      if (owner->dtype != DType::W4A16) {
+        if (t.companion_of.empty()) emit(t, bytes, {});
+        return;  // the I4 table's scales: nothing binds that table yet
+      }
+      held[t.name].assign(bytes.begin(), bytes.end());
+      for (const std::string* n : {&owner->name, &owner->scales, &owner->shape_tensor})
+        if (!held.count(*n)) return;
+      Companions c{held[owner->scales], manifest->find(owner->scales)->dtype, held[owner->shape_tensor],
+                   manifest->find(owner->shape_tensor)->dtype};
+      emit(*owner, held[owner->name], c);
+      for (const std::string* n : {&owner->name, &owner->scales, &owner->shape_tensor}) held.erase(*n);
     });
   };
   return src;

@@ -55,7 +55,7 @@ class MatmulCm : public KernelTest {
     auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
     auto y0 = random_floats(size_t(c.tokens) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
-    auto bw = upload(w.bytes), bx = upload(x);
+    auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
     for (Tile tile : kTiles) {
       auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
       run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + tile.suffix),
@@ -83,7 +83,8 @@ TEST_F(MatmulCm, Q8_0) {
 }
 
 TEST_F(MatmulCm, Q4K) {
-  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{128, 256, 256, 1}, Case{200, 300, 512, 0}})
+  for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{128, 256, 256, 1}, Case{200, 300, 512, 0},
+                 Case{65, 37, 640, 0}, Case{7, 129, 1152, 1}, Case{130, 100, 320, 0}, Case{3, 20, 96, 1}})  // padded rows
     check(DType::Q4_K, c);
 }
 

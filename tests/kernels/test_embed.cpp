@@ -16,7 +16,7 @@ constexpr double kEmbedNmse = 1e-12;
 
 // Bytes of rows [r0, r1) of w, padded to a multiple of 16 (bindings are whole rows, padded; see embed.comp).
 std::vector<uint8_t> row_range(const Weights& w, uint32_t r0, uint32_t r1) {
-  uint64_t rb = *row_bytes(w.t, w.k);
+  uint64_t rb = padded_row_bytes(w.t, w.k);
   std::vector<uint8_t> out(w.bytes.begin() + r0 * rb, w.bytes.begin() + r1 * rb);
   out.resize((out.size() + 15) / 16 * 16, 0);
   return out;
@@ -59,6 +59,8 @@ TEST_F(Embed, AllWeightTypes) {
   check(DType::Q8_0, 41, 160, 9, 17);
   check(DType::Q4_K, 37, 768, 13, 37);
   check(DType::Q4_K, 41, 512, 9, 21);
+  check(DType::Q4_K, 37, 640, 13, 37);   // rows padded to whole blocks (DOPPLER's "row" layout)
+  check(DType::Q4_K, 41, 1152, 9, 21);
   check(DType::Q6_K, 37, 768, 13, 37);
   check(DType::Q6_K, 41, 256, 9, 15);
 }

@@ -25,7 +25,7 @@ class Matmul : public KernelTest {
     auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
     auto y0 = random_floats(size_t(c.tokens) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
-    auto bw = upload(w.bytes), bx = upload(x);
+    auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
     auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
     run_once(kernels().get("matmul_" + kernel_suffix(t)), {{0, &bw}, {1, &bx}, {2, &by}},
              MatvecParams{c.m, c.k, c.tokens, c.accumulate}, (c.m + 63) / 64, (c.tokens + 63) / 64);
@@ -47,6 +47,12 @@ TEST_F(Matmul, Q8_0) {
 
 TEST_F(Matmul, Q4K) {
   for (Case c : {Case{1, 37, 256, 0}, Case{7, 129, 768, 1}, Case{65, 64, 512, 0}, Case{130, 100, 256, 0}})
+    check(DType::Q4_K, c);
+}
+
+// Rows padded to whole blocks (DOPPLER's "row" layout): 640, 1152, 320 and a row shorter than a block.
+TEST_F(Matmul, Q4KPaddedRows) {
+  for (Case c : {Case{65, 37, 640, 0}, Case{7, 129, 1152, 1}, Case{130, 100, 320, 0}, Case{3, 20, 96, 1}})
     check(DType::Q4_K, c);
 }
 

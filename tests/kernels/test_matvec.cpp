@@ -43,7 +43,7 @@ class Matvec : public KernelTest {
     auto x = random_floats(size_t(c.batch) * c.k, -2, 2);
     auto y0 = random_floats(size_t(c.batch) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
-    auto bw = upload(w.bytes), bx = upload(x);
+    auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
     struct Shape {
       uint32_t wg, rows;
     };
@@ -78,6 +78,14 @@ TEST_F(Matvec, Q4K) {
     check(DType::Q4_K, c);
 }
 
+// Rows padded to whole blocks (DOPPLER's "row" layout: Gemma 3's 640 and 1152, 320, and rows shorter
+// than one block): the row stride is whole blocks while x has k values, the padding never counts.
+TEST_F(Matvec, Q4KPaddedRows) {
+  for (Case c : {Case{37, 640, 1, 0}, Case{129, 1152, 2, 1}, Case{5, 320, 3, 0}, Case{33, 96, 2, 0},
+                 Case{7, 200, 1, 1}, Case{3, 4, 1, 0}})
+    check(DType::Q4_K, c);
+}
+
 TEST_F(Matvec, Q6K) {
   for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
                  Case{5, 4096, 1, 1}})
@@ -88,14 +96,14 @@ TEST_F(Matvec, Q6K) {
 // per batch row, for Llama-style (offset 0) and Gemma-style (offset 1) norm weights.
 TEST_F(Matvec, NormFolded) {
   for (DType t : kWeightTypes)
-    for (Case c : {Case{37, 512, 1, 0}, Case{130, 768, 2, 1}})
+    for (Case c : {Case{37, 512, 1, 0}, Case{130, 768, 2, 1}, Case{33, t == DType::Q4_K ? 1152u : 512u, 2, 0}})
       for (float offset : {0.0f, 1.0f}) {
         Weights w = random_weights(t, c.m, c.k);
         auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k), y0 = random_floats(size_t(c.batch) * c.m);
         const float eps = 1e-5f;
         auto xn = rms_normed(x, nw, c.k, c.batch, eps, offset);
         DotRef ref = dot_ref(w.dq.data(), xn.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
-        auto bw = upload(w.bytes), bx = upload(x), bn = upload(nw);
+        auto bw = upload(w.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
         auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
         const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_norm", {{0, 64}, {1, 4}});
         run_once(p, {{0, &bw}, {1, &bx}, {2, &by}, {3, &bn}},
@@ -114,7 +122,7 @@ TEST_F(Matvec, GatedFolded) {
     uint32_t m, k, batch, rows;
   };
   for (DType t : kWeightTypes)
-    for (GCase c : {GCase{37, 512, 1, 4}, GCase{130, 768, 2, 3}})
+    for (GCase c : {GCase{37, 512, 1, 4}, GCase{130, 768, 2, 3}, GCase{19, t == DType::Q4_K ? 640u : 512u, 2, 4}})
       for (uint32_t act : {0u, 1u}) {
         const float offset = act == 1 ? 1.0f : 0.0f, eps = 1e-6f;
         Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
@@ -122,7 +130,7 @@ TEST_F(Matvec, GatedFolded) {
         auto xn = rms_normed(x, nw, c.k, c.batch, eps, offset);
         DotRef g = dot_ref(wg.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
         DotRef u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
-        auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(x), bn = upload(nw);
+        auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
         auto by = poisoned(g.value.size() * 4);
         const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_gated", {{0, 64}, {1, c.rows}});
         run_once(p, {{0, &bg}, {1, &bx}, {2, &by}, {3, &bn}, {4, &bu}},
@@ -156,7 +164,7 @@ TEST_F(Matvec, RopeAndKvFolded) {
   const uint32_t hd = 20, heads = 3, m = hd * heads, pos = 37;
   const float eps = 1e-5f, offset = 0.0f;
   for (DType t : kWeightTypes) {
-    uint32_t k = t == DType::F16 ? 136 : t == DType::Q8_0 ? 160 : 512;
+    uint32_t k = t == DType::F16 ? 136 : t == DType::Q8_0 ? 160 : t == DType::Q4_K ? 320 : 512;  // Q4_K: padded rows
     Weights w = random_weights(t, m, k);
     auto x = random_floats(k, -3, 3), nw = random_floats(k), inv_freq = random_floats(hd / 2, 0.001f, 1.0f);
     auto xn = rms_normed(x, nw, k, 1, eps, offset);
@@ -169,7 +177,7 @@ TEST_F(Matvec, RopeAndKvFolded) {
         rot.value[b] = plain.value[b] * c + plain.value[a] * s;
         rot.scale[a] = rot.scale[b] = std::hypot(plain.scale[a], plain.scale[b]);
       }
-    auto bw = upload(w.bytes), bx = upload(x), bn = upload(nw), bf = upload(inv_freq);
+    auto bw = upload(w.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw)), bf = upload(inv_freq);
     auto bs = upload(std::vector<uint32_t>{0, pos, 0, 0, 0, 0, 0, 0});
     kparams::MatvecRopeParams params{m, k, 1, 0, eps, offset, hd, 0};
     std::string sfx = kernel_suffix(t);

@@ -56,6 +56,44 @@ const Vector kVectors[] = {
     {102400, "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085"},
 };
 
+// DOPPLER's "blake3" of the same inputs, as printed by its own code (doppler-gpu 0.5.1, whose
+// src/storage/blake3.js is unchanged at DOPPLER's HEAD) through
+//   node tests/rdrr/doppler_blake3_vectors.mjs .../node_modules/doppler-gpu/src/storage/blake3.js
+const Vector kDopplerVectors[] = {
+    {0, "fda1200e7626ed65703a9c8eb28987d8142bf29fcf7cf582e0c44cc7ad8a8ea8"},
+    {1, "1103c1e16280c2008da4b71450ad5ad844b71a5e09df9c1948dfb83f4a77e0d9"},
+    {2, "f668e7802e75ad7efd82491513da367bbe6234e635420cbc9bb019742d67500f"},
+    {3, "1cbf6cd5693229f7ce5a8ce5da31e2a9ea192812bbf79a343da5354a44f7940b"},
+    {63, "04945a4d1882b21682e02a401f75b06487ae3cce3efd7fdf6543bf4d5e47c8a3"},
+    {64, "69d0b52250aa4e600687b20755fea4ba76a9fc25490d015d33ded4c09f9e348a"},
+    {65, "b5ef4905c6aa739c7c0573dc76813e0b6ef2da83aafbc212bb4e30181783671f"},
+    {127, "1dfabcc812671a3b6143182be9f1a16c7aa357f896d222280922eabca108861c"},
+    {128, "07b4b859b2e37cedee6d417a48f61d86b52830e3dc6242a31e98a648d4d5a4d3"},
+    {129, "fa1dd0bf14e955c4630e81fe813837817443aec22d11eea5949be69c4c7026a9"},
+    {1023, "5a8ef1b30754857dd8b96ef4b49a808271a0c1bc31fb502c0c99c0973f89ec31"},
+    {1024, "720a04b59cf6a8b148ca1f6ef8a3b2168077f2baf111197742bc6b17e2dbc694"},
+    {1025, "b74c0de1b15fd2449d0ca9d16e22a356275308cc3ca15c34659c6773168a5179"},
+    {2048, "64ed429b3b87910734e0320f42b34e8fd854a41920f4cc9ea1e24a2d35d92293"},
+    {2049, "3c83e087ee55b9851dcab0d9a59f747d1e9720fdbbbd7f0e305a7384f0861026"},
+    {3072, "bf894de697d5bd05f88aff863f6390ea42cb3e9af3754a4b8e3429ce2784f6e8"},
+    {3073, "e503b45df53e8819cb6c7a3052889aceb321a5f52af45194fbaccee83dd53213"},
+    {4096, "3c76bea1bf194d115420090375be1b865c357afa417d13109e737cbdbe986548"},
+    {4097, "546f46a0dcc0789bb8774ba4a582b5c332e8d87b702b8c49f3a1fbf8ed8721e5"},
+    {5120, "f8c354fb9980db218c9117b1dcda483f0cee92b52a65f1ab6b32227ec251207e"},
+    {5121, "efeac9abe4808640eeca84e814b33f897974dc4166acb63a04875ac710a4436b"},
+    {8192, "07f26898459b8000fead6747f53b07c3a09051deae28f3182820052ce2fd9596"},
+    {8193, "b43d3d3b9b3f93b20d51238c9c614c82dd8f795f80f9745975ae1b55ea06417b"},
+    {16384, "d02edaf1b7bdb0fbb968a31150d0cc80f784b14b9f6f449bdd11d9e1489e738d"},
+    {31744, "f83341760484108d5e67b0778d4ff468e4c6a3a17876cf7b27a0a952725ee232"},
+    {65536, "ea7c8530499c2794adde9c51055956338e7bef1a4b771cc71ebb27a026d323f0"},
+    {65537, "f2ba845463d84fd1fd1cb2ab709511e072bf503fecbb2bb87643f9956f921277"},
+    {102400, "670bc3a6daff417df3b8ceec172e14fa61ece7f3b93145e6c6f8d679ae8d6f52"},
+    {262144, "ebe8f1bd9110206c04e71f5c7990e16ce2c6d64085bc0f85ea0b49c40db39014"},
+    {1048576, "78f3efe18baddcdbc1e2aa6fd2e5de31dc98be505cdb0dcf1473c84c1b214f79"},
+    {1049601, "52a50ab1b3575b352a3af094eaeac9a60ff60e355d216eef7e0f6cc3459eecbb"},
+    {4194305, "3dfb9bdea07a8e3f6f8bee16f239c1a24b90b48d8882f256080e01133cdd56b1"},
+};
+
 std::vector<std::byte> vector_input(size_t n) {
   std::vector<std::byte> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = std::byte(i % 251);
@@ -113,6 +151,30 @@ TEST(Blake3, OfficialVectorsIncremental) {
   });
 }
 
+TEST(Blake3, DopplerVariantVectors) {
+  for_each_kernel([] {
+    for (auto& v : kDopplerVectors) {
+      auto in = vector_input(v.input_len);
+      EXPECT_EQ(hex(blake3_doppler(in)), v.hash) << "length " << v.input_len;
+      EXPECT_EQ(hex(blake3(in, 1, Blake3Variant::doppler)), v.hash) << "length " << v.input_len;
+      if (v.input_len >= (4 << 20)) {
+        EXPECT_EQ(hex(blake3_doppler(in, 2)), v.hash) << "2 threads";
+      }
+      EXPECT_NE(hex(blake3(in)), v.hash) << "spec BLAKE3 equals DOPPLER's at length " << v.input_len;
+    }
+  });
+  for (auto& v : kDopplerVectors) {
+    auto in = vector_input(v.input_len);
+    for (size_t piece : {1u, 63u, 64u, 1000u, 1025u, 70000u}) {
+      if (piece == 1 && in.size() > 100000) continue;  // a byte at a time: slow and says nothing new
+      Blake3Hasher h(Blake3Variant::doppler);
+      for (size_t off = 0; off < in.size(); off += piece)
+        h.update(std::span<const std::byte>(in).subspan(off, std::min(piece, in.size() - off)));
+      EXPECT_EQ(hex(h.finalize()), v.hash) << "length " << v.input_len << " in pieces of " << piece;
+    }
+  }
+}
+
 TEST(Blake3, HashHexDispatchesOnTheAlgorithm) {
   auto in = vector_input(1025);
   EXPECT_EQ(blake3_hex(in), kVectors[17].hash);
@@ -131,17 +193,21 @@ TEST(Blake3, KernelsAndThreadsAgreeOnRandomInputs) {
       8 * 1024, 15 * 1024, 16 * 1024, 17 * 1024 + 1, 65 * 1024 - 1, 100000,       (5 << 20) + 123};
   for (size_t n : sizes) {
     auto in = random_bytes(n, uint32_t(n));
-    blake3_force_kernel(Blake3Kernel::portable);
-    const Blake3Digest want = blake3(in);
-    Blake3Hasher h;
-    h.update(in);
-    EXPECT_EQ(h.finalize(), want) << n;
-    for (Blake3Kernel k : blake3_kernels_available()) {
-      blake3_force_kernel(k);
-      for (int threads : {1, 2, 3})
-        EXPECT_EQ(blake3(in, threads), want) << n << " " << blake3_kernel_name(k) << " threads " << threads;
+    for (Blake3Variant var : {Blake3Variant::spec, Blake3Variant::doppler}) {
+      SCOPED_TRACE(var == Blake3Variant::spec ? "spec" : "doppler");
+      blake3_force_kernel(Blake3Kernel::portable);
+      const Blake3Digest want = blake3(in, 1, var);
+      Blake3Hasher h(var);
+      h.update(in);
+      EXPECT_EQ(h.finalize(), want) << n;
+      for (Blake3Kernel k : blake3_kernels_available()) {
+        blake3_force_kernel(k);
+        for (int threads : {1, 2, 3})
+          EXPECT_EQ(blake3(in, threads, var), want)
+              << n << " " << blake3_kernel_name(k) << " threads " << threads;
+      }
+      blake3_reset_kernel();
     }
-    blake3_reset_kernel();
   }
 }
 

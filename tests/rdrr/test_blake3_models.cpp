@@ -200,3 +200,111 @@ TEST(Blake3Models, DopplerBlockMerkleBlocksParse) {
   }
   EXPECT_GE(with, 6u);
 }
+
+namespace {
+
+// Rewrites the manifest of a converted bundle so that every shard's `hash` is DOPPLER's variant of
+// BLAKE3 (what DOPPLER's converter writes under "hashAlgorithm": "blake3"), except the shards in
+// `spec_shards`, which get spec BLAKE3. Returns the rewritten manifest.
+json dopplerize(const fs::path& dir, std::initializer_list<size_t> spec_shards = {}) {
+  const Manifest m = read_manifest(dir);
+  json j = json::parse(read_file(dir / "manifest.json"));
+  for (size_t i = 0; i < j["shards"].size(); ++i) {
+    const bool spec = std::find(spec_shards.begin(), spec_shards.end(), i) != spec_shards.end();
+    // The raw bytes' hash (decompressed where the shard is stored zstd; storedHash stays spec).
+    std::vector<std::byte> raw = read_verified_shard(m, m.shards[i], dir);
+    j["shards"][i]["hash"] = blake3_hex(raw, 1, spec ? Blake3Variant::spec : Blake3Variant::doppler);
+  }
+  write_file(dir / "manifest.json", j.dump(1));
+  return j;
+}
+
+}  // namespace
+
+// A bundle whose shard hashes are DOPPLER's "blake3" verifies and loads, says so, learns the variant
+// on the first shard, and still names a shard with a flipped byte (exit 4, the spec hash as actual).
+TEST(Blake3Models, DopplerVariantShardHashesVerifyAndLoad) {
+  TempDir dir;
+  fs::path hf = make_checkpoint(dir.path, tiny_config("llama"));
+  fs::path out = dir / "m";
+  auto conv = convert_with(hf, out, HashAlgorithm::blake3, /*compress=*/false);
+  const auto want = load_all(conv.manifest, out);
+  json j = dopplerize(out);
+  Manifest m = read_manifest(out);
+  ASSERT_GT(m.shards.size(), 2u);
+  EXPECT_NE(m.shards[0].hash, conv.manifest.shards[0].hash);
+
+  ShardHashCheck check(HashAlgorithm::blake3);
+  LoadOptions o;
+  o.threads = 1;  // one worker: the second hash is paid on the first shard only
+  o.hash_check = &check;
+  EXPECT_TRUE(verify_shards(m, out, o).empty());
+  EXPECT_EQ(check.matched(Blake3Variant::doppler), m.shards.size());
+  EXPECT_EQ(check.matched(Blake3Variant::spec), 0u);
+  EXPECT_EQ(check.hashes_computed(), m.shards.size() + 1);
+  EXPECT_EQ(load_all(m, out), want);  // a fresh check per load when none is given
+
+  auto r = run_blueshift({"verify", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("blake3 (DOPPLER's variant, doppler-gpu <= 0.5.1)"), std::string::npos) << r.out;
+  r = run_blueshift({"verify", out.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["hashVariant"], "doppler");
+  r = run_blueshift({"verify", out.string(), "--loader"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("DOPPLER's variant"), std::string::npos) << r.out;
+
+  // One shard left spec: accepted, reported as mixed.
+  dopplerize(out, {1});
+  r = run_blueshift({"verify", out.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["hashVariant"], "mixed");
+  dopplerize(out);
+
+  const std::string victim = j["shards"][1]["filename"];
+  std::string bytes = read_file(out / victim);
+  bytes[bytes.size() / 2] ^= 0x01;
+  write_file(out / victim, bytes);
+  r = run_blueshift({"verify", out.string()});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find(victim + ": hash mismatch"), std::string::npos) << r.err;
+  r = run_blueshift({"verify", out.string(), "--json"});
+  EXPECT_EQ(r.exit_code, 4);
+  json v = json::parse(r.out);
+  ASSERT_EQ(v["problems"].size(), 1u);
+  EXPECT_EQ(v["problems"][0]["file"], victim);
+  EXPECT_EQ(v["problems"][0]["actual"], blake3_hex(bytes_of(bytes)));  // named by the spec hash
+  EXPECT_EQ(v["hashVariant"], "doppler");                              // the other shards
+  try {
+    load_all(m, out);
+    ADD_FAILURE() << "a flipped byte loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::integrity);
+    EXPECT_NE(std::string(e.what()).find(victim), std::string::npos) << e.what();
+  }
+}
+
+// storedHash is blueshift's own extension, always spec BLAKE3: DOPPLER's variant there is a mismatch,
+// while the raw `hash` of a compressed shard may be either.
+TEST(Blake3Models, StoredHashIsSpecOnly) {
+  TempDir dir;
+  fs::path hf = make_checkpoint(dir.path, tiny_config("llama"));
+  fs::path out = dir / "m";
+  auto conv = convert_with(hf, out, HashAlgorithm::blake3, /*compress=*/true);
+  json j = dopplerize(out);
+  size_t z = 0;
+  while (z < j["shards"].size() && !j["shards"][z].contains("storedHash")) ++z;
+  ASSERT_LT(z, j["shards"].size());
+  auto r = run_blueshift({"verify", out.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["hashVariant"], "doppler");
+  const std::string file = j["shards"][z]["filename"];
+  j["shards"][z]["storedHash"] = blake3_hex(bytes_of(read_file(out / file)), 1, Blake3Variant::doppler);
+  write_file(out / "manifest.json", j.dump(1));
+  r = run_blueshift({"verify", out.string(), "--json"});
+  EXPECT_EQ(r.exit_code, 4);
+  json v = json::parse(r.out);
+  ASSERT_EQ(v["problems"].size(), 1u);
+  EXPECT_EQ(v["problems"][0]["check"], "storedHash");
+  EXPECT_EQ(v["problems"][0]["file"], file);
+}

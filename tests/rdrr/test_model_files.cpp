@@ -252,7 +252,7 @@ TEST_F(Corruption, BadManifestFields) {
        {"model.norm.weight", "leave shard"}},
       {[](json& j) { j["tensors"]["model.norm.weight"]["shape"] = {4611686018427387904ull, 4}; },
        {"model.norm.weight", "overflows"}},
-      {[](json& j) { j["tensors"]["model.norm.weight"]["layout"] = "col"; }, {"model.norm.weight", "col", "not supported"}},
+      {[](json& j) { j["tensors"]["model.norm.weight"]["layout"] = "col"; }, {"model.norm.weight", "col", "transposed Q4_K"}},
       {[&](json& j) {
          auto& a = j["tensors"]["model.layers.0.self_attn.k_proj.bias"];
          auto& b = j["tensors"]["model.layers.0.self_attn.v_proj.bias"];
