@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "rdrr/hf_config.h"
@@ -31,6 +33,11 @@ void setup(CLI::App& app) {
     }
     uint64_t stored = 0;
     for (auto& s : m.shards) stored += s.file_size();
+    // A supported config whose tensors do not all have blueshift names cannot be loaded either.
+    std::vector<std::string> unnamed;
+    if (m.config)
+      for (auto& t : m.tensors)
+        if (t.internal.empty()) unnamed.push_back(t.name);
     if (a->json) {
       nlohmann::ordered_json j;
       j["modelId"] = m.model_id;
@@ -38,6 +45,7 @@ void setup(CLI::App& app) {
       j["quantization"] = m.quantization;
       if (m.config) j["config"] = bs::config_to_json(*m.config);
       else j["configError"] = m.config_error;
+      if (!unnamed.empty()) j["unnamedTensors"] = unnamed;
       j["rawBytes"] = m.total_size;
       j["storedBytes"] = stored;
       auto& dt = j["dtypes"] = nlohmann::ordered_json::object();
@@ -71,8 +79,14 @@ void setup(CLI::App& app) {
                   c.act == bs::Activation::silu ? "silu" : "gelu_tanh", double(c.rope.theta),
                   c.rope.local_theta > 0 ? fmt::format("/local {:.0f}", c.rope.local_theta).c_str() : "",
                   c.rope.scaling == bs::RopeScaling::llama3 ? " llama3" : c.rope.scaling == bs::RopeScaling::linear ? " linear" : "");
+      std::printf("scales     softmax %.6g, embed %.6g, softcap %g attn / %g logits, norm eps %g\n",
+                  double(c.softmax_scale()), double(c.embed_scale), double(c.attn_softcap),
+                  double(c.final_softcap), double(c.norm_eps));
+      if (!unnamed.empty())
+        std::printf("names      %zu tensors have no blueshift name, e.g. %s: the model cannot load\n",
+                    unnamed.size(), unnamed[0].c_str());
     } else {
-      std::printf("config     unavailable: %s\n", m.config_error.c_str());
+      std::printf("config     not runnable: %s\n", m.config_error.c_str());
     }
     std::printf("size       %.1f MB raw, %.1f MB on disk, %zu shards, %zu tensors\n", double(m.total_size) / 1e6,
                 double(stored) / 1e6, m.shards.size(), m.tensors.size());

@@ -12,6 +12,7 @@
 #include "rdrr/quant.h"
 #include "rdrr/safetensors.h"
 #include "rdrr/tensor_names.h"
+#include "rdrr/partial_dir.h"
 #include "runtime/base/error.h"
 #include "runtime/base/half.h"
 
@@ -24,44 +25,6 @@ namespace {
 
 // Output bytes per parallel chunk of rows: large enough to keep threads busy, small enough to bound memory.
 constexpr uint64_t kChunkBytes = 16ull << 20;
-
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal = sig; }
-
-// Turns SIGINT/SIGTERM into a clean stop between chunks (the temp dir is removed); restores on exit.
-struct SignalGuard {
-  struct sigaction old_int{}, old_term{};
-  SignalGuard() {
-    g_signal = 0;
-    struct sigaction sa{};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-  void check() const {
-    if (g_signal) fail_kind(ErrorKind::usage, "interrupted by signal {}; nothing was written to the output", int(g_signal));
-  }
-};
-
-// A directory removed on scope exit unless released.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const fs::path& out) {
-    fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    std::string tmpl = (parent / ("." + out.filename().string() + ".partial-XXXXXX")).string();
-    if (!mkdtemp(tmpl.data())) fail("{}: cannot create a temporary directory: {}", parent.string(), std::strerror(errno));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 float load_value(DType t, const std::byte* p, uint64_t i) {
   uint16_t h;
@@ -191,12 +154,12 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
          by_internal.begin()->first);
 
   SignalGuard signals;
-  TempDir tmp(out_dir);
+  PartialDir tmp(out_dir);
   Manifest m;
   {
     ShardWriterOptions so = opt.shards;
     if (so.threads <= 0) so.threads = threads;
-    ShardWriter writer(tmp.path, so);
+    ShardWriter writer(tmp.path(), so);
     uint64_t done = 0;
     std::vector<std::byte> out;
     for (auto& p : plan) {
@@ -252,25 +215,17 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
                          {"compute", "f32"}, {"layout", "row"}};
   m.config = cfg;
   m.eos_ids = cfg.eos_ids;
-  m.tokenizer = tokenizer_block(hf_dir, tmp.path, cfg);
+  m.tokenizer = tokenizer_block(hf_dir, tmp.path(), cfg);
   m.metadata = {{"source", fs::absolute(hf_dir).lexically_normal().string()},
                 {"convertedAt", std::chrono::duration_cast<std::chrono::seconds>(
                                     std::chrono::system_clock::now().time_since_epoch()).count()},
                 {"converter", "blueshift 0.1.0"},
                 {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)},
                 {"zstdMinSaving", opt.shards.compress ? json(opt.shards.min_saving) : json(nullptr)}};
-  write_manifest(m, tmp.path / "manifest.json");
+  write_manifest(m, tmp.path() / "manifest.json");
   signals.check();
 
-  // Into place: an existing OUT_DIR (with --force) is moved aside first and removed after.
-  fs::path trash;
-  if (fs::exists(out_dir)) {
-    trash = out_dir.parent_path() / ("." + out_dir.filename().string() + ".old-" + std::to_string(::getpid()));
-    fs::rename(out_dir, trash);
-  }
-  fs::rename(tmp.path, out_dir);
-  tmp.path.clear();
-  if (!trash.empty()) fs::remove_all(trash);
+  tmp.commit();  // an existing OUT_DIR (the caller checked --force) is replaced
 
   ConvertResult res;
   res.manifest = read_manifest(out_dir);  // what a reader sees, re-validated

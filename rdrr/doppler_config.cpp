@@ -1,10 +1,31 @@
 // DOPPLER keeps the model description in the manifest's `architecture` (sizes) and `inference`
-// (quirks) blocks. blueshift writes them for DOPPLER's sake, and maps them back into ModelConfig when
-// a manifest has no x-blueshift.config (one written by DOPPLER's converter).
+// (quirks; schema doppler.execution/v1) blocks. blueshift writes them for DOPPLER's sake, and maps them
+// back into ModelConfig when a manifest has no x-blueshift.config (one written by DOPPLER's converter).
+//
+// The reader fails closed: every key of the blocks that describe the math (architecture, and inference's
+// attention, normalization, ffn, rope, output, layerPattern) is either mapped onto ModelConfig, checked
+// to hold its neutral value, or on a short list of keys known not to change the math. Anything else, or
+// a value blueshift cannot run, is an error naming the field and its value in one line.
+//
+// Keys read and deliberately ignored (they do not change what the text decoder computes):
+//   inference.chatTemplate       prompt formatting (blueshift takes the tokenizer's template)
+//   inference.session, sessionDefaults, execution, largeWeights
+//                                DOPPLER's runtime policy: kernel graph, KV dtype and paging, batching,
+//                                which weights stay resident; precision choices, not the model
+//   inference.rerank             a scoring recipe over the LM's logits (yes/no token ids)
+//   inference.supports*          capability flags for DOPPLER's other workloads
+//   architecture.vocabSizePerLayerInput
+//                                only used by per-layer inputs, which hiddenSizePerLayerInput = 0 turns off
+//   inference.attention.outputGateType
+//                                only used by the output gate, which must be off
+//   inference.layerPattern.globalPattern/period/offset
+//                                only used by the pattern type that names them
+//   moeConfig (other than numExperts): only used by mixture-of-experts layers, which must be off
 #include <cmath>
+#include <set>
 
-#include "rdrr/manifest.h"
 #include "rdrr/hf_config.h"
+#include "rdrr/manifest.h"
 #include "runtime/base/error.h"
 #include "runtime/base/half.h"
 
@@ -19,151 +40,379 @@ ordered_json doppler_architecture(const ModelConfig& c) {
           {"vocabSize", c.vocab},            {"maxSeqLen", c.max_seq},   {"ropeTheta", c.rope.theta}};
 }
 
+// Every key DOPPLER's validator requires is written (null or its neutral value where blueshift has no
+// such feature), so that DOPPLER reads the block as it reads its own.
 ordered_json doppler_inference(const ModelConfig& c) {
+  const ordered_json null;
   auto nullable = [](float v) { return v > 0 ? ordered_json(v) : ordered_json(nullptr); };
   ordered_json layer_types = ordered_json::array();
   for (auto t : c.layer_types) layer_types.push_back(t == AttentionType::full ? "full_attention" : "sliding_attention");
-  const char* scaling = c.rope.scaling == RopeScaling::llama3 ? "llama3" : c.rope.scaling == RopeScaling::linear ? "linear" : nullptr;
-  ordered_json rope = {{"ropeTheta", c.rope.theta},
-                       {"ropeLocalTheta", nullable(c.rope.local_theta)},
-                       {"ropeScalingType", scaling ? ordered_json(scaling) : ordered_json(nullptr)},
-                       {"ropeScalingFactor", c.rope.factor}};
+  const char* scaling = c.rope.scaling == RopeScaling::llama3   ? "llama3"
+                        : c.rope.scaling == RopeScaling::linear ? "linear"
+                                                                : nullptr;
+  // Sliding layers run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would scale them too).
+  ordered_json rope = {{"ropeTheta", c.rope.theta}, {"ropeLocalTheta", nullable(c.rope.local_theta)},
+                       {"ropeInterleaved", false}, {"mropeInterleaved", false}, {"mropeSection", null},
+                       {"partialRotaryFactor", null}, {"ropeLocalPartialRotaryFactor", null},
+                       {"ropeFrequencyBaseDim", null}, {"ropeLocalFrequencyBaseDim", null},
+                       {"ropeScalingType", scaling ? ordered_json(scaling) : null},
+                       {"ropeScalingFactor", c.rope.factor},
+                       {"ropeLocalScalingType", null}, {"ropeLocalScalingFactor", 1},
+                       {"yarnBetaFast", null}, {"yarnBetaSlow", null}, {"yarnOriginalMaxPos", null},
+                       {"longropeShortFactor", null}, {"longropeLongFactor", null}, {"longropeOriginalMaxPos", null},
+                       {"ropeLocalYarnBetaFast", null}, {"ropeLocalYarnBetaSlow", null},
+                       {"ropeLocalYarnOriginalMaxPos", null}};
   if (c.rope.scaling == RopeScaling::llama3) {
     // Not in DOPPLER's schema (RDRR.md): written so a reader can run llama3 RoPE faithfully.
     rope["ropeLowFreqFactor"] = c.rope.low_freq_factor;
     rope["ropeHighFreqFactor"] = c.rope.high_freq_factor;
     rope["ropeOriginalMaxPosition"] = c.rope.original_max_position;
   }
+  // DOPPLER requires queryPreAttnScalar (1/sqrt of it is the softmax scale; head_dim is the standard one).
+  double qpas = c.attn_scale > 0 ? 1.0 / (double(c.attn_scale) * c.attn_scale) : double(c.head_dim);
   return {
-      {"attention", {{"queryKeyNorm", c.qk_norm}, {"queryPreAttnScalar", c.attn_scale > 0 ? ordered_json(1.0 / (double(c.attn_scale) * c.attn_scale)) : ordered_json(nullptr)},
-                     {"attnLogitSoftcapping", nullable(c.attn_softcap)},
-                     {"slidingWindow", c.sliding_window > 0 ? ordered_json(c.sliding_window) : ordered_json(nullptr)},
-                     {"causal", true}, {"attentionBias", c.qkv_bias}}},
-      {"normalization", {{"rmsNormEps", c.norm_eps}, {"rmsNormWeightOffset", c.norm_offset},
-                         {"postAttentionNorm", c.sandwich_norm}, {"preFeedforwardNorm", c.sandwich_norm},
-                         {"postFeedforwardNorm", c.sandwich_norm}}},
-      {"ffn", {{"activation", c.act == Activation::silu ? "silu" : "gelu"}, {"gatedActivation", true}}},
+      {"attention", {{"queryPreAttnScalar", qpas}, {"attnLogitSoftcapping", nullable(c.attn_softcap)},
+                     {"slidingWindow", c.sliding_window > 0 ? ordered_json(c.sliding_window) : null},
+                     {"queryKeyNorm", c.qk_norm}, {"queryKeyNormType", "rmsnorm"}, {"queryKeyNormAxis", "head"},
+                     {"queryKeyNormLayers", null}, {"queryKeyNormWeightLayers", null}, {"valueNorm", false},
+                     {"causal", true}, {"attentionBias", c.qkv_bias}, {"attentionOutputGate", false}}},
+      {"normalization", {{"type", "rmsnorm"}, {"rmsNormEps", c.norm_eps}, {"rmsNormWeightOffset", c.norm_offset},
+                         {"postAttentionNorm", true}, {"preFeedforwardNorm", c.sandwich_norm},
+                         {"postFeedforwardNorm", c.sandwich_norm}, {"finalNormBiasTensor", null}}},
+      {"ffn", {{"activation", c.act == Activation::silu ? "silu" : "gelu"}, {"gatedActivation", true},
+               {"branchMode", "dense"}, {"useDoubleWideMlp", false}, {"swigluLimit", null}}},
       {"rope", rope},
-      {"output", {{"tieWordEmbeddings", c.tied_embeddings}, {"scaleEmbeddings", c.embed_scale != 1.0f},
-                  {"finalLogitSoftcapping", nullable(c.final_softcap)}, {"embeddingScale", c.embed_scale}}},
-      {"layerPattern", {{"type", "custom"}, {"layerTypes", layer_types}}},
+      // The exact multiplier (Gemma's sqrt(dim) rounded to the checkpoint dtype) as embeddingScale;
+      // DOPPLER rejects embeddingScale together with scaleEmbeddings, which would recompute it.
+      {"output", {{"finalLogitSoftcapping", nullable(c.final_softcap)}, {"tieWordEmbeddings", c.tied_embeddings},
+                  {"scaleEmbeddings", false},
+                  {"embeddingScale", c.embed_scale != 1.0f ? ordered_json(c.embed_scale) : null},
+                  {"logitInputScale", 1}, {"embeddingTranspose", false}, {"embeddingVocabSize", null},
+                  {"embeddingPostprocessor", null}, {"lmHeadBiasTensor", null}}},
+      {"layerPattern", {{"type", "custom"}, {"globalPattern", null}, {"period", null}, {"offset", null},
+                        {"layerTypes", layer_types}, {"residualBranchScale", 1}}},
+      {"chatTemplate", {{"type", null}, {"enabled", false}}},  // blueshift takes the tokenizer's template
   };
 }
 
 namespace {
 
-struct Block {
-  const json& j;
-  const std::string& label;
-  std::string where;
-  const json* get(const char* k) const {
-    if (!j.is_object()) return nullptr;
-    auto it = j.find(k);
-    return it == j.end() || it->is_null() ? nullptr : &*it;
+// A value as the error shows it: short enough for one line, ASCII so that cutting it cannot split a
+// UTF-8 sequence (info --json puts the message in JSON, which must stay valid UTF-8).
+std::string shown(const json& v) {
+  std::string s = v.dump(-1, ' ', true);
+  return s.size() > 48 ? s.substr(0, 45) + "..." : s;
+}
+
+// One object of the manifest. Records which keys were read so that finish() can reject the others.
+class Block {
+ public:
+  Block(const json* j, const std::string& label, std::string where)
+      : j_(j && j->is_object() ? j : &kEmpty), label_(label), where_(std::move(where)) {
+    if (j && !j->is_null() && !j->is_object()) fail("{}: {}: expected an object, got {}", label, where_, shown(*j));
   }
-  double num(const char* k, double dflt) const {
+
+  // The value of `k`, or nullptr when absent or null.
+  const json* get(const char* k) {
+    seen_.insert(k);
+    auto it = j_->find(k);
+    return it == j_->end() || it->is_null() ? nullptr : &*it;
+  }
+  bool has(const char* k) const { return j_->contains(k); }
+  // The value as written (for messages), null when absent.
+  json raw(const char* k) const { return j_->contains(k) ? (*j_)[k] : json(); }
+  double num(const char* k, double dflt) {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_number()) fail("{}: {}.{}: expected a number, got {}", label, where, k, v->dump());
+    if (!v->is_number()) fail("{}: {}.{}: expected a number, got {}", label_, where_, k, shown(*v));
     return v->get<double>();
   }
-  bool flag(const char* k, bool dflt) const {
+  int32_t count(const char* k, int32_t dflt) {
+    double v = num(k, dflt);
+    if (v < 0 || v > INT32_MAX || v != std::floor(v))
+      fail("{}: {}.{}: expected a non-negative integer, got {}", label_, where_, k, v);
+    return int32_t(v);
+  }
+  bool flag(const char* k, bool dflt) {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_boolean()) fail("{}: {}.{}: expected true/false, got {}", label, where, k, v->dump());
+    if (!v->is_boolean()) fail("{}: {}.{}: expected true/false, got {}", label_, where_, k, shown(*v));
     return v->get<bool>();
   }
-  Block sub(const char* k) const {
-    static const json kEmpty = json::object();
+  std::string str(const char* k, const std::string& dflt) {
     const json* v = get(k);
-    return {v ? *v : kEmpty, label, where + "." + k};
+    if (!v) return dflt;
+    if (!v->is_string()) fail("{}: {}.{}: expected a string, got {}", label_, where_, k, shown(*v));
+    return v->get<std::string>();
   }
+  Block sub(const char* k) { return Block(get(k), label_, where_ + "." + k); }
+
+  [[noreturn]] void unsupported(const std::string& k, const json& v, std::string_view why = {}) const {
+    fail("{}: {}.{} = {} is not supported{}{}", label_, where_, k, shown(v), why.empty() ? "" : " ", why);
+  }
+  // `k` must be absent, null, or equal to `neutral` (the value that turns the feature off).
+  void neutral(const char* k, const json& neutral, std::string_view why = {}) {
+    const json* v = get(k);
+    if (v && *v != neutral) unsupported(k, *v, why);
+  }
+  void must_be_null(const char* k, std::string_view why = {}) {
+    if (const json* v = get(k)) unsupported(k, *v, why);
+  }
+  void ignore(std::initializer_list<const char*> keys) {
+    for (auto k : keys) seen_.insert(k);
+  }
+  // Any key not read may change the math: fail on the first.
+  void finish() const {
+    for (auto& [k, v] : j_->items())
+      if (!seen_.count(k))
+        fail("{}: {}.{} = {} is not a field blueshift knows (it may change the math)", label_, where_, k, shown(v));
+  }
+  const std::string& where() const { return where_; }
+  const std::string& label() const { return label_; }
+
+ private:
+  static inline const json kEmpty = json::object();
+  const json* j_;
+  const std::string& label_;
+  std::string where_;
+  std::set<std::string> seen_;
 };
+
+AttentionType layer_type(Block& b, const std::string& where, size_t i, const json& t) {
+  std::string s = t.is_string() ? t.get<std::string>() : "";
+  if (s == "full_attention" || s == "global") return AttentionType::full;
+  if (s == "sliding_attention" || s == "local") return AttentionType::sliding;
+  b.unsupported(fmt::format("{}[{}]", where, i), t);
+}
+
+// inference.layerPattern (and DOPPLER's fallback, the HF config's layer_types) -> c.layer_types.
+void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
+  const size_t n = size_t(c.n_layers);
+  std::string type = pat.str("type", "uniform");
+  std::vector<AttentionType> types;
+  if (type == "custom") {
+    const json* lt = pat.get("layerTypes");
+    if (!lt || !lt->is_array() || lt->size() != n)
+      fail("{}: {}.layerTypes: expected a list of numLayers = {} layer types, got {}", pat.label(), pat.where(), n,
+           lt ? shown(*lt) : "nothing");
+    for (size_t i = 0; i < n; ++i) types.push_back(layer_type(pat, "layerTypes", i, (*lt)[i]));
+  } else if (type == "every_n") {
+    // Global (full) at layer `offset` and every `period` after it (period 6, offset 5: 5, 11, 17, ...).
+    int64_t period = pat.count("period", 0), offset = pat.count("offset", 0);
+    if (period <= 0) fail("{}: {}.period: every_n needs a positive period", pat.label(), pat.where());
+    for (size_t i = 0; i < n; ++i)
+      types.push_back((int64_t(i) - offset % period + period) % period == 0 ? AttentionType::full
+                                                                            : AttentionType::sliding);
+  } else if (type == "alternating") {
+    std::string g = pat.str("globalPattern", "");
+    if (g != "even" && g != "odd") pat.unsupported("globalPattern", g.empty() ? json() : json(g), "(even, odd)");
+    for (size_t i = 0; i < n; ++i)
+      types.push_back((i % 2 == 0) == (g == "even") ? AttentionType::full : AttentionType::sliding);
+  } else if (type != "uniform") {
+    pat.unsupported("type", type, "(uniform, every_n, alternating, custom)");
+  }
+  pat.ignore({"globalPattern", "period", "offset", "layerTypes"});
+  pat.neutral("residualBranchScale", 1);
+  pat.finish();
+  if (types.empty() && manifest.contains("config") && manifest["config"].is_object() &&
+      manifest["config"].contains("layer_types")) {
+    // DOPPLER falls back on the HF config's per-layer types when the pattern gives none.
+    Block cfg(&manifest["config"], pat.label(), "config");
+    const json* lt = cfg.get("layer_types");
+    if (lt && (!lt->is_array() || lt->size() != n))
+      fail("{}: config.layer_types: expected a list of numLayers = {} layer types, got {}", pat.label(), n, shown(*lt));
+    for (size_t i = 0; lt && i < n; ++i) types.push_back(layer_type(cfg, "layer_types", i, (*lt)[i]));
+  }
+  if (types.empty()) types.assign(n, c.sliding_window > 0 ? AttentionType::sliding : AttentionType::full);
+  c.layer_types = std::move(types);
+}
+
+void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
+  c.rope.theta = float(rope.num("ropeTheta", arch_theta));
+  if (!(c.rope.theta > 0)) rope.unsupported("ropeTheta", rope.raw("ropeTheta"));
+  c.rope.local_theta = float(rope.num("ropeLocalTheta", 0));
+  rope.neutral("ropeInterleaved", false, "(adjacent-pair rotary layout)");
+  rope.neutral("mropeInterleaved", false, "(multimodal RoPE)");
+  rope.must_be_null("mropeSection", "(multimodal RoPE)");
+  rope.neutral("partialRotaryFactor", 1, "(partial rotary)");
+  rope.neutral("ropeLocalPartialRotaryFactor", 1, "(partial rotary)");
+  rope.neutral("ropeFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
+  rope.neutral("ropeLocalFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
+
+  // DOPPLER scales positions by ropeScalingFactor even with no type (linear is its default).
+  std::string scaling = rope.str("ropeScalingType", "");
+  double factor = rope.num("ropeScalingFactor", 1.0);
+  if (!(factor > 0)) rope.unsupported("ropeScalingFactor", rope.raw("ropeScalingFactor"));
+  if (scaling == "linear" || ((scaling.empty() || scaling == "default" || scaling == "none") && factor != 1.0)) {
+    c.rope.scaling = RopeScaling::linear;
+    c.rope.factor = float(factor);
+  } else if (scaling == "llama3") {
+    // Not DOPPLER's: blueshift writes llama3 with the three keys below, which DOPPLER's schema lacks.
+    if (!rope.has("ropeLowFreqFactor") || !rope.has("ropeHighFreqFactor") || !rope.has("ropeOriginalMaxPosition"))
+      rope.unsupported("ropeScalingType", scaling,
+                       "without ropeLowFreqFactor/ropeHighFreqFactor/ropeOriginalMaxPosition (reconvert from HF)");
+    c.rope.scaling = RopeScaling::llama3;
+    c.rope.factor = float(factor);
+    c.rope.low_freq_factor = float(rope.num("ropeLowFreqFactor", 1.0));
+    c.rope.high_freq_factor = float(rope.num("ropeHighFreqFactor", 4.0));
+    c.rope.original_max_position = rope.count("ropeOriginalMaxPosition", 8192);
+  } else if (!scaling.empty() && scaling != "default" && scaling != "none") {
+    rope.unsupported("ropeScalingType", scaling, "(linear, llama3)");
+  }
+  rope.ignore({"ropeLowFreqFactor", "ropeHighFreqFactor", "ropeOriginalMaxPosition"});
+  for (auto k : {"yarnBetaFast", "yarnBetaSlow", "yarnOriginalMaxPos", "longropeShortFactor", "longropeLongFactor",
+                 "longropeOriginalMaxPos"})
+    rope.must_be_null(k);
+  // blueshift runs sliding layers unscaled. DOPPLER scales them by the local keys, and takes the
+  // global scaling type for them when ropeLocalScalingType is absent altogether.
+  bool any_sliding = std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding) > 0;
+  bool typed = !scaling.empty() && scaling != "default" && scaling != "none";
+  bool inherits = !rope.has("ropeLocalScalingType") && typed;
+  if (any_sliding && inherits)
+    rope.unsupported("ropeScalingType", scaling, "on sliding layers (set ropeLocalScalingType = null)");
+  std::string local = rope.str("ropeLocalScalingType", "");
+  if (any_sliding && !local.empty()) rope.unsupported("ropeLocalScalingType", local, "(scaled RoPE on sliding layers)");
+  double local_factor = rope.num("ropeLocalScalingFactor", 1.0);
+  if (any_sliding && local_factor != 1.0)
+    rope.unsupported("ropeLocalScalingFactor", rope.raw("ropeLocalScalingFactor"));
+  for (auto k : {"ropeLocalYarnBetaFast", "ropeLocalYarnBetaSlow", "ropeLocalYarnOriginalMaxPos"}) rope.must_be_null(k);
+  rope.finish();
+}
+
+void read_output(Block& out, ModelConfig& c) {
+  c.tied_embeddings = out.flag("tieWordEmbeddings", true);
+  bool scale = out.flag("scaleEmbeddings", false);
+  double escale = out.num("embeddingScale", 0);
+  if (escale < 0 || !std::isfinite(escale)) out.unsupported("embeddingScale", out.raw("embeddingScale"));
+  if (escale > 0 && scale)
+    out.unsupported("embeddingScale", out.raw("embeddingScale"), "together with scaleEmbeddings = true");
+  if (escale > 0) c.embed_scale = float(escale);
+  else if (scale) c.embed_scale = bf16_to_float(float_to_bf16(std::sqrt(float(c.dim))));  // Gemma checkpoints are bf16
+  c.final_softcap = float(out.num("finalLogitSoftcapping", 0));
+  if (c.final_softcap < 0) out.unsupported("finalLogitSoftcapping", out.raw("finalLogitSoftcapping"));
+  out.neutral("logitInputScale", 1, "(scaled final hidden state)");
+  out.neutral("embeddingTranspose", false, "(embedding stored [hidden, vocab])");
+  out.neutral("embeddingVocabSize", c.vocab, "(embedding rows other than vocabSize)");
+  out.must_be_null("embeddingPostprocessor", "(pooled embedding output)");
+  out.must_be_null("lmHeadBiasTensor", "(LM-head bias)");
+  out.finish();
+}
 
 }  // namespace
 
 ModelConfig config_from_doppler(const json& m, const std::string& label) {
   if (!m.contains("architecture") || !m["architecture"].is_object())
     fail("{}: no 'architecture' block and no x-blueshift.config: cannot describe the model", label);
-  Block a{m["architecture"], label, "architecture"};
-  static const json kEmpty = json::object();
-  Block inf{m.contains("inference") ? m["inference"] : kEmpty, label, "inference"};
+  auto find = [&](const char* k) { return m.contains(k) ? &m[k] : nullptr; };
+  Block a(find("architecture"), label, "architecture");
+  Block inf(find("inference"), label, "inference");
   ModelConfig c;
   c.arch = m.contains("modelType") && m["modelType"].is_string() ? m["modelType"].get<std::string>() : "";
-  if (c.arch == "gemma3") c.arch = "gemma3_text";
-  auto i32 = [&](const char* k, double dflt) {
-    double v = a.num(k, dflt);
-    if (v < 0 || v > INT32_MAX || v != std::floor(v)) fail("{}: architecture.{}: expected an integer, got {}", label, k, v);
-    return int32_t(v);
-  };
-  c.n_layers = i32("numLayers", 0);
-  c.dim = i32("hiddenSize", 0);
-  c.ffn_dim = i32("intermediateSize", 0);
-  c.n_heads = i32("numAttentionHeads", 0);
-  c.n_kv_heads = i32("numKeyValueHeads", c.n_heads);
-  c.head_dim = i32("headDim", c.n_heads ? c.dim / c.n_heads : 0);
-  c.vocab = i32("vocabSize", 0);
-  c.max_seq = i32("maxSeqLen", 2048);
+  c.n_layers = a.count("numLayers", 0);
+  c.dim = a.count("hiddenSize", 0);
+  c.ffn_dim = a.count("intermediateSize", 0);
+  c.n_heads = a.count("numAttentionHeads", 0);
+  c.n_kv_heads = a.count("numKeyValueHeads", c.n_heads);
+  c.head_dim = a.count("headDim", c.n_heads ? c.dim / c.n_heads : 0);
+  c.vocab = a.count("vocabSize", 0);
+  c.max_seq = a.count("maxSeqLen", 2048);
+  double arch_theta = a.num("ropeTheta", 10000.0), arch_eps = a.num("rmsNormEps", 1e-6);  // inference's win
+  // Per-layer tables are allocated from numLayers: bound it before trusting it.
+  constexpr int32_t kMaxLayers = 1 << 14;
+  if (c.n_layers > kMaxLayers)
+    fail("{}: architecture.numLayers = {} is more than any model has ({} at most)", label, c.n_layers, kMaxLayers);
+
+  // Whole-model contracts first: they say most plainly what blueshift lacks.
+  if (const json* u = inf.get("unsupported"))
+    inf.unsupported("unsupported", *u, "(DOPPLER marks this artifact unsupported)");
+  std::string schema = inf.str("schema", "doppler.execution/v1");
+  if (schema != "doppler.execution/v1") inf.unsupported("schema", schema, "(doppler.execution/v1)");
+  inf.must_be_null("diffusionGemma", "(block diffusion)");
+  if (const json* moe = find("moeConfig"); moe && !moe->is_null()) {
+    Block b(moe, label, "moeConfig");
+    double experts = b.num("numExperts", 0);
+    if (experts > 1) b.unsupported("numExperts", b.raw("numExperts"), "(mixture of experts)");
+  }
+  inf.must_be_null("pipeline", "(layer pipeline override)");
+  inf.must_be_null("sequence", "(biological sequence outputs)");
+  inf.ignore({"chatTemplate", "session", "sessionDefaults", "execution", "largeWeights", "rerank", "supportsEmbedding",
+              "supportsRerank", "supportsSequence", "supportsTranscription", "supportsVision"});
 
   Block att = inf.sub("attention"), norm = inf.sub("normalization"), ffn = inf.sub("ffn"), rope = inf.sub("rope"),
         out = inf.sub("output"), pat = inf.sub("layerPattern");
+  inf.finish();
+  c.sliding_window = att.count("slidingWindow", 0);
+  read_layer_pattern(pat, m, c);
+  // DOPPLER masks nothing on a sliding layer without a window ("null = full attention"), but still
+  // gives it the local RoPE base: a window of the whole context is the same mask.
+  if (c.sliding_window == 0 && std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding))
+    c.sliding_window = c.max_seq;
+
+  // Sizes of architectures blueshift lacks: neutral when absent, null, zero or equal to the uniform size.
+  a.neutral("numGlobalKeyValueHeads", c.n_kv_heads, "(full layers with other KV heads)");
+  a.neutral("globalHeadDim", c.head_dim, "(full layers with another head_dim)");
+  a.neutral("hiddenSizePerLayerInput", 0, "(per-layer inputs)");
+  a.ignore({"vocabSizePerLayerInput"});
+  a.neutral("numKvSharedLayers", 0, "(KV-shared layers)");
+  for (auto k : {"linearNumKeyHeads", "linearNumValueHeads", "linearKeyHeadDim", "linearValueHeadDim",
+                 "linearConvKernelDim", "linearNormMode"})
+    a.must_be_null(k, "(linear attention)");
+  a.finish();
+
+  att.neutral("causal", true, "(bidirectional attention)");
+  att.neutral("attentionOutputGate", false);
+  att.ignore({"outputGateType"});
+  att.neutral("valueNorm", false);
   c.qk_norm = att.flag("queryKeyNorm", false);
+  att.neutral("queryKeyNormType", "rmsnorm");
+  att.neutral("queryKeyNormAxis", "head");
+  att.must_be_null("queryKeyNormLayers", "(q/k norm on some layers only)");
+  att.must_be_null("queryKeyNormWeightLayers", "(q/k norm without weights)");
   c.qkv_bias = att.flag("attentionBias", false);
   double qpas = att.num("queryPreAttnScalar", 0);
+  if (qpas < 0 || !std::isfinite(qpas)) att.unsupported("queryPreAttnScalar", att.raw("queryPreAttnScalar"));
+  // DOPPLER rejects this known converter bug (sqrt(head_dim) written where head_dim was meant).
+  if (qpas > 0 && qpas != c.head_dim && std::abs(qpas - std::sqrt(double(c.head_dim))) < 0.01)
+    att.unsupported("queryPreAttnScalar", att.raw("queryPreAttnScalar"),
+                    fmt::format("(sqrt(headDim); headDim = {} was meant)", c.head_dim));
   if (qpas > 0) c.attn_scale = float(1.0 / std::sqrt(qpas));
   c.attn_softcap = float(att.num("attnLogitSoftcapping", 0));
-  c.sliding_window = int32_t(att.num("slidingWindow", 0));
-  c.norm_eps = float(norm.num("rmsNormEps", 1e-6));
+  if (c.attn_softcap < 0) att.unsupported("attnLogitSoftcapping", att.raw("attnLogitSoftcapping"));
+  att.finish();
+
+  norm.neutral("type", "rmsnorm");
+  norm.must_be_null("finalNormBiasTensor");
+  c.norm_eps = float(norm.num("rmsNormEps", arch_eps));
   c.norm_offset = norm.flag("rmsNormWeightOffset", false);
-  c.sandwich_norm = norm.flag("postAttentionNorm", false) && norm.flag("postFeedforwardNorm", false);
-  std::string act = ffn.get("activation") && ffn.get("activation")->is_string() ? (*ffn.get("activation")).get<std::string>() : "silu";
+  // DOPPLER's layer is a sandwich when it has a pre- or post-feedforward norm; blueshift's sandwich has
+  // all three. Otherwise post_attention_layernorm is the FFN input norm (Llama), bound whatever
+  // postAttentionNorm says, as DOPPLER does.
+  bool post_attn = norm.flag("postAttentionNorm", false), pre_ffn = norm.flag("preFeedforwardNorm", false),
+       post_ffn = norm.flag("postFeedforwardNorm", false);
+  if (pre_ffn || post_ffn) {
+    const char* missing = !post_attn ? "postAttentionNorm"
+                          : !pre_ffn ? "preFeedforwardNorm"
+                          : !post_ffn ? "postFeedforwardNorm"
+                                      : nullptr;
+    if (missing) norm.unsupported(missing, false, "in a sandwich layer (blueshift needs all three norms)");
+    c.sandwich_norm = true;
+  }
+  norm.finish();
+
+  std::string act = ffn.str("activation", "silu");
   if (act == "silu" || act == "swiglu") c.act = Activation::silu;
-  else if (act == "gelu" || act == "geglu" || act == "gelu_tanh") c.act = Activation::gelu_tanh;  // DOPPLER's gelu is tanh
-  else fail("{}: inference.ffn.activation: '{}' is not supported (silu, gelu)", label, act);
+  else if (act == "gelu" || act == "geglu") c.act = Activation::gelu_tanh;  // DOPPLER's gelu is the tanh form
+  else ffn.unsupported("activation", act, "(silu, gelu)");
+  ffn.neutral("gatedActivation", true, "(ungated MLP)");
+  std::string branch = ffn.str("branchMode", "auto");
+  if (branch != "auto" && branch != "dense") ffn.unsupported("branchMode", branch, "(mixture of experts)");
+  ffn.neutral("useDoubleWideMlp", false);
+  ffn.must_be_null("swigluLimit");
+  ffn.finish();
 
-  c.rope.theta = float(rope.num("ropeTheta", a.num("ropeTheta", 10000.0)));
-  c.rope.local_theta = float(rope.num("ropeLocalTheta", 0));
-  std::string scaling = rope.get("ropeScalingType") && rope.get("ropeScalingType")->is_string()
-                            ? rope.get("ropeScalingType")->get<std::string>() : "";
-  if (scaling == "linear") {
-    c.rope.scaling = RopeScaling::linear;
-    c.rope.factor = float(rope.num("ropeScalingFactor", 1.0));
-  } else if (scaling == "llama3") {
-    if (!rope.get("ropeLowFreqFactor") || !rope.get("ropeHighFreqFactor") || !rope.get("ropeOriginalMaxPosition"))
-      fail("{}: inference.rope: ropeScalingType llama3 without its low/high frequency factors cannot be run "
-           "faithfully (DOPPLER's schema has no fields for them); reconvert from the HF checkpoint", label);
-    c.rope.scaling = RopeScaling::llama3;
-    c.rope.factor = float(rope.num("ropeScalingFactor", 1.0));
-    c.rope.low_freq_factor = float(rope.num("ropeLowFreqFactor", 1.0));
-    c.rope.high_freq_factor = float(rope.num("ropeHighFreqFactor", 4.0));
-    c.rope.original_max_position = int32_t(rope.num("ropeOriginalMaxPosition", 8192));
-  } else if (!scaling.empty() && scaling != "default" && scaling != "none") {
-    fail("{}: inference.rope.ropeScalingType: '{}' is not supported (linear, llama3)", label, scaling);
-  }
+  read_rope(rope, arch_theta, c);
+  read_output(out, c);
 
-  c.tied_embeddings = out.flag("tieWordEmbeddings", true);
-  double escale = out.num("embeddingScale", 0);
-  if (escale > 0) c.embed_scale = float(escale);
-  else if (out.flag("scaleEmbeddings", false))
-    c.embed_scale = bf16_to_float(float_to_bf16(std::sqrt(float(c.dim))));  // Gemma checkpoints are bf16
-  c.final_softcap = float(out.num("finalLogitSoftcapping", 0));
-
-  std::string ptype = pat.get("type") && pat.get("type")->is_string() ? pat.get("type")->get<std::string>() : "";
-  c.layer_types.assign(size_t(std::max(c.n_layers, 0)), c.sliding_window > 0 ? AttentionType::sliding : AttentionType::full);
-  if (ptype == "custom" && pat.get("layerTypes") && pat.get("layerTypes")->is_array()) {
-    c.layer_types.clear();
-    for (auto& t : *pat.get("layerTypes")) {
-      std::string s = t.is_string() ? t.get<std::string>() : "";
-      if (s == "full_attention" || s == "global") c.layer_types.push_back(AttentionType::full);
-      else if (s == "sliding_attention" || s == "local") c.layer_types.push_back(AttentionType::sliding);
-      else fail("{}: inference.layerPattern.layerTypes: '{}' is not supported", label, t.dump());
-    }
-  } else if (ptype == "every_n") {
-    int64_t period = int64_t(pat.num("period", 0)), offset = int64_t(pat.num("offset", 0));
-    if (period <= 0) fail("{}: inference.layerPattern.period: expected a positive integer", label);
-    for (int32_t i = 0; i < c.n_layers; ++i)
-      c.layer_types[size_t(i)] = i % period == offset ? AttentionType::full : AttentionType::sliding;
-  }
   if (m.contains("eos_token_id") && !m["eos_token_id"].is_null()) {
     const json& e = m["eos_token_id"];
     for (auto& id : e.is_array() ? e : json::array({e}))

@@ -404,10 +404,10 @@ Manifest parse_manifest_json(const json& j, const std::string& label) {
       m.config_error = e.what();
     }
   }
-  // DOPPLER manifests have no internal names: derive them from the HF names.
+  // DOPPLER manifests have no internal names: derive them from the HF names, by the config's flags
+  // (DOPPLER's modelType is "transformer", "gemma4", ..., not HF's model_type).
   if (m.config) {
-    std::string type = m.model_type == "gemma3" ? "gemma3_text" : m.config->arch;
-    TensorNames map(type, m.model_type == "gemma3");
+    TensorNames map(*m.config);
     for (auto& t : m.tensors)
       if (t.internal.empty()) {
         auto r = map.to_internal(t.name);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "rdrr/synth_like_plan.h"
+#include "rdrr/partial_dir.h"
 #include "runtime/base/error.h"
 #include "sharding/hash.h"
 
@@ -98,48 +99,6 @@ void write_bytes(const fs::path& path, const uint8_t* data, uint64_t n) {
   if (::close(fd) != 0) fail_kind(ErrorKind::resources, "{}: close failed: {}", path.string(), std::strerror(errno));
 }
 
-std::atomic<int> g_signal{0};
-void on_signal(int sig) { g_signal = sig; }  // C++ linkage: convert.cpp has an extern "C" on_signal
-
-// Turns SIGINT/SIGTERM into a clean stop between shards (the temporary directory, possibly gigabytes,
-// is removed); restores the previous handlers on exit.
-struct SignalGuard {
-  struct sigaction old_int{}, old_term{};
-  SignalGuard() {
-    g_signal = 0;
-    struct sigaction sa{};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-  void check() const {
-    if (g_signal) fail_kind(ErrorKind::usage, "interrupted by signal {}; nothing was written to the output", int(g_signal));
-  }
-};
-
-// OUT_DIR's temporary sibling, removed on scope exit unless released.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const fs::path& out) {
-    fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    std::string tmpl = (parent / ("." + out.filename().string() + ".partial-XXXXXX")).string();
-    if (!mkdtemp(tmpl.data())) fail("{}: cannot create a temporary directory: {}", parent.string(), std::strerror(errno));
-    path = tmpl;
-    // mkdtemp makes it 0700; the bundle is for everyone who may read OUT_DIR's parent.
-    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
-
 }  // namespace
 
 SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg, const SynthLikeOptions& o) {
@@ -174,7 +133,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
               double(p.total) / 1e9, double(space.available) / 1e9);
 
   SignalGuard signals;  // before the temporary directory, so that it is removed first
-  TempDir tmp(out_dir);
+  PartialDir tmp(out_dir);
   // Memory is one shard per thread: DOPPLER's 64 MiB shards fit any thread count, but a manifest of
   // larger shards gets fewer threads (at most 4 GiB of shard buffers, and always one).
   uint64_t largest = 1;
@@ -201,7 +160,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
       if (it.merkle) leaves_from_piece(it, pc, buf.data(), p.block_size);
     }
     sh.hash = hash_hex(p.alg, {reinterpret_cast<const std::byte*>(buf.data()), sh.size});
-    write_bytes(tmp.path / sh.filename, buf.data(), sh.size);
+    write_bytes(tmp.path() / sh.filename, buf.data(), sh.size);
     uint64_t d = done += sh.size;
     if (o.progress) {
       std::lock_guard lock(progress_mu);
@@ -231,7 +190,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   for (auto& it : p.items)
     if (it.merkle) m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root(it.leaves);
   std::string text = m.dump(2) + "\n";
-  write_bytes(tmp.path / "manifest.json", reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  write_bytes(tmp.path() / "manifest.json", reinterpret_cast<const uint8_t*>(text.data()), text.size());
 
   // The tokenizer DOPPLER bundles beside its manifest, when the manifest's directory has it.
   std::vector<std::string> tok_files = {"tokenizer.json"};
@@ -242,22 +201,14 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   }
   for (auto& f : tok_files) {
     fs::path src = manifest.parent_path() / f;
-    if (fs::is_regular_file(src) && !fs::exists(tmp.path / f)) {
-      fs::copy_file(src, tmp.path / f);
+    if (fs::is_regular_file(src) && !fs::exists(tmp.path() / f)) {
+      fs::copy_file(src, tmp.path() / f);
       r.tokenizer = true;
     }
   }
 
   signals.check();
-  // Into place: an existing OUT_DIR (with --force) is moved aside first and removed after.
-  fs::path trash;
-  if (fs::exists(out_dir)) {
-    trash = parent / ("." + out_dir.filename().string() + ".old-" + std::to_string(::getpid()));
-    fs::rename(out_dir, trash);
-  }
-  fs::rename(tmp.path, out_dir);
-  tmp.path.clear();
-  if (!trash.empty()) fs::remove_all(trash);
+  tmp.commit();  // an existing OUT_DIR (the caller checked --force) is replaced
 
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -9,9 +9,10 @@ namespace bs {
 
 namespace {
 
-// Which norm layout a row applies to: Gemma's sandwich layers name their norms differently, and
-// `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in Gemma 3.
-enum class Only { any, plain, sandwich };
+// Which layout a row applies to: Gemma's sandwich layers name their norms differently, and
+// `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in
+// Gemma 3. q/k norms and q/k/v biases exist only where the config has them.
+enum Only { any, plain, sandwich, qk_norm, qkv_bias };
 
 struct NameRow {
   const char* hf;        // after the text-model prefix; "{}" is the layer index
@@ -26,11 +27,11 @@ constexpr NameRow kNames[] = {
     {"layers.{}.self_attn.q_proj.weight", "blk.{}.attn_q", Only::any},
     {"layers.{}.self_attn.k_proj.weight", "blk.{}.attn_k", Only::any},
     {"layers.{}.self_attn.v_proj.weight", "blk.{}.attn_v", Only::any},
-    {"layers.{}.self_attn.q_proj.bias", "blk.{}.attn_q_bias", Only::any},
-    {"layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k_bias", Only::any},
-    {"layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v_bias", Only::any},
-    {"layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm", Only::any},
-    {"layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm", Only::any},
+    {"layers.{}.self_attn.q_proj.bias", "blk.{}.attn_q_bias", Only::qkv_bias},
+    {"layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k_bias", Only::qkv_bias},
+    {"layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v_bias", Only::qkv_bias},
+    {"layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm", Only::qk_norm},
+    {"layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm", Only::qk_norm},
     {"layers.{}.self_attn.o_proj.weight", "blk.{}.attn_out", Only::any},
     {"layers.{}.post_attention_layernorm.weight", "blk.{}.ffn_norm", Only::plain},
     {"layers.{}.post_attention_layernorm.weight", "blk.{}.attn_post_norm", Only::sandwich},
@@ -76,12 +77,31 @@ bool ends_with(std::string_view s, std::string_view p) {
 TensorNames::TensorNames(std::string model_type, bool multimodal)
     : model_type_(std::move(model_type)), multimodal_(multimodal), sandwich_(model_type_ == "gemma3_text") {}
 
+TensorNames::TensorNames(const ModelConfig& c)
+    : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
+      qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings) {}
+
+bool TensorNames::allowed(int only) const {
+  switch (only) {
+    case Only::plain: return !sandwich_;
+    case Only::sandwich: return sandwich_;
+    case Only::qk_norm: return qk_norm_;
+    case Only::qkv_bias: return qkv_bias_;
+    default: return true;
+  }
+}
+
 TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
   // Text-model prefixes: text-only checkpoints use "model."; multimodal Gemma 3 uses
-  // "language_model.model." (transformers 4) or "model.language_model." (transformers 5).
+  // "language_model.model." (transformers 4) or "model.language_model." (transformers 5). DOPPLER keeps
+  // whichever its source had, and none at all for sentence-transformers checkpoints (Qwen3-Embedding).
   static constexpr std::string_view kText[] = {"model."};
   static constexpr std::string_view kMulti[] = {"model.language_model.", "language_model.model."};
-  if (multimodal_) {
+  static constexpr std::string_view kAny[] = {"model.language_model.", "language_model.model.", "model.", ""};
+  if (any_prefix_) {
+    for (auto head : {kLmHead, "language_model.lm_head.weight", "model.language_model.lm_head.weight"})
+      if (hf == head) return lm_head_ ? Result{Kind::mapped, "output"} : Result{Kind::unknown, {}};
+  } else if (multimodal_) {
     for (auto p : {"vision_tower.", "model.vision_tower.", "multi_modal_projector.", "model.multi_modal_projector."})
       if (starts_with(hf, p)) return {Kind::skipped, {}};
     if (hf == kLmHead || hf == "language_model.lm_head.weight") return {Kind::mapped, "output"};
@@ -91,7 +111,10 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
   if (ends_with(hf, ".rotary_emb.inv_freq")) return {Kind::skipped, {}};
   std::string_view rest;
   bool found = false;
-  for (auto p : multimodal_ ? std::span<const std::string_view>(kMulti) : std::span<const std::string_view>(kText))
+  auto prefixes = any_prefix_   ? std::span<const std::string_view>(kAny)
+                  : multimodal_ ? std::span<const std::string_view>(kMulti)
+                                : std::span<const std::string_view>(kText);
+  for (auto p : prefixes)
     if (starts_with(hf, p)) {
       rest = hf.substr(p.size());
       found = true;
@@ -99,8 +122,7 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
     }
   if (!found) return {Kind::unknown, {}};
   for (auto& row : kNames) {
-    if (row.only == Only::plain && sandwich_) continue;
-    if (row.only == Only::sandwich && !sandwich_) continue;
+    if (!allowed(row.only)) continue;
     int64_t layer = match(row.hf, rest);
     if (layer >= 0) return {Kind::mapped, fill(row.internal, layer)};
   }
@@ -110,8 +132,7 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
 std::string TensorNames::to_hf(std::string_view internal) const {
   if (internal == "output") return kLmHead;
   for (auto& row : kNames) {
-    if (row.only == Only::plain && sandwich_) continue;
-    if (row.only == Only::sandwich && !sandwich_) continue;
+    if (!allowed(row.only)) continue;
     int64_t layer = match(row.internal, internal);
     if (layer >= 0) return "model." + fill(row.hf, layer);
   }

@@ -16,6 +16,11 @@ class TensorNames {
   // `model_type`: the text model's type (llama, mistral, qwen2, qwen3, gemma3_text). `multimodal`:
   // tensors of the text model live under language_model prefixes and vision tensors are skipped.
   TensorNames(std::string model_type, bool multimodal);
+  // Names as DOPPLER's manifests keep them, which say no HF model_type: the norm layout follows the
+  // config's flags (sandwich norms, q/k norms, biases, an untied head), and every text-model prefix
+  // DOPPLER writes is accepted ("model.", "model.language_model.", "language_model.model.", none).
+  // A tensor the config does not declare stays unknown.
+  explicit TensorNames(const ModelConfig& c);
 
   enum class Kind { mapped, skipped, unknown };
   struct Result {
@@ -28,9 +33,13 @@ class TensorNames {
   std::string to_hf(std::string_view internal) const;
 
  private:
+  bool allowed(int only) const;
+
   std::string model_type_;
-  bool multimodal_;
-  bool sandwich_;
+  bool multimodal_ = false;
+  bool any_prefix_ = false;  // DOPPLER: every text-model prefix, no tower to skip
+  bool sandwich_ = false;
+  bool qk_norm_ = true, qkv_bias_ = true, lm_head_ = true;
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them

@@ -22,7 +22,7 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string arch;                 // HF model_type, for display only ("llama", "gemma3_text", ...)
+  std::string arch;                 // HF model_type or DOPPLER's modelType, for display only ("llama", "transformer", ...)
   int32_t n_layers = 0;
   int32_t dim = 0;                  // hidden size
   int32_t ffn_dim = 0;              // intermediate size

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "rdrr/hf_config.h"
 #include "rdrr/manifest.h"
 #include "runtime/base/error.h"
 
@@ -14,6 +15,14 @@ int fuzz_manifest(const uint8_t* data, size_t size) {
     for (auto& t : m.tensors)
       for (auto& s : t.spans)
         if (s.shard >= m.shards.size() || s.offset + s.size > m.shards[s.shard].size) __builtin_trap();
+    // A config accepted from DOPPLER's inference block holds the invariants the runtime relies on.
+    if (m.config) {
+      try {
+        bs::validate_config(*m.config, "fuzz.json");
+      } catch (const bs::Error&) {
+        __builtin_trap();
+      }
+    }
   } catch (const bs::Error&) {
   }
   return 0;
