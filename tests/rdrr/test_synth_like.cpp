@@ -467,6 +467,7 @@ struct SharedCase {
   const char* name;
   const char* unsupported;  // the field info and generate must name; nullptr when the model runs
 };
+void PrintTo(const SharedCase& c, std::ostream* os) { *os << c.name; }
 class SynthLikeShared : public ::testing::TestWithParam<SharedCase> {};
 
 TEST_P(SynthLikeShared, SynthThenVerify) {
