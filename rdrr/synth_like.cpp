@@ -189,6 +189,13 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
   }
   for (auto& it : p.items)
     if (it.merkle) m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root(it.leaves);
+  // The bundle says what it is: random weights at the shape of another model, whose identity fields
+  // (artifactIdentity, weightsRef) are kept as they were and no longer describe these shards.
+  if (!m.contains("metadata") || !m["metadata"].is_object()) m["metadata"] = ordered_json::object();
+  std::string like = m.contains("modelId") && m["modelId"].is_string() ? m["modelId"].get<std::string>()
+                                                                        : manifest_arg.filename().string();
+  m["metadata"]["x-blueshift-synth"] = {{"like", like}, {"seed", o.seed},
+                                        {"weights", "random; identity fields are the source's"}};
   std::string text = m.dump(2) + "\n";
   write_bytes(tmp.path() / "manifest.json", reinterpret_cast<const uint8_t*>(text.data()), text.size());
 
