@@ -3,7 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# ccache, where installed, makes a rebuild of an unchanged tree (a second clone, CI after a session) quick.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}"
 cmake --build build -j"$(nproc)"
 # lavapipe is the CPU Vulkan driver; on a machine with a GPU, BLUESHIFT_DEVICE picks another adapter.
 export BLUESHIFT_DEVICE="${BLUESHIFT_DEVICE:-llvmpipe}"
