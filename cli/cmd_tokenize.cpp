@@ -36,16 +36,20 @@ nlohmann::ordered_json read_messages(const std::string& path) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_input(path), nullptr, false);
   if (j.is_discarded()) bs::fail("{}: not valid JSON", path);
   if (j.is_object()) {
-    if (!j.contains("messages")) bs::fail("{}: expected an array of messages or an object with \"messages\"", path);
+    if (!j.contains("messages"))
+      bs::fail("{}: expected an array of messages or an object with \"messages\"", path);
     j = j["messages"];
   }
   if (!j.is_array()) bs::fail("{}: \"messages\": expected an array, got {}", path, j.type_name());
   for (size_t i = 0; i < j.size(); ++i)
-    if (!j[i].is_object()) bs::fail("{}: messages[{}]: expected an object, got {}", path, i, j[i].type_name());
+    if (!j[i].is_object())
+      bs::fail("{}: messages[{}]: expected an object, got {}", path, i, j[i].type_name());
   return j;
 }
 
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 nlohmann::json token_strings(const bs::tok::Tokenizer& t, const std::vector<int32_t>& ids) {
   nlohmann::json tokens = nlohmann::json::array();
@@ -64,21 +68,25 @@ void run_chat(const Args& a, const bs::tok::Tokenizer& t) {
   // The template writes BOS itself where the model wants one, so no special tokens are added (as
   // apply_chat_template(tokenize=True) and generate --chat do).
   std::vector<int32_t> ids = t.encode(text, false);
-  nlohmann::json out = {{"text", text}, {"ids", ids}, {"tokens", token_strings(t, ids)}, {"count", ids.size()}};
+  nlohmann::json out = {
+      {"text", text}, {"ids", ids}, {"tokens", token_strings(t, ids)}, {"count", ids.size()}};
   std::puts(dump(out).c_str());
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--model", a->model, "model directory holding tokenizer.json (RDRR or Hugging Face)");
-  app.add_option("--tokenizer", a->tokenizer, "a tokenizer.json file (tokenizer_config.json beside it is read too)");
+  app.add_option("--tokenizer", a->tokenizer,
+                 "a tokenizer.json file (tokenizer_config.json beside it is read too)");
   app.add_option("--text", a->text, "text to encode; '-' reads standard input");
-  app.add_option("--chat", a->chat,
-                 "a JSON file of messages ([{\"role\": ..., \"content\": ...}, ...] or {\"messages\": [...]}; '-' "
-                 "reads standard input): print the prompt the model's chat template renders for them");
+  app.add_option(
+      "--chat", a->chat,
+      "a JSON file of messages ([{\"role\": ..., \"content\": ...}, ...] or {\"messages\": [...]}; '-' "
+      "reads standard input): print the prompt the model's chat template renders for them");
   app.add_flag("--add-generation-prompt", a->add_generation_prompt,
                "with --chat: end with the template's assistant header, as generate --chat does");
-  app.add_flag("--add-special", a->add_special, "add BOS/EOS as the tokenizer's post-processor and config say");
+  app.add_flag("--add-special", a->add_special,
+               "add BOS/EOS as the tokenizer's post-processor and config say");
   app.add_flag("--json", a->json,
                "print {\"ids\": [...], \"tokens\": [...]} (with --chat also \"text\", the rendered prompt)");
   app.callback([a, &app] {
@@ -89,11 +97,12 @@ void setup(CLI::App& app) {
     if (chat == (app.count("--text") > 0))
       bs::fail_kind(bs::ErrorKind::usage, "give exactly one of --text TEXT or --chat MESSAGES.json");
     if (chat && a->add_special)
-      bs::fail_kind(bs::ErrorKind::usage, "--add-special does not apply to --chat: the template places BOS itself");
+      bs::fail_kind(bs::ErrorKind::usage,
+                    "--add-special does not apply to --chat: the template places BOS itself");
     if (!chat && a->add_generation_prompt)
       bs::fail_kind(bs::ErrorKind::usage, "--add-generation-prompt applies to --chat only");
-    bs::tok::Tokenizer t =
-        a->model.empty() ? bs::tok::Tokenizer::from_file(a->tokenizer) : bs::tok::Tokenizer::from_dir(a->model);
+    bs::tok::Tokenizer t = a->model.empty() ? bs::tok::Tokenizer::from_file(a->tokenizer)
+                                            : bs::tok::Tokenizer::from_dir(a->model);
     if (chat) return run_chat(*a, t);
     std::string text = a->text;
     if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -109,9 +118,10 @@ void setup(CLI::App& app) {
   });
 }
 
-bs::cli::Command tokenize_cmd{"tokenize",
-                              "Encode text into token ids with a model's tokenizer, or show the prompt its chat "
-                              "template renders for a list of messages",
-                              setup};
+bs::cli::Command tokenize_cmd{
+    "tokenize",
+    "Encode text into token ids with a model's tokenizer, or show the prompt its chat "
+    "template renders for a list of messages",
+    setup};
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "rdrr/partial_dir.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -11,7 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "runtime/base/error.h"
 
@@ -28,7 +28,9 @@ fs::path parent_of(const fs::path& out_dir) {
   return out_dir.parent_path().empty() ? fs::path(".") : out_dir.parent_path();
 }
 
-std::string partial_prefix(const fs::path& out_dir) { return "." + out_dir.filename().string() + ".partial-"; }
+std::string partial_prefix(const fs::path& out_dir) {
+  return "." + out_dir.filename().string() + ".partial-";
+}
 
 // mkdtemp's names: the prefix and exactly six letters or digits. Anything else is not ours to touch.
 bool is_partial_name(const std::string& name, const std::string& prefix) {
@@ -75,7 +77,8 @@ std::vector<StalePartial> sweep_stale_partials(const fs::path& out_dir, bool rem
     if (!fs::is_directory(fs::symlink_status(p, ec2))) continue;
     int fd = open_dir(p);
     if (fd < 0) continue;
-    struct stat locked{}, now{};
+    struct stat locked {
+    }, now{};
     // Held means a live convert (or one between mkdtemp and its flock, which then makes another).
     // The lstat check: the name still names the directory we locked.
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &locked) != 0 || ::lstat(p.c_str(), &now) != 0 ||
@@ -95,12 +98,13 @@ std::vector<StalePartial> sweep_stale_partials(const fs::path& out_dir, bool rem
 }
 
 struct SignalGuard::Saved {
-  struct sigaction old_int{}, old_term{};
+  struct sigaction old_int {
+  }, old_term{};
 };
 
 SignalGuard::SignalGuard() : saved_(new Saved) {
   g_signal = 0;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &saved_->old_int);
@@ -114,14 +118,16 @@ SignalGuard::~SignalGuard() {
 }
 
 void SignalGuard::check() const {
-  if (g_signal) fail_kind(ErrorKind::usage, "interrupted by signal {}; nothing was written to the output", int(g_signal));
+  if (g_signal)
+    fail_kind(ErrorKind::usage, "interrupted by signal {}; nothing was written to the output", int(g_signal));
 }
 
 PartialDir::PartialDir(const fs::path& out_dir, bool keep_stale) : out_(out_dir) {
   const fs::path parent = parent_of(out_dir);
   for (const StalePartial& s : sweep_stale_partials(out_dir, !keep_stale)) {
-    const std::string what = fmt::format("stale partial {} ({}) left by an interrupted convert or synth --like",
-                                         s.path.filename().string(), format_size(s.bytes));
+    const std::string what =
+        fmt::format("stale partial {} ({}) left by an interrupted convert or synth --like",
+                    s.path.filename().string(), format_size(s.bytes));
     if (s.removed)
       std::fprintf(stderr, "removed %s\n", what.c_str());
     else if (keep_stale)
@@ -131,7 +137,8 @@ PartialDir::PartialDir(const fs::path& out_dir, bool keep_stale) : out_(out_dir)
   }
   for (int attempt = 0;; ++attempt) {
     std::string tmpl = (parent / (partial_prefix(out_dir) + "XXXXXX")).string();
-    if (!mkdtemp(tmpl.data())) fail("{}: cannot create a temporary directory: {}", parent.string(), std::strerror(errno));
+    if (!mkdtemp(tmpl.data()))
+      fail("{}: cannot create a temporary directory: {}", parent.string(), std::strerror(errno));
     int fd = open_dir(tmpl);
     if (fd < 0) {
       int err = errno;
@@ -150,7 +157,8 @@ PartialDir::PartialDir(const fs::path& out_dir, bool keep_stale) : out_(out_dir)
       break;
     }
     // Another convert's sweep took it between mkdtemp and flock, and is removing it: make another.
-    if (attempt == 8) fail("{}: cannot hold a temporary directory: other processes keep taking it", parent.string());
+    if (attempt == 8)
+      fail("{}: cannot hold a temporary directory: other processes keep taking it", parent.string());
   }
   // mkdtemp makes it 0700, and the mode survives the rename: give the model directory the mode any
   // other tool's output gets under the user's umask (0755 under 022), so that other users, containers

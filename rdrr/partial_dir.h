@@ -31,7 +31,7 @@ class SignalGuard {
 // A `.NAME.partial-XXXXXX` sibling of OUT_DIR that no live process holds.
 struct StalePartial {
   std::filesystem::path path;
-  uint64_t bytes = 0;    // apparent size of the files in it
+  uint64_t bytes = 0;  // apparent size of the files in it
   bool removed = false;
 };
 

@@ -1,8 +1,8 @@
 // Stale partial directories: a convert killed with SIGKILL leaves `.OUT.partial-XXXXXX` behind; the
 // next convert to the same OUT_DIR removes it and says so (or with --keep-partial reports it), and
 // never touches a partial a live process holds, nor anything else beside OUT_DIR.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
@@ -28,7 +28,8 @@ namespace {
 std::vector<std::string> partials_of(const fs::path& dir, const std::string& name) {
   std::vector<std::string> out;
   for (auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind("." + name + ".partial-", 0) == 0) out.push_back(e.path().filename());
+    if (e.path().filename().string().rfind("." + name + ".partial-", 0) == 0)
+      out.push_back(e.path().filename());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -44,9 +45,15 @@ bool has_shard(const fs::path& dir, const std::string& name) {
 // `blueshift convert` on one thread with 1 MiB shards, SIGKILLed once its partial directory holds one.
 int convert_and_sigkill(const fs::path& hf, const fs::path& out) {
   std::string bin = binary().string(), a1 = hf.string(), a2 = out.string();
-  std::vector<char*> argv = {bin.data(), const_cast<char*>("convert"), a1.data(), a2.data(),
-                             const_cast<char*>("--threads"), const_cast<char*>("1"),
-                             const_cast<char*>("--shard-size"), const_cast<char*>("1"), nullptr};
+  std::vector<char*> argv = {bin.data(),
+                             const_cast<char*>("convert"),
+                             a1.data(),
+                             a2.data(),
+                             const_cast<char*>("--threads"),
+                             const_cast<char*>("1"),
+                             const_cast<char*>("--shard-size"),
+                             const_cast<char*>("1"),
+                             nullptr};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -56,7 +63,8 @@ int convert_and_sigkill(const fs::path& hf, const fs::path& out) {
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   auto t0 = std::chrono::steady_clock::now();
-  while (!has_shard(out.parent_path(), out.filename()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+  while (!has_shard(out.parent_path(), out.filename()) &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   kill(pid, SIGKILL);
   int status = 0;
@@ -78,10 +86,12 @@ struct HeldLock {
 
 TEST(CliPartial, KilledConvertIsCleanedUpByTheNext) {
   TempDir dir;
-  fs::path hf = make_checkpoint(dir.path, tiny_config("llama", 512, 8, 8192));  // ~60 MB: seconds on one thread
+  fs::path hf =
+      make_checkpoint(dir.path, tiny_config("llama", 512, 8, 8192));  // ~60 MB: seconds on one thread
   fs::path out = dir / "out";
   int status = convert_and_sigkill(hf, out);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "convert finished before the kill; status " << status;
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "convert finished before the kill; status " << status;
   ASSERT_FALSE(fs::exists(out));
   std::vector<std::string> stale = partials_of(dir.path, "out");
   ASSERT_EQ(stale.size(), 1u);
@@ -90,8 +100,8 @@ TEST(CliPartial, KilledConvertIsCleanedUpByTheNext) {
   // A partial a live convert holds, and names that only look like a partial: none may be touched.
   fs::create_directory(dir / ".out.partial-live01");
   HeldLock live(dir / ".out.partial-live01");
-  for (const char* decoy : {".out.partial-abc12", ".out.partial-abc1234", ".out.partial-ab_d12", ".outx.partial-abc123",
-                            "out.partial-abc123", ".other.partial-abc123"})
+  for (const char* decoy : {".out.partial-abc12", ".out.partial-abc1234", ".out.partial-ab_d12",
+                            ".outx.partial-abc123", "out.partial-abc123", ".other.partial-abc123"})
     fs::create_directory(dir / decoy);
   write_file(dir / ".out.partial-file01", "a file, not a directory");
   fs::create_directory_symlink(dir / stale[0], dir / ".out.partial-link01");
@@ -118,8 +128,8 @@ TEST(CliPartial, KilledConvertIsCleanedUpByTheNext) {
   EXPECT_EQ(run_blueshift({"verify", out.string()}).exit_code, 0);
   // Left alone: the live partial, the decoys, the file and the (now dangling) symlink.
   EXPECT_TRUE(fs::is_directory(dir / ".out.partial-live01"));
-  for (const char* decoy : {".out.partial-abc12", ".out.partial-abc1234", ".out.partial-ab_d12", ".outx.partial-abc123",
-                            "out.partial-abc123", ".other.partial-abc123"})
+  for (const char* decoy : {".out.partial-abc12", ".out.partial-abc1234", ".out.partial-ab_d12",
+                            ".outx.partial-abc123", "out.partial-abc123", ".other.partial-abc123"})
     EXPECT_TRUE(fs::is_directory(dir / decoy)) << decoy;
   EXPECT_TRUE(fs::is_regular_file(dir / ".out.partial-file01"));
   EXPECT_TRUE(fs::is_symlink(dir / ".out.partial-link01"));

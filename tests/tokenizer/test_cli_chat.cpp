@@ -61,10 +61,12 @@ class TokenizeChat : public ::testing::Test {
     json config = {{"bos_token", "<|bos|>"},
                    {"eos_token", "<|eos|>"},
                    {"chat_template",
-                    "{{- bos_token }}{% for m in messages %}[{{ m.role | upper }}] {{ m.content | trim }}{{ eos_token }}\n"
+                    "{{- bos_token }}{% for m in messages %}[{{ m.role | upper }}] {{ m.content | trim }}{{ "
+                    "eos_token }}\n"
                     "{%- endfor %}{% if add_generation_prompt %}[ASSISTANT] {% endif %}"}};
     write_file(dir.path / "small/tokenizer_config.json", config.dump());
-    messages = {{{"role", "system"}, {"content", "Be brief. "}}, {{"role", "user"}, {"content", " Sky colour?"}}};
+    messages = {{{"role", "system"}, {"content", "Be brief. "}},
+                {{"role", "user"}, {"content", " Sky colour?"}}};
     write_file(dir.path / "messages.json", messages.dump());
   }
   bs::testing::TempDir dir;
@@ -91,7 +93,8 @@ TEST_F(TokenizeChat, RendersASmallTemplate) {
   EXPECT_EQ(out["count"], ids.size());
 
   // The builtin tokenizer's own template: what generate --chat would feed the model.
-  r = run({"tokenize", "--model", (dir.path / "builtin").string(), "--chat", msgs, "--add-generation-prompt"});
+  r = run(
+      {"tokenize", "--model", (dir.path / "builtin").string(), "--chat", msgs, "--add-generation-prompt"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, bs::tok::Tokenizer::from_dir(dir.path / "builtin").apply_chat_template(messages, true));
 }
@@ -122,7 +125,8 @@ TEST_F(TokenizeChat, ErrorsAndExitCodes) {
   EXPECT_NE(r.err.find("messages[0]"), std::string::npos) << r.err;
   // The builtin template refuses an unknown role, naming it.
   write_file(dir.path / "robot.json", R"([{"role": "robot", "content": "x"}])");
-  r = run({"tokenize", "--model", (dir.path / "builtin").string(), "--chat", (dir.path / "robot.json").string()});
+  r = run(
+      {"tokenize", "--model", (dir.path / "builtin").string(), "--chat", (dir.path / "robot.json").string()});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("robot"), std::string::npos) << r.err;
   // A tokenizer without a template.
@@ -163,7 +167,8 @@ TEST_F(TokenizeChat, NpmExpectedCases) {
   for (auto& f : fs::directory_iterator(bs::testing::shared_dir() / "data/tokenizers/expected-npm")) {
     std::string file = f.path().filename();
     const std::string suffix = ".shared.json";
-    if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
     ordered_json expected = read(f.path());
     if (!expected.contains("chat")) continue;
     std::string name = file.substr(0, file.size() - suffix.size());
