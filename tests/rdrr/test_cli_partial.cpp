@@ -34,15 +34,20 @@ std::vector<std::string> partials_of(const fs::path& dir, const std::string& nam
   return out;
 }
 
+// A file with bytes in it, not just created: under load the kill can land between open and write.
 bool has_shard(const fs::path& dir, const std::string& name) {
   for (auto& p : partials_of(dir, name)) {
     std::error_code ec;
-    if (!fs::is_empty(dir / p, ec) && !ec) return true;
+    for (fs::directory_iterator it(dir / p, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code ec2;
+      if (it->is_regular_file(ec2) && it->file_size(ec2) > 0 && !ec2) return true;
+    }
   }
   return false;
 }
 
-// `blueshift convert` on one thread with 1 MiB shards, SIGKILLed once its partial directory holds one.
+// `blueshift convert` on one thread with 1 MiB shards, SIGKILLed once a shard in its partial directory has
+// bytes.
 int convert_and_sigkill(const fs::path& hf, const fs::path& out) {
   std::string bin = binary().string(), a1 = hf.string(), a2 = out.string();
   std::vector<char*> argv = {bin.data(),
