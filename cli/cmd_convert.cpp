@@ -12,7 +12,7 @@ struct Args {
   std::string hf_dir, out_dir, quant = "q4_k_m", hash = "sha256";
   double shard_mib = 64, min_saving_pct = 5;
   int zstd_level = 3;
-  bool no_compress = false, force = false, json = false;
+  bool no_compress = false, force = false, json = false, keep_partial = false;
   int threads = 0;
 };
 
@@ -31,6 +31,8 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)")->capture_default_str();
   app.add_flag("--force", a->force, "replace OUT_DIR if it exists");
+  app.add_flag("--keep-partial", a->keep_partial,
+               "report .OUT_DIR.partial-* directories left by an interrupted convert instead of removing them");
   app.add_flag("--json", a->json, "print a JSON summary");
   app.callback([a] {
     bs::ConvertOptions o;
@@ -49,6 +51,7 @@ void setup(CLI::App& app) {
     o.threads = a->threads;
     o.shards.threads = a->threads;
     o.force = a->force;
+    o.keep_partial = a->keep_partial;
     bs::ProgressBar bar("convert", 0);
     o.progress = [&bar](uint64_t done, uint64_t total) {
       bar.set_total(total);

@@ -20,7 +20,7 @@ struct Args {
   std::string config, like, out, dtype = "bf16", tokenizer;
   uint64_t seed = 0;
   int threads = 0;
-  bool force = false, json = false, dry_run = false;
+  bool force = false, json = false, dry_run = false, keep_partial = false;
 };
 
 void run_like(const Args& a) {
@@ -28,6 +28,7 @@ void run_like(const Args& a) {
   o.seed = a.seed;
   o.threads = a.threads;
   o.force = a.force;
+  o.keep_partial = a.keep_partial;
   o.dry_run = a.dry_run;
   bs::ProgressBar bar("synth", 0);
   o.progress = [&bar](uint64_t done, uint64_t total) {
@@ -73,6 +74,8 @@ void setup(CLI::App& app) {
                  "byte-level BPE blueshift trains on its own corpus, sized to the config's vocabulary");
   app.add_option("--threads", a->threads, "worker threads (0 = all cores)");
   app.add_flag("--force", a->force, "with --like: replace OUT_DIR if it exists");
+  app.add_flag("--keep-partial", a->keep_partial,
+               "with --like: report .OUT_DIR.partial-* directories left by an interrupted run instead of removing them");
   app.add_flag("--json", a->json, "with --like: print a JSON summary");
   app.add_flag("--dry-run", a->dry_run, "with --like: check the manifest (every tensor's dtype, layout, size and place) "
                "and say what would be written; write nothing");
@@ -83,8 +86,8 @@ void setup(CLI::App& app) {
       return run_like(*a);
     }
     if (!config->count()) bs::fail_kind(bs::ErrorKind::usage, "synth: --config or --like is required");
-    if (a->force || a->json || a->dry_run)
-      bs::fail_kind(bs::ErrorKind::usage, "--force, --json and --dry-run apply to --like only");
+    if (a->force || a->json || a->dry_run || a->keep_partial)
+      bs::fail_kind(bs::ErrorKind::usage, "--force, --json, --dry-run and --keep-partial apply to --like only");
     bs::SynthOptions o;
     o.seed = a->seed;
     if (a->dtype == "bf16") o.dtype = bs::DType::BF16;

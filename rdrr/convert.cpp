@@ -178,7 +178,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
          by_internal.begin()->first);
 
   SignalGuard signals;
-  PartialDir tmp(out_dir);
+  PartialDir tmp(out_dir, opt.keep_partial);
   Manifest m;
   {
     ShardWriterOptions so = opt.shards;

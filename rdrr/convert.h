@@ -22,6 +22,7 @@ struct ConvertOptions {
   ShardWriterOptions shards;
   int threads = 0;    // quantization threads; 0 = hardware_concurrency
   bool force = false; // replace an existing OUT_DIR
+  bool keep_partial = false;  // report stale .OUT_DIR.partial-* siblings instead of removing them
   std::function<void(uint64_t done, uint64_t total)> progress;  // checkpoint bytes consumed
 };
 

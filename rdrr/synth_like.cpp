@@ -133,7 +133,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
               double(p.total) / 1e9, double(space.available) / 1e9);
 
   SignalGuard signals;  // before the temporary directory, so that it is removed first
-  PartialDir tmp(out_dir);
+  PartialDir tmp(out_dir, o.keep_partial);
   // Memory is one shard per thread: DOPPLER's 64 MiB shards fit any thread count, but a manifest of
   // larger shards gets fewer threads (at most 4 GiB of shard buffers, and always one).
   uint64_t largest = 1;

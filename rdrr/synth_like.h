@@ -22,6 +22,7 @@ struct SynthLikeOptions {
   uint64_t seed = 0;
   int threads = 0;     // 0 = hardware_concurrency
   bool force = false;  // replace an existing OUT_DIR
+  bool keep_partial = false;  // report stale .OUT_DIR.partial-* siblings instead of removing them
   bool dry_run = false;  // check the manifest and return what would be written; write nothing
   std::function<void(uint64_t done, uint64_t total)> progress;  // bytes of shards written
 };

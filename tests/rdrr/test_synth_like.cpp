@@ -429,6 +429,20 @@ TEST(SynthLike, Cli) {
   EXPECT_FALSE(fs::exists(tmp / "dry"));
   EXPECT_EQ(run_blueshift({"synth", (tmp / "out2").string()}).exit_code, 2);
   EXPECT_EQ(run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), "--dtype", "f16", (tmp / "o3").string()}).exit_code, 2);
+
+  // A partial no live process holds (as a killed run leaves it): --keep-partial reports it, a plain run
+  // removes it and says so (tests/rdrr/test_cli_partial.cpp kills a real convert).
+  fs::create_directory(tmp / ".o4.partial-dead01");
+  std::ofstream(tmp / ".o4.partial-dead01/shard_00000.bin") << "0123456789";
+  r = run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), (tmp / "o4").string(), "--keep-partial"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("found stale partial .o4.partial-dead01 (10 bytes)"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(tmp / ".o4.partial-dead01"));
+  r = run_blueshift({"synth", "--like", (tmp / "manifest.json").string(), (tmp / "o4").string(), "--force"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("removed stale partial .o4.partial-dead01 (10 bytes)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / ".o4.partial-dead01"));
+  EXPECT_EQ(run_blueshift({"synth", "--config", "c.json", (tmp / "o5").string(), "--keep-partial"}).exit_code, 2);
 }
 
 int fuzz_synth_like(const uint8_t* data, size_t size);
