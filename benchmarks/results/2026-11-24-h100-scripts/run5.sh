@@ -6,6 +6,7 @@ set -uo pipefail
 tar -C /tmp -xJf .dev/m24/manifests.tar.xz
 L=$OUT/run5.txt
 {
+mkdir -p /tmp/m5
 for n in qwen-3-reranker-0-6b-f16-af32 qwen-3-reranker-0-6b-q4k-ehf16-af32; do
   b=/tmp/m5/$n
   $BS blueshift synth --like /tmp/doppler-manifests/$n/manifest.json $b --seed 1 2>&1 | tail -1
