@@ -29,11 +29,15 @@ std::string weight_kernel(const char* op, DType t) {
 }
 
 // The tensor-core tiles variants.cmake declares (tokens x rows of W), smallest first.
+// 64x64k64 steps through k 64 at a time with 8 subgroups: half the barriers and twice the subgroups per
+// workgroup of the plain 64x64, for grids too small to fill the GPU (needs k % 64 == 0).
 struct CoopmatTile {
   const char* suffix;
-  uint32_t bm, bn;
+  uint32_t bm, bn, bk;
+  std::string label() const { return bk == 32 ? fmt::format("{}x{}", bm, bn) : fmt::format("{}x{}k{}", bm, bn, bk); }
 };
-constexpr CoopmatTile kCoopmatTiles[] = {{"", 64, 64}, {"_64x128", 64, 128}, {"_128x128", 128, 128}};
+constexpr CoopmatTile kCoopmatTiles[] = {
+    {"", 64, 64, 32}, {"_64x128", 64, 128, 32}, {"_128x128", 128, 128, 32}, {"_64x64k64", 64, 64, 64}};
 
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens) {
   std::string cm = weight_kernel("matmul_cm", t);
@@ -41,17 +45,22 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
     return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
   // A larger tile reuses each staged weight and X value more often, but a grid smaller than the GPU
   // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens (benchmarks/results, "Cooperative-
-  // matrix prefill"): 128x128 wins once it still makes 256 workgroups (8192x2048), 64x128 down to 128
-  // (2048 rows), 64x64 below (512 rows).
+  // matrix prefill" of 2026-11-22 and 2026-11-24-h100-prefill.md): 128x128 wins once it makes 128
+  // workgroups (8192x2048, and the 8B's 4096x4096 and 4096x14336: 203 vs 287 and 790 vs 1097 us with
+  // 64x128), 64x128 down to 128 of its own (2048 rows), and below that 64x64k64 (512x2048: 45 vs 64 us,
+  // 1024x4096: 79 vs 121 us), whose fewer, longer k steps suit the few workgroups.
   auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
   const CoopmatTile* tile = &kCoopmatTiles[0];
-  if (groups(kCoopmatTiles[2]) >= 256) tile = &kCoopmatTiles[2];
+  if (groups(kCoopmatTiles[2]) >= 128) tile = &kCoopmatTiles[2];
   else if (groups(kCoopmatTiles[1]) >= 128) tile = &kCoopmatTiles[1];
+  else if (k % 64 == 0 && kernels.has(cm + kCoopmatTiles[3].suffix)) tile = &kCoopmatTiles[3];
   if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
     tile = nullptr;
     for (const auto& c : kCoopmatTiles)
-      if (fmt::format("{}x{}", c.bm, c.bn) == e) tile = &c;
-    if (!tile) fail_kind(ErrorKind::usage, "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128 or 128x128", e);
+      if (c.label() == e && k % c.bk == 0) tile = &c;
+    if (!tile)
+      fail_kind(ErrorKind::usage,
+                "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128, 128x128 or 64x64k64 (with k {} % 64 == 0)", e, k);
   }
   return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm};
 }

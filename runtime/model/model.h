@@ -117,7 +117,7 @@ std::string weight_kernel(const char* op, DType t);
 // The prefill GEMM (more than one row) Y[tokens, m] (+)= X[tokens, k] W[m, k]^T: the tensor-core kernel
 // matmul_cm_* where the kernel set has it, the device runs it (KernelCache::has) and k is a multiple of
 // its 32-wide step (in a tile chosen by the grid size); else the scalar tiled matmul_*.
-// BLUESHIFT_NO_COOPMAT=1 forces the scalar kernel and BLUESHIFT_MATMUL_TILE=64x64|64x128|128x128 fixes
+// BLUESHIFT_NO_COOPMAT=1 forces the scalar kernel and BLUESHIFT_MATMUL_TILE=64x64|64x128|128x128|64x64k64 fixes
 // the tensor-core tile, for A/B and tuning runs.
 struct MatmulPlan {
   std::string kernel;

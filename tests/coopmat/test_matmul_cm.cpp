@@ -26,12 +26,13 @@ struct Case {
   uint32_t tokens, m, k, accumulate;
 };
 
-// The tiles variants.cmake declares: kernel-name suffix, tokens x rows of W.
+// The tiles variants.cmake declares: kernel-name suffix, tokens x rows of W, k step (k % bk == 0).
 struct Tile {
   const char* suffix;
-  uint32_t bm, bn;
+  uint32_t bm, bn, bk;
 };
-constexpr Tile kTiles[] = {{"", 64, 64}, {"_64x128", 64, 128}, {"_128x128", 128, 128}};
+constexpr Tile kTiles[] = {
+    {"", 64, 64, 32}, {"_64x128", 64, 128, 32}, {"_128x128", 128, 128, 32}, {"_64x64k64", 64, 64, 64}};
 
 // Sets an environment variable for the life of the object.
 struct ScopedEnv {
@@ -57,6 +58,7 @@ class MatmulCm : public KernelTest {
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
     auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
     for (Tile tile : kTiles) {
+      if (c.k % tile.bk != 0) continue;
       auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
       run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + tile.suffix),
                {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.tokens, c.accumulate},
@@ -102,7 +104,7 @@ TEST_F(MatmulCm, MatchesScalarMatmulAtModelSize) {
   auto bw = upload(w.bytes), bx = upload(x);
   auto y_cm = poisoned(ref.value.size() * 4), y_sc = poisoned(ref.value.size() * 4);
   model::MatmulPlan plan = model::plan_prefill_matmul(kernels(), DType::Q4_K, m, k, tokens);
-  ASSERT_EQ(plan.kernel, "matmul_cm_q4k");
+  ASSERT_EQ(plan.kernel, "matmul_cm_q4k_64x64k64");
   run_once(kernels().get(plan.kernel, plan.constants), {{0, &bw}, {1, &bx}, {2, &y_cm}},
            MatvecParams{m, k, tokens, 0}, plan.groups_x, plan.groups_y);
   run_once(kernels().get("matmul_q4k"), {{0, &bw}, {1, &bx}, {2, &y_sc}}, MatvecParams{m, k, tokens, 0},
@@ -122,9 +124,9 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     std::string cm_name = "matmul_cm_" + kernel_suffix(t);
     EXPECT_EQ(kernels().has(cm_name), cm) << cm_name << " on " << device().adapter().name;
     model::MatmulPlan p = model::plan_prefill_matmul(kernels(), t, 300, 512, 70);
-    EXPECT_EQ(p.kernel, (cm ? "matmul_cm_" : "matmul_") + kernel_suffix(t));
+    EXPECT_EQ(p.kernel, cm ? "matmul_cm_" + kernel_suffix(t) + "_64x64k64" : "matmul_" + kernel_suffix(t));
     EXPECT_TRUE(p.constants.empty());
-    EXPECT_EQ(p.groups_x, 5u);  // ceil(300 / 64) rows of W: 64 x 64 tiles either way for this small grid
+    EXPECT_EQ(p.groups_x, 5u);  // ceil(300 / 64) rows of W: 64 x 64 tiles (k step 64 here) for this small grid
     EXPECT_EQ(p.groups_y, 2u);  // ceil(70 / 64) tokens
     if (!cm) {
       EXPECT_THROW(kernels().get(cm_name), Error) << cm_name;
@@ -145,7 +147,9 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
   if (cm) {  // the tile follows the grid: the largest that still gives enough workgroups
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 512).kernel, "matmul_cm_q4k_128x128");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512).kernel, "matmul_cm_q4k_64x128");
-    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k_64x64k64");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2080, 512).kernel, "matmul_cm_q4k");  // k % 64
     ScopedEnv tile("BLUESHIFT_MATMUL_TILE", "64x64");
     model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q6_K, 2048, 2048, 512);
     EXPECT_EQ(p.kernel, "matmul_cm_q6k");
