@@ -24,31 +24,8 @@ using namespace synth_like_detail;
 
 namespace {
 
-Digest sha256_digest(const uint8_t* data, uint64_t n) {
-  std::string hex = sha256_hex({reinterpret_cast<const std::byte*>(data), n});
-  Digest d;
-  for (size_t i = 0; i < 32; ++i) d[i] = uint8_t(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-  return d;
-}
-
-// DOPPLER's block Merkle root (src/formats/rdrr/merkle.js): leaves are the SHA-256 of each block; a
-// parent is the SHA-256 of its two children's 32 bytes; an odd last node pairs with itself.
-std::string merkle_root(std::vector<Digest> level) {
-  while (level.size() > 1) {
-    std::vector<Digest> next;
-    for (size_t i = 0; i < level.size(); i += 2) {
-      uint8_t pair[64];
-      std::memcpy(pair, level[i].data(), 32);
-      std::memcpy(pair + 32, level[i + 1 < level.size() ? i + 1 : i].data(), 32);
-      next.push_back(sha256_digest(pair, 64));
-    }
-    level = std::move(next);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string s = "sha256:";
-  for (uint8_t b : level[0]) s += {kHex[b >> 4], kHex[b & 15]};
-  return s;
-}
+// One Merkle leaf: the SHA-256 of a block (sharding/merkle.h, where the tree is folded too).
+Digest leaf(const uint8_t* data, uint64_t n) { return merkle_leaf({reinterpret_cast<const std::byte*>(data), n}); }
 
 // Hashes the blocks of an item's bytes that lie whole in this piece of a shard; a block that straddles
 // two pieces is regenerated from the stream afterwards.
@@ -57,7 +34,7 @@ void leaves_from_piece(Item& it, const Piece& pc, const uint8_t* shard, uint64_t
   for (uint64_t k = (pc.at + block - 1) / block; k * block < end; ++k) {
     uint64_t lo = k * block, hi = std::min(lo + block, total);
     if (hi > end) break;
-    it.leaves[k] = sha256_digest(shard + pc.offset + (lo - pc.at), hi - lo);
+    it.leaves[k] = leaf(shard + pc.offset + (lo - pc.at), hi - lo);
     it.have[k] = 1;
   }
 }
@@ -179,7 +156,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
     uint64_t lo = missing[j].second * p.block_size, hi = std::min(lo + p.block_size, it.stream.size());
     std::vector<uint8_t> block(hi - lo);
     it.stream.read(lo, hi, block.data());
-    it.leaves[missing[j].second] = sha256_digest(block.data(), block.size());
+    it.leaves[missing[j].second] = leaf(block.data(), block.size());
   });
 
   ordered_json& m = p.manifest;
@@ -188,7 +165,7 @@ SynthLikeResult synth_like(const fs::path& manifest_arg, const fs::path& out_arg
     if (m["shards"][i].contains("blake3")) m["shards"][i]["blake3"] = p.shards[i].hash;  // older manifests' duplicate
   }
   for (auto& it : p.items)
-    if (it.merkle) m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root(it.leaves);
+    if (it.merkle) m["integrityExtensions"]["blockMerkle"]["roots"][it.name] = merkle_root_of_leaves(it.leaves);
   // The bundle says what it is: random weights at the shape of another model, whose identity fields
   // (artifactIdentity, weightsRef) are kept as they were and no longer describe these shards.
   if (!m.contains("metadata") || !m["metadata"].is_object()) m["metadata"] = ordered_json::object();

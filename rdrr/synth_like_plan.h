@@ -14,10 +14,11 @@
 
 #include "rdrr/synth_like_gen.h"
 #include "sharding/hash.h"
+#include "sharding/merkle.h"
 
 namespace bs::synth_like_detail {
 
-using Digest = std::array<uint8_t, 32>;
+using Digest = MerkleDigest;
 
 // Bytes [at, at + size) of an item's stream lie at `offset` in a shard.
 struct Piece {

@@ -12,7 +12,7 @@ namespace bs {
 
 namespace {
 
-using Digest = std::array<unsigned char, 32>;
+using Digest = MerkleDigest;
 
 void check(int ok, const char* call) {
   if (ok != 1) throw Error(fmt::format("OpenSSL {} (sha256) failed", call), ErrorKind::internal);
@@ -28,7 +28,7 @@ Digest sha256(const void* data, size_t n) {
 std::string prefixed_hex(const Digest& d) {
   static const char kHex[] = "0123456789abcdef";
   std::string s = "sha256:";
-  for (unsigned char c : d) {
+  for (uint8_t c : d) {
     s += kHex[c >> 4];
     s += kHex[c & 15];
   }
@@ -40,7 +40,7 @@ Digest fold(std::vector<Digest> level) {
   while (level.size() > 1) {
     std::vector<Digest> next((level.size() + 1) / 2);
     for (size_t i = 0; i < next.size(); ++i) {
-      std::array<unsigned char, 64> pair;
+      std::array<uint8_t, 64> pair;
       const Digest& l = level[2 * i];
       const Digest& r = 2 * i + 1 < level.size() ? level[2 * i + 1] : l;
       std::copy(l.begin(), l.end(), pair.begin());
@@ -59,6 +59,13 @@ bool is_root_string(const std::string& s) {
 }
 
 }  // namespace
+
+MerkleDigest merkle_leaf(std::span<const std::byte> block) { return sha256(block.data(), block.size()); }
+
+std::string merkle_root_of_leaves(std::vector<MerkleDigest> leaves) {
+  if (leaves.empty()) throw Error("block Merkle tree: no leaves (an empty tensor has one)", ErrorKind::internal);
+  return prefixed_hex(fold(std::move(leaves)));
+}
 
 // The current block is hashed incrementally, so pieces are never copied into a block buffer.
 struct BlockMerkleBuilder::State {

@@ -7,6 +7,7 @@
 //   - the root is written "sha256:<64 lowercase hex>" (a single-block tensor's root is its leaf).
 // These roots are always SHA-256, whatever the manifest's hashAlgorithm says for shards.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,8 +17,18 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace bs {
+
+// A leaf or node digest (SHA-256, raw bytes).
+using MerkleDigest = std::array<uint8_t, 32>;
+
+// SHA-256 of one block: a leaf.
+MerkleDigest merkle_leaf(std::span<const std::byte> block);
+// The root over leaves computed elsewhere (in any order, e.g. on several threads), as block_merkle_root
+// writes it ("sha256:<hex>"). `leaves` must not be empty (an empty tensor has one leaf, of no bytes).
+std::string merkle_root_of_leaves(std::vector<MerkleDigest> leaves);
 
 // The root of `tensor_bytes` as DOPPLER writes it ("sha256:<hex>"). block_size must be > 0.
 std::string block_merkle_root(std::span<const std::byte> tensor_bytes, uint64_t block_size);
