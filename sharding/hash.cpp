@@ -7,19 +7,15 @@
 
 namespace bs {
 
-namespace {
-
-std::string to_hex(const unsigned char* md, size_t n) {
+std::string hex_lower(std::span<const uint8_t> bytes) {
   static const char kHex[] = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = kHex[md[i] >> 4];
-    s[2 * i + 1] = kHex[md[i] & 15];
+  std::string s(2 * bytes.size(), '0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    s[2 * i] = kHex[bytes[i] >> 4];
+    s[2 * i + 1] = kHex[bytes[i] & 15];
   }
   return s;
 }
-
-}  // namespace
 
 std::optional<HashAlgorithm> parse_hash_algorithm(std::string_view name) {
   if (name == "sha256") return HashAlgorithm::sha256;
@@ -34,12 +30,12 @@ std::string sha256_hex(std::span<const std::byte> data) {
   unsigned int len = 0;
   if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1 || len != 32)
     throw Error("OpenSSL EVP_Digest(sha256) failed", ErrorKind::internal);
-  return to_hex(md, 32);
+  return hex_lower({md, 32});
 }
 
 std::string blake3_hex(std::span<const std::byte> data, int threads, Blake3Variant v) {
   Blake3Digest d = blake3(data, threads, v);
-  return to_hex(d.data(), d.size());
+  return hex_lower({d.data(), d.size()});
 }
 
 std::string hash_hex(HashAlgorithm a, std::span<const std::byte> data, int threads) {

@@ -20,6 +20,9 @@ enum class HashAlgorithm : uint8_t { sha256, blake3 };
 std::optional<HashAlgorithm> parse_hash_algorithm(std::string_view name);
 std::string_view hash_algorithm_name(HashAlgorithm a);
 
+// Bytes as lowercase hex (two digits a byte): the form of every hash in a manifest.
+std::string hex_lower(std::span<const uint8_t> bytes);
+
 std::string sha256_hex(std::span<const std::byte> data);
 // BLAKE3's tree lets one large input be hashed on several threads (`threads`; SHA-256 ignores it).
 std::string blake3_hex(std::span<const std::byte> data, int threads = 1,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/base/error.h"
+#include "sharding/hash.h"
 
 namespace bs {
 
@@ -25,15 +26,7 @@ Digest sha256(const void* data, size_t n) {
   return d;
 }
 
-std::string prefixed_hex(const Digest& d) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string s = "sha256:";
-  for (uint8_t c : d) {
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-  }
-  return s;
-}
+std::string prefixed_hex(const Digest& d) { return "sha256:" + hex_lower(d); }
 
 // Folds the leaves level by level; an odd level's last node is paired with itself (DOPPLER's rule).
 Digest fold(std::vector<Digest> level) {
