@@ -10,6 +10,10 @@ namespace bs {
 enum class Activation : uint8_t { silu, gelu_tanh };
 enum class RopeScaling : uint8_t { none, linear, llama3 };
 enum class AttentionType : uint8_t { full, sliding };
+// What mixes tokens in a layer: attention (full or sliding: layer_types), a Gated DeltaNet linear
+// attention with a recurrent state (Qwen 3.5 / 3.6), or a short causal convolution with a rolling conv
+// state (LFM2). Only attention layers have a KV cache.
+enum class LayerKind : uint8_t { attention, linear_attention, short_conv };
 
 struct RopeConfig {
   float theta = 10000.0f;                  // base of the global (full-attention) layers
@@ -46,6 +50,7 @@ struct ModelConfig {
   float final_softcap = 0.0f;       // 0 = off; same on the logits
   int32_t sliding_window = 0;       // window of sliding layers (keys at positions > pos - window)
   std::vector<AttentionType> layer_types;  // n_layers entries
+  std::vector<LayerKind> layer_kinds;      // n_layers entries; empty = every layer is attention
   RopeConfig rope;
 
   std::vector<int32_t> eos_ids;     // generation stops on any of these
@@ -54,6 +59,7 @@ struct ModelConfig {
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
   float softmax_scale() const;      // attn_scale or 1/sqrt(head_dim)
+  LayerKind kind(int32_t l) const { return layer_kinds.empty() ? LayerKind::attention : layer_kinds[size_t(l)]; }
 };
 
 inline float ModelConfig::softmax_scale() const {
