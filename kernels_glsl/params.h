@@ -75,6 +75,14 @@ BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
 BS_PARAMS(EmbedParams) { uint dim; uint n_tokens; float scale; uint token_offset; };
 
 
+// --- load-time repacks (runtime/model/gpu_repack.h): DOPPLER's stored forms into what the weight kernels read ---
+// repack_w4a16_q8_0: `groups` groups of 32 (16 bytes of nibbles each) and their scales (scale_dtype 0 F16,
+// 1 BF16, 2 F32) into as many Q8_0 blocks.
+BS_PARAMS(RepackW4a16Params) { uint groups; uint scale_dtype; uint pad0; uint pad1; };
+// repack_q4k_col_f16: rows [row0, row0 + rows) of F16 W [m, k] from its transposed Q4_K, k stored rows of
+// blocks_per_col blocks.
+BS_PARAMS(RepackQ4kColParams) { uint rows; uint k; uint blocks_per_col; uint row0; };
+
 // --- the decode loop (runtime/generate) ---
 // Step state, uint[16] on the GPU: [0] token fed to the next forward, [1] its position, [2] stop flag,
 // [3] tokens generated so far, [4] decode steps executed (the RNG counter).

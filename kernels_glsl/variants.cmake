@@ -72,6 +72,10 @@ bs_kernel(matmul_cm_q6k_64x128 matmul_cm.comp DEFINES W_Q6K CM_BN=128 CM_WARPS_N
 bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_64x64k64 matmul_cm.comp DEFINES W_Q6K CM_BK=64 CM_WARPS_N=4)
 
+# --- load-time repacks of DOPPLER's forms no weight kernel reads (runtime/model/gpu_repack.h) ---
+bs_kernel(repack_w4a16_q8_0 repack_w4a16_q8_0.comp)
+bs_kernel(repack_q4k_col_f16 repack_q4k_col_f16.comp)
+
 # --- the decode loop (runtime/generate) ---
 bs_kernel(sample sample.comp)
 bs_kernel(gate gate.comp)

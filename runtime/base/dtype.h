@@ -22,7 +22,8 @@ struct DTypeTraits {
 //   Q8_0  32 weights, 34 B:  f16 d; int8 qs[32]                          w = d*q
 //   Q4_K 256 weights, 144 B: f16 d, dmin; u8 scales[12]; u8 qs[128]      w = d*sc*q - dmin*m (6-bit sc, m)
 //   Q6_K 256 weights, 210 B: u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d  w = d*sc*(q-32)
-// DOPPLER's own, repacked at load (runtime/model/repack.h) since no kernel reads them directly:
+// DOPPLER's own, repacked at load since no kernel reads them directly (W4A16 on the GPU:
+// runtime/model/gpu_repack.h; the host forms in runtime/model/repack.h):
 //   W4A16 32 weights, 16 B: u8 qs[16], weight 2i in the low nibble of qs[i], 2i+1 in the high one;
 //         w = (q-8)*s with s from a companion scale tensor [rows, groups] (compressed-tensors int4)
 //   I4     2 weights, 1 B: the same nibble order; w = (q-8)*s[row], one F32 scale per row (DOPPLER's

@@ -19,6 +19,7 @@ Uploader::Slot& Uploader::current() {
   Slot& s = slots_[cur_];
   if (!s.enc) {
     if (s.fence) device_.queue().wait(s.fence);  // the GPU is done reading this staging buffer
+    s.keep.clear();
     s.cb.reset();
     s.used = 0;
     s.enc = std::make_unique<CommandEncoder>(device_, "upload");
@@ -51,10 +52,18 @@ void Uploader::write(const Buffer& dst, uint64_t offset, const void* data, uint6
   }
 }
 
+void Uploader::record(const std::function<void(CommandEncoder&)>& fn, std::shared_ptr<void> keep) {
+  Slot& s = current();
+  fn(*s.enc);
+  if (keep) s.keep.push_back(std::move(keep));
+}
+
 void Uploader::flush() {
   submit_current();
-  for (auto& s : slots_)
+  for (auto& s : slots_) {
     if (s.fence) device_.queue().wait(s.fence);
+    s.keep.clear();
+  }
 }
 
 }  // namespace bs::gpu

@@ -3,6 +3,7 @@
 // slot fills, so the CPU fills the next slot while the GPU copies the previous one (loading overlaps
 // verification, decompression and upload).
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,12 @@ class Uploader {
   ~Uploader();
   // Copies `size` bytes of `data` to dst at `offset` (the data may be reused as soon as this returns).
   void write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size);
+  // Records `fn` into the command buffer that carries the copies written so far, after them (the
+  // encoder's hazard tracking orders a kernel reading what was just copied; copies submitted earlier
+  // are ordered by the barrier every command buffer starts with): GPU work that turns uploaded bytes
+  // into their final form, such as runtime/model/gpu_repack's kernels. `keep` (the scratch buffers
+  // and bind groups that work uses) is released once that command buffer has run.
+  void record(const std::function<void(CommandEncoder&)>& fn, std::shared_ptr<void> keep = {});
   // Submits what is pending and waits for every copy.
   void flush();
   uint64_t bytes() const { return bytes_; }
@@ -28,6 +35,7 @@ class Uploader {
     std::unique_ptr<CommandBuffer> cb;
     uint64_t used = 0;
     uint64_t fence = 0;  // timeline value of its last submit
+    std::vector<std::shared_ptr<void>> keep;  // alive until `fence`
   };
   void submit_current();
   Slot& current();

@@ -10,7 +10,9 @@
 #include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/gpu/uploader.h"
+#include "runtime/model/gpu_repack.h"
 #include "runtime/model/reference.h"
+#include "runtime/model/repack.h"
 
 namespace bs::model {
 
@@ -81,13 +83,25 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
 
   {
     gpu::Uploader up(device_);
+    // DOPPLER's W4A16 and "col" Q4_K are converted on the GPU as they arrive (gpu_repack.h), on the host
+    // where the GPU cannot (the WGSL kernel set; a "col" tensor past one binding) or when
+    // BLUESHIFT_HOST_REPACK=1 asks (A/B runs of load time; both give the same bytes).
+    GpuRepacker repacker(device_, kernels_, up);
+    static const bool host_repack = env_switch("BLUESHIFT_HOST_REPACK");
+    std::vector<std::byte> converted;
     source.for_each_tensor([&](const TensorView& t) {
       if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
       // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K rows as uvec4).
-      uint64_t bytes = (std::max<uint64_t>(t.data.size(), 16) + 15) & ~uint64_t(15);
+      const uint64_t size = runnable_bytes(t);
+      uint64_t bytes = (std::max<uint64_t>(size, 16) + 15) & ~uint64_t(15);
       Weight w{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})};
-      up.write(w.buffer, 0, t.data.data(), t.data.size());
-      weight_bytes_ += t.data.size();
+      if (t.repack != Repack::none && !host_repack && repacker.can(t)) {
+        repacker.repack(t, w.buffer);
+      } else {
+        auto data = host_runnable(t, converted);
+        up.write(w.buffer, 0, data.data(), data.size());
+      }
+      weight_bytes_ += size;
       weights_.emplace(t.name, std::move(w));
     });
     up.flush();
@@ -194,10 +208,9 @@ void Model::check_fits(const ModelSource& source) const {
 // columns r0 .. and W rows r0 .. may both be bound there. BLUESHIFT_MAX_BINDING=N lowers the limit
 // (tests split small tables that way).
 std::vector<std::pair<uint32_t, uint32_t>> Model::row_ranges(const Weight& w) const {
-  static const uint64_t forced = env_uint("BLUESHIFT_MAX_BINDING", 0);
   const uint32_t m = uint32_t(w.shape[0]);
   const uint64_t rb = padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
-  const uint64_t limit = forced ? std::min<uint64_t>(forced, device_.maxBindingRange()) : device_.maxBindingRange();
+  const uint64_t limit = binding_limit(device_);
   if (limit == 0 || uint64_t(m) * rb <= limit) return {{0, m}};
   uint64_t step = std::lcm(uint64_t(256) / std::gcd(rb, uint64_t(256)), uint64_t(64));
   uint64_t per = (limit - 16) / rb / step * step;  // 16: the last range rounds up to whole uvec4s

@@ -4,11 +4,14 @@
 
 #include "rdrr/quant.h"
 #include "runtime/base/error.h"
+#include "runtime/model/repack.h"
 
 namespace bs::model {
 
 ReferenceModel::ReferenceModel(const ModelSource& source) : cfg_(source.config) {
+  std::vector<std::byte> converted;
   source.for_each_tensor([&](const TensorView& t) {
+    const std::span<const std::byte> data = host_runnable(t, converted);  // the loader's repacks, on the host
     int64_t n = 1;
     for (auto d : t.shape) n *= d;
     int64_t row = t.shape.back();
@@ -17,7 +20,7 @@ ReferenceModel::ReferenceModel(const ModelSource& source) : cfg_(source.config) 
     const uint64_t rb = padded_row_bytes(t.dtype, uint64_t(row));
     std::vector<float> padded(padded_blocks(t.dtype, uint64_t(row)) * traits(t.dtype).block_elems);
     for (int64_t r = 0; r < n / row; ++r) {
-      dequantize_row(t.dtype, t.data.data() + r * rb, padded.data(), int64_t(padded.size()));
+      dequantize_row(t.dtype, data.data() + r * rb, padded.data(), int64_t(padded.size()));
       std::copy(padded.begin(), padded.begin() + row, tmp.begin() + r * row);
     }
     weights_[t.name].assign(tmp.begin(), tmp.end());

@@ -107,9 +107,35 @@ uint64_t runnable_bytes(const TensorEntry& t) {
   return t.size;
 }
 
+uint64_t runnable_bytes(const TensorView& t) {
+  const uint64_t elems = t.shape.size() == 2 ? uint64_t(t.shape[0]) * uint64_t(t.shape[1]) : 0;
+  switch (t.repack) {
+    case Repack::w4a16_to_q8_0: return elems / 32 * 34;
+    case Repack::q4k_col_to_f16: return elems * 2;
+    case Repack::none: break;
+  }
+  return t.data.size();
+}
+
+std::span<const std::byte> host_runnable(const TensorView& t, std::vector<std::byte>& storage) {
+  switch (t.repack) {
+    case Repack::w4a16_to_q8_0: storage = w4a16_to_q8_0(t.data, t.scales, t.scale_dtype, t.shape[0], t.shape[1]); break;
+    case Repack::q4k_col_to_f16: storage = q4k_col_to_f16(t.data, t.shape[0], t.shape[1]); break;
+    case Repack::none: return t.data;
+  }
+  return storage;
+}
+
 Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c,
-                       const std::string& label) {
+                       const std::string& label, bool defer) {
   Runnable r{t.dtype, t.shape, {}, bytes};
+  // The loader converts it (GPU or host); here it is only named.
+  auto deferred = [&](DType dt, Repack how) {
+    r.dtype = dt;
+    r.repack = how;
+    r.scales = c.scales;
+    r.scale_dtype = c.scale_dtype;
+  };
   auto own = [&](DType dt, std::vector<std::byte> b) {
     r.dtype = dt;
     r.owned = std::move(b);
@@ -142,12 +168,14 @@ Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, c
              shape_str(logical), shape_str(t.shape));
       if (k % 32)
         fail("{}: tensors['{}']: W4A16 rows of {} values (not a multiple of 32) cannot become Q8_0 rows", label, t.name, k);
-      own(DType::Q8_0, w4a16_to_q8_0(bytes, c.scales, c.scale_dtype, t.shape[0], k));
+      if (defer) deferred(DType::Q8_0, Repack::w4a16_to_q8_0);
+      else own(DType::Q8_0, w4a16_to_q8_0(bytes, c.scales, c.scale_dtype, t.shape[0], k));
       return r;
     }
     case DType::Q4_K:
       if (t.layout == Layout::col) {
-        own(DType::F16, q4k_col_to_f16(bytes, t.shape[0], t.shape[1]));
+        if (defer) deferred(DType::F16, Repack::q4k_col_to_f16);
+        else own(DType::F16, q4k_col_to_f16(bytes, t.shape[0], t.shape[1]));
         return r;
       }
       if (t.layout == Layout::flat && t.shape.size() >= 2 && k % 256)

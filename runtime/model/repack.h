@@ -1,6 +1,7 @@
 // DOPPLER's stored forms turned, at load, into what blueshift's kernels read (the `bind` contract in
 // model.cpp: matrices F16 | Q8_0 | Q4_K | Q6_K, vectors F32). Each conversion is exact unless its
-// comment says otherwise.
+// comment says otherwise. W4A16 and "col" Q4_K are converted by the loader, on the GPU (gpu_repack.h);
+// their host functions here are what the GPU kernels must reproduce bit for bit.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -8,15 +9,21 @@
 #include <vector>
 
 #include "rdrr/manifest.h"
+#include "runtime/model/source.h"
 
 namespace bs::model {
 
 // A tensor in its runnable form: `data` points into `owned` when converted, else at the loaded bytes.
+// A conversion left to the loader (runnable_form's `defer`) is named in `repack`, with `data` the stored
+// bytes and `scales` a W4A16's group scales.
 struct Runnable {
   DType dtype;
   std::vector<int64_t> shape;
   std::vector<std::byte> owned;
   std::span<const std::byte> data;
+  Repack repack = Repack::none;
+  std::span<const std::byte> scales;
+  DType scale_dtype = DType::BF16;
 };
 
 // A W4A16 tensor's companions, as loaded.
@@ -30,11 +37,18 @@ struct Companions {
 // The runnable form of `t` (manifest `label`) from its loaded bytes (and a W4A16's companions):
 // F16/BF16 vectors become F32; BF16 matrices F16; W4A16 Q8_0; Q4_K "col" F16; Q4_K "row" with padded
 // rows stays as it is (the Q4_K kernels read padded rows). What no kernel reads (padded Q8_0/Q6_K
-// rows, flat Q4_K of a matrix whose rows are not whole blocks) fails naming t.
+// rows, flat Q4_K of a matrix whose rows are not whole blocks) fails naming t. With `defer`, W4A16 and
+// "col" Q4_K are checked but left as stored, their conversion named in `repack`, for the loader to make
+// on the GPU (gpu_repack.h) or with host_runnable.
 Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, const Companions& companions,
-                       const std::string& label);
+                       const std::string& label, bool defer = false);
 // Bytes runnable_form makes of t (for the GPU memory estimate before loading).
 uint64_t runnable_bytes(const TensorEntry& t);
+// Bytes of t's runnable form: t.data's size, or what its repack makes of it.
+uint64_t runnable_bytes(const TensorView& t);
+// t's runnable bytes on the host: t.data, or its repack made into `storage` (w4a16_to_q8_0,
+// q4k_col_to_f16: the references the GPU repack kernels match bit for bit).
+std::span<const std::byte> host_runnable(const TensorView& t, std::vector<std::byte>& storage);
 
 // Vectors of F16 or BF16 (norm weights, biases) as F32: exact.
 std::vector<std::byte> widen_to_f32(DType t, std::span<const std::byte> in);

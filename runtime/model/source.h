@@ -13,11 +13,22 @@
 
 namespace bs::model {
 
+// DOPPLER's stored forms that no weight kernel reads, which the loader converts before binding: on the
+// GPU (gpu_repack.h), or on the host (repack.h's host_runnable: BLUESHIFT_HOST_REPACK=1, the CPU reference).
+enum class Repack : uint8_t {
+  none,
+  w4a16_to_q8_0,   // W4A16 [rows, k] and its group scales -> Q8_0
+  q4k_col_to_f16,  // transposed ("col") Q4_K of [m, k] -> F16
+};
+
 struct TensorView {
   std::string name;               // internal name (runtime/model/config.h)
-  DType dtype;
+  DType dtype;                    // the form the kernels read (after `repack`)
   std::vector<int64_t> shape;     // HF shape: [out, in] for matmuls
-  std::span<const std::byte> data;
+  std::span<const std::byte> data;  // those bytes; the stored ones when repack != none
+  Repack repack = Repack::none;
+  std::span<const std::byte> scales;  // w4a16_to_q8_0: the group scales [rows, k / 32] ...
+  DType scale_dtype = DType::BF16;    // ... in F16, BF16 or F32
 };
 
 using TensorSink = std::function<void(const TensorView&)>;

@@ -1,6 +1,7 @@
 // An RDRR directory as a model source: the manifest's config and every tensor, hash-verified and
 // decompressed in parallel by the shard reader while earlier tensors upload, each in the form the
-// kernels read (repack.h: DOPPLER's BF16, W4A16, "col" Q4_K converted at load).
+// kernels read (repack.h: DOPPLER's BF16 converted here; W4A16 and "col" Q4_K named for the loader to
+// convert, on the GPU by default: gpu_repack.h).
 #include <map>
 
 #include "rdrr/manifest.h"
@@ -27,8 +28,8 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
     auto emit = [&](const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c) {
       if (t.internal.empty())
         fail("{}: tensor {} has no blueshift name (unknown to this architecture)", label, t.name);
-      Runnable r = runnable_form(t, bytes, c, label);
-      sink({t.internal, r.dtype, r.shape, r.data});
+      Runnable r = runnable_form(t, bytes, c, label, true);  // W4A16 and "col" Q4_K: the loader converts them
+      sink({t.internal, r.dtype, r.shape, r.data, r.repack, r.scales, r.scale_dtype});
     };
     load_tensors(*manifest, dir, LoadOptions{}, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
       const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);

@@ -264,6 +264,14 @@ TEST(DopplerBundle, Gemma3WithPaddedQ4KColBf16AndW4A16Runs) {
   std::printf("DOPPLER Gemma 3 bundle: GPU vs float64 CPU, worst row rel L2: prefill %.2e, decode %.2e\n", e_pre, e_step);
   EXPECT_LE(e_pre, 5e-3);
   EXPECT_LE(e_step, 5e-3);
+  // The W4A16 and "col" matrices are repacked on the GPU at load; the host repack (the kernels' CPU
+  // reference) makes the same bytes, so the logits are the same bit for bit.
+  setenv("BLUESHIFT_HOST_REPACK", "1", 1);
+  auto host_pre = logits(dir, ids, tmp / "host_pre.npy", {});
+  auto host_step = logits(dir, ids, tmp / "host_step.npy", {"--step"});
+  unsetenv("BLUESHIFT_HOST_REPACK");
+  EXPECT_TRUE(host_pre == pre) << "prefill logits differ between GPU and host repack";
+  EXPECT_TRUE(host_step == step) << "decode logits differ between GPU and host repack";
   // Both forwards read the padded layouts through the runtime; the control bundle holds the same
   // weights dequantized by this test as F16, so it checks the runtime's reading of the layouts.
   fs::path control = tmp / "control";
@@ -278,9 +286,14 @@ TEST(DopplerBundle, Gemma3WithPaddedQ4KColBf16AndW4A16Runs) {
   // The embedding table and tied head bound in row ranges, as a 262144-row table is on lavapipe (128 MiB
   // per binding): 64 KiB bindings split the 192 KB table into 5 ranges.
   setenv("BLUESHIFT_MAX_BINDING", "65536", 1);
+  // The repacks run in chunks too (the W4A16 matrix in 4, the "col" one in 3): still the host's bytes.
   auto split_pre = logits(dir, ids, tmp / "split_pre.npy", {});
   auto split_step = logits(dir, ids, tmp / "split_step.npy", {"--step"});
+  setenv("BLUESHIFT_HOST_REPACK", "1", 1);
+  auto split_host = logits(dir, ids, tmp / "split_host.npy", {});
+  unsetenv("BLUESHIFT_HOST_REPACK");
   unsetenv("BLUESHIFT_MAX_BINDING");
+  EXPECT_TRUE(split_host == split_pre) << "split prefill logits differ between GPU and host repack";
   ASSERT_EQ(split_pre.size(), ref.size());
   ASSERT_EQ(split_step.size(), ref.size());
   EXPECT_LE(worst_rel_l2(split_pre, ref, 300), 5e-3);

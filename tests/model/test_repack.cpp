@@ -69,6 +69,16 @@ TEST(Repack, W4A16ShapeCompanionMustAgree) {
   auto r = model::runnable_form(t, as_bytes(packed), Companions{as_bytes(sc), DType::BF16, as_bytes(good), DType::I64}, "m.json");
   EXPECT_EQ(r.dtype, DType::Q8_0);
   EXPECT_EQ(r.data.size(), 8u * 34);
+  // Deferred (the loader's form): checked, named, left as stored; host_runnable makes the same bytes.
+  auto d = model::runnable_form(t, as_bytes(packed), Companions{as_bytes(sc), DType::BF16, as_bytes(good), DType::I64}, "m.json", true);
+  EXPECT_EQ(d.dtype, DType::Q8_0);
+  EXPECT_EQ(d.repack, model::Repack::w4a16_to_q8_0);
+  EXPECT_EQ(d.data.data(), as_bytes(packed).data());
+  model::TensorView v{"w", d.dtype, d.shape, d.data, d.repack, d.scales, d.scale_dtype};
+  std::vector<std::byte> storage;
+  auto h = model::host_runnable(v, storage);
+  EXPECT_EQ(model::runnable_bytes(v), h.size());
+  EXPECT_TRUE(std::equal(h.begin(), h.end(), r.data.begin(), r.data.end()));
   try {
     model::runnable_form(t, as_bytes(packed), Companions{as_bytes(sc), DType::BF16, as_bytes(bad), DType::I64}, "m.json");
     ADD_FAILURE() << "mismatched shape companion accepted";
