@@ -19,7 +19,7 @@ namespace {
 struct Args {
   std::string model;
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
-  bool json = false;
+  bool json = false, load_only = false;
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
 
@@ -94,7 +94,23 @@ Peak measure_peak(bs::gpu::Device& dev) {
   return peak;
 }
 
+// --load-only: the load (open, verify, decompress, upload, repack) timed alone, for A/B runs of the
+// loader (BLUESHIFT_HOST_REPACK=1 against the GPU repack, say) without a forward pass.
+void run_load_only(const Args& a) {
+  auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : 64, 512, bs::gpu::KernelSource::glsl, nullptr);
+  auto& dev = *lm.device;
+  nlohmann::ordered_json j = {{"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name},
+                              {"load_s", lm.load_s}, {"weight_bytes", lm.model->weight_bytes()},
+                              {"vram_bytes", dev.allocatedBytes()}};
+  if (a.json) std::printf("%s\n", j.dump(2).c_str());
+  else
+    std::printf("%s (%s) on %s: load %.2f s, weights %.2f GiB, VRAM %.2f GiB\n", a.model.c_str(), lm.quant.c_str(),
+                dev.adapter().name.c_str(), lm.load_s, lm.model->weight_bytes() / 1073741824.0,
+                dev.allocatedBytes() / 1073741824.0);
+}
+
 void run(const Args& a) {
+  if (a.load_only) return run_load_only(a);
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
                                          bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); });
@@ -207,6 +223,9 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_option("--ctx", a->ctx, "context length (default prompt + gen)");
   bs::cli::add_sampling_options(app, a->sampling);
   app.add_flag("--json", a->json, "print one JSON object");
+  app.add_flag("--load-only", a->load_only,
+               "only load the model and report the load time (BLUESHIFT_HOST_REPACK=1: DOPPLER's W4A16 and \"col\" "
+               "Q4_K repacked on the host instead of the GPU)");
   app.callback([a] { run(*a); });
 }};
 

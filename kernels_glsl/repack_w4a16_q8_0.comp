@@ -3,11 +3,11 @@
 // one scale per group) as Q8_0 blocks (f16 d, int8 codes), on the GPU at load: code = nibble - 8, d = the
 // scale as f16. Bit for bit runtime/model/repack.cpp's w4a16_to_q8_0, for every input.
 //
-// Q8_0 blocks are 34 bytes, so every other one starts mid-word: each invocation writes one whole output
-// word (bytes 4i .. 4i + 3), assembled from the groups it overlaps, and no two invocations share a word.
-// A word past the last block's end (34 * groups not a multiple of 4) is zero-filled; the buffer is sized
-// to whole 16-byte units, so it stays inside. Dispatch: 256-wide workgroups over (34 * groups + 3) / 4
-// words on a 2-D grid (x * y workgroups; x at most 65535).
+// Q8_0 blocks are 34 bytes, so every other one starts mid-word: each invocation writes a pair of blocks,
+// 68 bytes = 17 whole words, and no two invocations share a word. An odd last group is written alone,
+// its ninth word's upper half zero-filled (the buffer is sized to whole 16-byte units, so that stays
+// inside). Dispatch: 256-wide workgroups over (groups + 1) / 2 pairs on a 2-D grid (x * y workgroups;
+// x at most 65535).
 #include "params.h"
 #include "f16_bits.glsl"
 layout(local_size_x = 256) in;
@@ -25,19 +25,35 @@ uint scale_f16(uint g) {
   return (h & 0x7fffu) > 0x7c00u ? (h & 0x8000u) | 0x7e00u : h;
 }
 
-uint out_byte(uint b) {
-  uint g = b / 34u, o = b - 34u * g;
-  if (g >= p.groups) return 0u;
-  if (o < 2u) return (scale_f16(g) >> (8u * o)) & 0xffu;
-  uint c = o - 2u;  // code c of the group: nibble c & 1 of byte c / 2
-  uint byte_index = 16u * g + (c >> 1);
-  uint v = (packed[byte_index >> 2] >> (8u * (byte_index & 3u) + 4u * (c & 1u))) & 15u;
-  return (v - 8u) & 0xffu;  // the signed code in two's complement
+// Four int8 codes from the two packed bytes in the low 16 bits of b (low nibble first): each nibble
+// into its own byte, then nibble - 8 = the nibble with bit 3 flipped, read as a signed 4-bit value,
+// sign-extended to 8 bits (0x08 * 0x1e = 0xf0 stays inside its byte).
+uint codes4(uint b) {
+  uint v = ((b & 0xfu) | ((b & 0xf0u) << 4) | ((b & 0xf00u) << 8) | ((b & 0xf000u) << 12)) ^ 0x08080808u;
+  return v | ((v & 0x08080808u) * 0x1eu);
 }
 
 void main() {
-  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
-  if (i >= (34u * p.groups + 3u) / 4u) return;
-  uint b = 4u * i;
-  out_words[i] = out_byte(b) | (out_byte(b + 1u) << 8) | (out_byte(b + 2u) << 16) | (out_byte(b + 3u) << 24);
+  uint pair = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+  uint g = 2u * pair;
+  if (g >= p.groups) return;
+  bool two = g + 1u < p.groups;
+  uint o = 17u * pair;
+  // Block g: bytes 0-1 d, 2-33 codes, so its code words straddle the output words by 16 bits.
+  uint prev = scale_f16(g);
+  for (uint w = 0u; w < 4u; ++w) {
+    uint u = packed[4u * g + w];
+    uint c0 = codes4(u & 0xffffu), c1 = codes4(u >> 16);
+    out_words[o + 2u * w] = prev | (c0 << 16);
+    out_words[o + 2u * w + 1u] = (c0 >> 16) | (c1 << 16);
+    prev = c1 >> 16;
+  }
+  // Block g + 1 (bytes 34-67): d in the upper half of word 8, then its codes word-aligned.
+  out_words[o + 8u] = prev | (two ? scale_f16(g + 1u) << 16 : 0u);
+  if (!two) return;
+  for (uint w = 0u; w < 4u; ++w) {
+    uint u = packed[4u * (g + 1u) + w];
+    out_words[o + 9u + 2u * w] = codes4(u & 0xffffu);
+    out_words[o + 10u + 2u * w] = codes4(u >> 16);
+  }
 }

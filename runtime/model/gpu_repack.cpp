@@ -13,8 +13,7 @@ namespace {
 
 constexpr uint32_t kGroupSize = 256;  // local_size_x of both repack kernels
 
-// The kernels index words in 32 bits: a binding of at most 4 GiB less a margin keeps every index
-// (and the kernels' "+ 3" rounding) inside.
+// The kernels index words in 32 bits: a binding of at most 4 GiB less a margin keeps every index inside.
 constexpr uint64_t kMaxBinding = (uint64_t(1) << 32) - 256;
 
 // Workgroups covering n invocations on a 2-D grid (x at most 65535), as the kernels fold y into x.
@@ -107,7 +106,7 @@ void GpuRepacker::w4a16(const TensorView& t, const gpu::Buffer& dst) {
         for (const Chunk& c : chunks) {
           pass.setBindGroup(0, pending->groups[c.bind_group]);
           pass.setPushConstants(RepackW4a16Params{c.groups, scale_code, 0, 0});
-          auto [gx, gy] = grid((34 * uint64_t(c.groups) + 3) / 4);
+          auto [gx, gy] = grid((uint64_t(c.groups) + 1) / 2);  // an invocation per pair of groups
           pass.dispatchWorkgroups(gx, gy);
         }
       },

@@ -90,7 +90,7 @@ TEST_F(RepackKernels, W4A16ToQ8_0MatchesHostBitForBit) {
       auto bp = upload(padded16(packed)), bs = upload(padded16(scales));
       const size_t words = (34 * groups + 3) / 4, out_bytes = words * 4 + 64;  // 64 poisoned bytes past the end
       auto out = poisoned(out_bytes);
-      auto [gx, gy] = grid(words);
+      auto [gx, gy] = grid((groups + 1) / 2);
       run_once(kernels().get("repack_w4a16_q8_0"), {{0, &bp}, {1, &bs}, {2, &out}},
                RepackW4a16Params{uint32_t(groups), st == DType::F16 ? 0u : st == DType::BF16 ? 1u : 2u, 0, 0}, gx, gy);
       auto got = download<uint8_t>(out, out_bytes);
@@ -139,7 +139,7 @@ TEST_F(RepackKernels, W4A16F32ScalesOfAnyBitPattern) {
   auto bp = upload(padded16(packed)), bs = upload(padded16(bits));
   const size_t words = (34 * groups + 3) / 4;
   auto out = poisoned(words * 4);
-  auto [gx, gy] = grid(words);
+  auto [gx, gy] = grid((groups + 1) / 2);
   run_once(kernels().get("repack_w4a16_q8_0"), {{0, &bp}, {1, &bs}, {2, &out}}, RepackW4a16Params{uint32_t(groups), 2, 0, 0}, gx, gy);
   auto got = download<uint8_t>(out, want.size());
   for (size_t g = 0; g < groups; ++g) {
