@@ -25,8 +25,14 @@ void setup(CLI::App& app) {
   app.add_flag("--tensors", a->tensors, "list every tensor");
   app.callback([a] {
     bs::Manifest m = bs::read_manifest(a->dir);
+    // The manifest's tensors: not the entries the parser adds for bytes named outside "tensors" (an int4
+    // table's row scales, TensorEntry::implied), which the shard hashes still cover.
+    std::vector<const bs::TensorEntry*> listed;
+    for (auto& t : m.tensors)
+      if (!t.implied) listed.push_back(&t);
     std::map<std::string, std::pair<size_t, uint64_t>> by_dtype;  // dtype -> (count, bytes)
-    for (auto& t : m.tensors) {
+    for (const bs::TensorEntry* tp : listed) {
+      const bs::TensorEntry& t = *tp;
       auto& e = by_dtype[std::string(bs::dtype_name(t.dtype))];
       e.first++;
       e.second += t.size;
@@ -36,8 +42,8 @@ void setup(CLI::App& app) {
     // A supported config whose tensors do not all have blueshift names cannot be loaded either.
     std::vector<std::string> unnamed;
     if (m.config)
-      for (auto& t : m.tensors)
-        if (t.internal.empty()) unnamed.push_back(t.name);
+      for (const bs::TensorEntry* t : listed)
+        if (t->internal.empty()) unnamed.push_back(t->name);
     if (a->json) {
       nlohmann::ordered_json j;
       j["modelId"] = m.model_id;
@@ -55,7 +61,8 @@ void setup(CLI::App& app) {
         sh.push_back({{"file", s.filename}, {"size", s.size}, {"storedSize", s.file_size()}, {"hash", s.hash}});
       if (a->tensors) {
         auto& ts = j["tensors"] = nlohmann::ordered_json::array();
-        for (auto& t : m.tensors) {
+        for (const bs::TensorEntry* tp : listed) {
+          const bs::TensorEntry& t = *tp;
           nlohmann::ordered_json o = {{"name", t.name}, {"internal", t.internal}, {"dtype", bs::dtype_name(t.dtype)},
                                       {"shape", t.shape}, {"size", t.size}, {"shard", t.spans[0].shard}};
           if (!t.requested_dtype.empty()) o["requested"] = t.requested_dtype;
@@ -89,16 +96,18 @@ void setup(CLI::App& app) {
       std::printf("config     not runnable: %s\n", m.config_error.c_str());
     }
     std::printf("size       %.1f MB raw, %.1f MB on disk, %zu shards, %zu tensors\n", double(m.total_size) / 1e6,
-                double(stored) / 1e6, m.shards.size(), m.tensors.size());
+                double(stored) / 1e6, m.shards.size(), listed.size());
     for (auto& [k, v] : by_dtype) std::printf("  %-6s   %4zu tensors %10.1f MB\n", k.c_str(), v.first, double(v.second) / 1e6);
     size_t fallbacks = 0;
-    for (auto& t : m.tensors) fallbacks += !t.fallback.empty();
+    for (const bs::TensorEntry* t : listed) fallbacks += !t->fallback.empty();
     if (fallbacks) std::printf("fallbacks  %zu tensors stored at another dtype than requested (see --tensors)\n", fallbacks);
     if (a->tensors)
-      for (auto& t : m.tensors)
+      for (const bs::TensorEntry* tp : listed) {
+        const bs::TensorEntry& t = *tp;
         std::printf("  %-52s %-22s %-5s %12llu B shard %u%s%s\n", t.name.c_str(), t.internal.c_str(),
                     std::string(bs::dtype_name(t.dtype)).c_str(), (unsigned long long)t.size, t.spans[0].shard,
                     t.fallback.empty() ? "" : "  requested ", t.fallback.empty() ? "" : (t.requested_dtype + ": " + t.fallback).c_str());
+      }
   });
 }
 

@@ -1,6 +1,4 @@
 #include "rdrr/manifest.h"
-
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -99,6 +97,7 @@ TensorEntry companion_entry(const Ctx& cx, const TensorEntry& of, const json& re
          c.size, shard);
   c.spans.push_back({uint32_t(shard), offset, c.size});
   c.companion_of = of.name;
+  c.implied = true;
   c.role = "other";
   c.group = of.group;
   return c;

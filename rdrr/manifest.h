@@ -49,6 +49,10 @@ struct TensorEntry {
   // and I64 logical shape, an I4 table's F32 row scales (an entry named NAME#scales that the parser
   // makes from sourceTransform.scaleSource). A companion names the tensor it serves in companion_of.
   std::string scales, shape_tensor, companion_of;
+  // An entry the parser adds for bytes the manifest names outside "tensors" (the I4 table's NAME#scales):
+  // loaded, bounds-checked and hash-verified with its shard like any tensor, but not one of the
+  // manifest's tensors, so `info` and `verify --deep` neither count nor list it.
+  bool implied = false;
   std::string role, group;       // DOPPLER's role (matmul, norm, ...) and group (embed, layer.N, head)
   // Conversion record (x-blueshift per tensor); empty for DOPPLER manifests.
   std::string source_dtype;      // dtype in the checkpoint

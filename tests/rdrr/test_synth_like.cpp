@@ -445,6 +445,48 @@ TEST(SynthLike, Cli) {
   EXPECT_EQ(run_blueshift({"synth", "--config", "c.json", (tmp / "o5").string(), "--keep-partial"}).exit_code, 2);
 }
 
+// The int4 table's row scales (sourceTransform.scaleSource) are loaded as an entry of their own, but
+// they are not one of the manifest's tensors: `info` counts and lists the manifest's 11, `verify --deep`
+// checks 11 roots with none missing, and a flipped byte in the scales is still caught by the shard hash.
+TEST(SynthLike, ImpliedScalesAreNotATensor) {
+  TempDir tmp;
+  ordered_json in = every_layout_manifest();
+  run(in, tmp / "out");
+  const std::string dir = (tmp / "out").string();
+  auto info = run_blueshift({"info", dir});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find(", 11 tensors"), std::string::npos) << info.out;
+  info = run_blueshift({"info", dir, "--json", "--tensors"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["tensors"].size(), 11u);
+  size_t by_dtype = 0;
+  for (auto& [k, v] : j["dtypes"].items()) by_dtype += v["tensors"].get<size_t>();
+  EXPECT_EQ(by_dtype, 11u);
+  for (auto& t : j["tensors"]) EXPECT_EQ(t["name"].get<std::string>().find('#'), std::string::npos) << t;
+
+  auto v = run_blueshift({"verify", dir, "--deep", "--json"});
+  ASSERT_EQ(v.exit_code, 0) << v.err << v.out;
+  auto vj = nlohmann::json::parse(v.out);
+  EXPECT_EQ(vj["deep"]["checked"], 11);
+  EXPECT_EQ(vj["deep"]["withoutRoot"], 0);
+  v = run_blueshift({"verify", dir, "--deep"});
+  EXPECT_EQ(v.out.find("without a root"), std::string::npos) << v.out;
+  v = run_blueshift({"verify", dir, "--loader"});
+  EXPECT_NE(v.out.find(", 11 tensors"), std::string::npos) << v.out;
+
+  // The scales' bytes: the last shard's tail (every_layout_manifest); flip one.
+  const ordered_json& src = in["tensors"]["ple.weight"]["sourceTransform"]["scaleSource"];
+  fs::path shard = tmp / "out" / in["shards"][src["shard"].get<size_t>()]["filename"].get<std::string>();
+  std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(std::streamoff(src["offset"].get<uint64_t>() + 5));
+  char c = 0x5a;
+  f.write(&c, 1);
+  f.close();
+  v = run_blueshift({"verify", dir});
+  EXPECT_EQ(v.exit_code, 4) << v.out << v.err;
+}
+
 int fuzz_synth_like(const uint8_t* data, size_t size);
 
 // The fuzz target on deterministic mutations of a manifest with every layout (CI runs it without
