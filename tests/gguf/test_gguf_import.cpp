@@ -1,0 +1,289 @@
+// blueshift convert MODEL.gguf OUT_DIR: a synthesized tiny Llama goes RDRR -> export-gguf -> import
+// and comes back with the same bytes in every tensor (q/k rows un-permuted) and the same logits on
+// lavapipe; malformed or unsupported GGUFs fail with exit 3 naming the field or tensor; the output
+// is written like convert's (no overwrite without --force, nothing left behind on failure).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "rdrr/gguf.h"
+#include "rdrr/gguf_import.h"
+#include "rdrr/manifest.h"
+#include "runtime/base/error.h"
+#include "runtime/base/npy.h"
+#include "sharding/reader.h"
+#include "tests/common/testing.h"
+
+int fuzz_gguf(const uint8_t* data, size_t size);
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace bs::gguf;
+using bs::testing::TempDir;
+
+bs::testing::RunResult run(const std::vector<std::string>& args) { return bs::testing::run_blueshift(args); }
+
+std::map<std::string, std::vector<std::byte>> tensor_bytes_by_internal(const fs::path& model) {
+  std::map<std::string, std::vector<std::byte>> out;
+  auto m = bs::read_manifest(model);
+  bs::load_tensors(m, model, {}, [&](const bs::TensorEntry& t, std::span<const std::byte> b) {
+    out[t.internal].assign(b.begin(), b.end());
+  });
+  return out;
+}
+
+TEST(GgufImport, RoundTripThroughExportKeepsBytesAndLogits) {
+  TempDir d;
+  bs::testing::write_tiny_llama_config(d / "config.json");
+  auto r = run({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* quant : {"q4_k_m", "f16"}) {
+    SCOPED_TRACE(quant);
+    fs::path orig = d / (std::string("m_") + quant), gguf = d / (std::string(quant) + ".gguf"),
+             back = d / (std::string("back_") + quant);
+    r = run({"convert", (d / "hf").string(), orig.string(), "--quant", quant});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run({"export-gguf", "--model", orig.string(), "--out", gguf.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run({"convert", gguf.string(), back.string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"tensors\": 20"), std::string::npos) << r.out;  // embed, 2 x 9, output_norm
+
+    auto a = bs::read_manifest(orig), b = bs::read_manifest(back);
+    EXPECT_EQ(b.model_type, "llama");
+    EXPECT_EQ(b.metadata["sourceFormat"], "gguf");
+    const auto &ca = a.model_config(), &cb = b.model_config();
+    EXPECT_EQ(cb.n_layers, ca.n_layers);
+    EXPECT_EQ(cb.dim, ca.dim);
+    EXPECT_EQ(cb.n_heads, ca.n_heads);
+    EXPECT_EQ(cb.n_kv_heads, ca.n_kv_heads);
+    EXPECT_EQ(cb.head_dim, ca.head_dim);
+    EXPECT_EQ(cb.ffn_dim, ca.ffn_dim);
+    EXPECT_EQ(cb.vocab, ca.vocab);
+    EXPECT_EQ(cb.tied_embeddings, ca.tied_embeddings);
+    EXPECT_FLOAT_EQ(cb.norm_eps, ca.norm_eps);
+    EXPECT_FLOAT_EQ(cb.rope.theta, ca.rope.theta);
+    EXPECT_EQ(cb.bos_id, ca.bos_id);
+    // Every tensor: the same dtype, HF name, shape and bytes (q/k un-permuted back to HF order).
+    auto ta = tensor_bytes_by_internal(orig), tb = tensor_bytes_by_internal(back);
+    ASSERT_EQ(ta.size(), tb.size());
+    for (const auto& [internal, bytes] : ta) {
+      ASSERT_TRUE(tb.count(internal)) << internal;
+      EXPECT_TRUE(tb[internal] == bytes) << internal;
+      const bs::TensorEntry *ea = a.find(internal), *eb = b.find(internal);
+      ASSERT_TRUE(ea && eb) << internal;
+      EXPECT_EQ(eb->name, ea->name);
+      EXPECT_EQ(eb->dtype, ea->dtype) << internal;
+      EXPECT_EQ(eb->shape, ea->shape) << internal;
+    }
+    // The same logits on the GPU (lavapipe here).
+    const std::string tokens = "1,17,300,42,7,511,99";
+    r = run({"logits", "--model", orig.string(), "--tokens", tokens, "--out", (d / "a.npy").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run({"logits", "--model", back.string(), "--tokens", tokens, "--out", (d / "b.npy").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto la = bs::read_npy_f32(d / "a.npy"), lb = bs::read_npy_f32(d / "b.npy");
+    ASSERT_EQ(la.data.size(), lb.data.size());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < la.data.size(); ++i) {
+      num += std::pow(double(la.data[i]) - lb.data[i], 2);
+      den += std::pow(double(la.data[i]), 2);
+    }
+    EXPECT_LE(std::sqrt(num / den), 1e-6) << "rel L2 of the logits";
+    EXPECT_GT(den, 0);
+  }
+}
+
+// A minimal valid llama GGUF (F32 everywhere), with hooks to break it.
+struct TinyGguf {
+  std::vector<KeyValue> meta = {
+      {"general.architecture", Value::str("llama")},
+      {"llama.block_count", Value::u32(1)},
+      {"llama.embedding_length", Value::u32(64)},
+      {"llama.feed_forward_length", Value::u32(96)},
+      {"llama.attention.head_count", Value::u32(2)},
+      {"llama.attention.head_count_kv", Value::u32(1)},
+      {"llama.attention.layer_norm_rms_epsilon", Value::f32(1e-5f)},
+      {"llama.rope.freq_base", Value::f32(10000.0f)},
+      {"llama.context_length", Value::u32(256)},
+  };
+  struct T {
+    std::string name;
+    std::vector<uint64_t> ne;
+    GgmlType type = GgmlType::F32;
+  };
+  std::vector<T> tensors = {
+      {"token_embd.weight", {64, 80}},   {"blk.0.attn_norm.weight", {64}},
+      {"blk.0.attn_q.weight", {64, 64}}, {"blk.0.attn_k.weight", {64, 32}},
+      {"blk.0.attn_v.weight", {64, 32}}, {"blk.0.attn_output.weight", {64, 64}},
+      {"blk.0.ffn_norm.weight", {64}},   {"blk.0.ffn_gate.weight", {64, 96}},
+      {"blk.0.ffn_up.weight", {64, 96}}, {"blk.0.ffn_down.weight", {96, 64}},
+      {"output_norm.weight", {64}},
+  };
+  void set(const std::string& key, Value v) {
+    for (auto& kv : meta)
+      if (kv.key == key) {
+        kv.value = std::move(v);
+        return;
+      }
+    meta.push_back({key, std::move(v)});
+  }
+  void drop(const std::string& key) {
+    std::erase_if(meta, [&](const KeyValue& kv) { return kv.key == key; });
+  }
+  void write(const fs::path& file) const {
+    Writer w(file.string());
+    for (const auto& kv : meta) w.add(kv.key, kv.value);
+    for (const auto& t : tensors) w.add_tensor(t.name, t.ne, t.type);
+    w.write_header();
+    for (const auto& t : w.tensors()) {
+      std::vector<std::byte> b(t.size);
+      for (size_t i = 0; i < b.size(); i += 4) {
+        float f = float(bs::testing::rng()() % 1000) / 1000.0f - 0.5f;
+        if (t.type == GgmlType::F32) std::memcpy(b.data() + i, &f, 4);
+      }
+      w.write_tensor(b);
+    }
+    w.finish();
+  }
+};
+
+TEST(GgufImport, MinimalLlamaImportsAndNormsBecomeF32) {
+  TempDir d;
+  TinyGguf g;
+  g.tensors[1].type = GgmlType::F16;  // an F16 norm
+  g.write(d / "t.gguf");
+  auto r = run({"convert", (d / "t.gguf").string(), (d / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto m = bs::read_manifest(d / "out");
+  EXPECT_TRUE(m.model_config().tied_embeddings);
+  EXPECT_EQ(m.model_config().vocab, 80);
+  EXPECT_EQ(m.find("blk.0.attn_norm")->dtype, bs::DType::F32);
+  EXPECT_EQ(m.find("blk.0.attn_norm")->source_dtype, "F16");
+  EXPECT_EQ(m.find("blk.0.attn_q")->dtype, bs::DType::F16);  // F32 matrices are stored F16, as convert does
+  EXPECT_EQ(m.find("blk.0.attn_q")->name, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(m.find("blk.0.ffn_down")->shape, (std::vector<int64_t>{64, 96}));
+  // An existing OUT_DIR is kept without --force (usage error), replaced with it.
+  r = run({"convert", (d / "t.gguf").string(), (d / "out").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  r = run({"convert", (d / "t.gguf").string(), (d / "out").string(), "--force"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // --quant is the safetensors path's; a GGUF's tensors keep their types.
+  r = run({"convert", (d / "t.gguf").string(), (d / "o2").string(), "--quant", "f16"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--quant"), std::string::npos) << r.err;
+}
+
+// Each broken GGUF: exit 3, the file and the field or tensor named, no OUT_DIR and no partial left.
+TEST(GgufImport, MalformedGgufsAreClearErrors) {
+  TempDir d;
+  int n = 0;
+  auto expect_error = [&](const TinyGguf& g, const std::string& what) {
+    fs::path file = d / ("bad" + std::to_string(n++) + ".gguf"), out = d / "out";
+    g.write(file);
+    auto r = run({"convert", file.string(), out.string()});
+    EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(file.filename().string()), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    for (const auto& e : fs::directory_iterator(d.path))
+      EXPECT_EQ(e.path().filename().string().find(".out.partial"), std::string::npos) << e.path();
+  };
+  TinyGguf g;
+  g.drop("llama.block_count");
+  expect_error(g, "metadata 'llama.block_count' is missing");
+  g = {};
+  g.set("llama.embedding_length", Value::str("64"));
+  expect_error(g, "metadata 'llama.embedding_length': expected a non-negative integer, got the string '64'");
+  g = {};
+  g.set("general.architecture", Value::str("gemma3"));
+  expect_error(g, "general.architecture 'gemma3'");
+  g = {};
+  g.drop("general.architecture");
+  expect_error(g, "'general.architecture' is missing");
+  g = {};
+  g.set("llama.rope.scaling.type", Value::str("yarn"));
+  expect_error(g, "rope.scaling.type': 'yarn'");
+  g = {};
+  g.set("llama.rope.dimension_count", Value::u32(16));
+  expect_error(g, "rope.dimension_count': expected 32");
+  g = {};
+  g.set("llama.embedding_length", Value::u32(128));
+  expect_error(
+      g, "tensor 'token_embd.weight': expected ne [128, vocab] (llama.embedding_length), got ne [64,80]");
+  g = {};
+  g.set("llama.block_count", Value::u32(1u << 29));
+  expect_error(g, "metadata 'llama.block_count' 536870912: the file has only 11 tensors");
+  g = {};
+  g.tensors.push_back({"blk.0.attn_gate.weight", {64, 64}});
+  expect_error(g, "tensor 'blk.0.attn_gate.weight' is not part of a llama model");
+  g = {};
+  g.tensors.push_back({"blk.1.attn_norm.weight", {64}});  // block_count is 1
+  expect_error(g, "tensor 'blk.1.attn_norm.weight'");
+  g = {};
+  g.tensors.erase(g.tensors.begin() + 3);  // attn_k
+  expect_error(g, "no tensor for 'blk.0.attn_k'");
+  g = {};
+  g.tensors[2].ne = {64, 48};
+  expect_error(g, "tensor 'blk.0.attn_q.weight': expected shape [64,64]");
+  g = {};
+  g.tensors.push_back({"rope_freqs.weight", {16}});
+  expect_error(g, "rope_freqs.weight");
+  // Not GGUF at all, and a GGUF cut short: the header reader's errors, exit 3.
+  std::ofstream(d / "junk.gguf", std::ios::binary) << "GGUF\x03\0\0\0garbage";
+  auto r = run({"convert", (d / "junk.gguf").string(), (d / "out").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("junk.gguf"), std::string::npos) << r.err;
+}
+
+// A quantized type import does not read: exit 3 naming the tensor and the type.
+TEST(GgufImport, UnsupportedTypeNamesTensorAndType) {
+  TempDir d;
+  TinyGguf g;
+  g.set("llama.embedding_length", Value::u32(256));
+  g.set("llama.attention.head_count", Value::u32(8));
+  g.set("llama.attention.head_count_kv", Value::u32(4));
+  g.tensors = {{"token_embd.weight", {256, 80}},    {"blk.0.attn_norm.weight", {256}},
+               {"blk.0.attn_q.weight", {256, 256}}, {"blk.0.attn_k.weight", {256, 128}},
+               {"blk.0.attn_v.weight", {256, 128}}, {"blk.0.attn_output.weight", {256, 256}},
+               {"blk.0.ffn_norm.weight", {256}},    {"blk.0.ffn_gate.weight", {256, 96}, GgmlType::Q5_K},
+               {"blk.0.ffn_up.weight", {256, 96}},  {"blk.0.ffn_down.weight", {96, 256}},
+               {"output_norm.weight", {256}}};
+  g.write(d / "q5.gguf");
+  auto r = run({"convert", (d / "q5.gguf").string(), (d / "out").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("tensor 'blk.0.ffn_gate.weight': type Q5_K is not imported"), std::string::npos)
+      << r.err;
+}
+
+// The fuzz target (header parser, then the import's plan) on mutations of an importable file.
+TEST(GgufImport, FuzzMutationsOfAnImportableFile) {
+  TempDir d;
+  TinyGguf{}.write(d / "t.gguf");
+  std::ifstream in(d / "t.gguf", std::ios::binary);
+  std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto h = read_header((d / "t.gguf").string());
+  EXPECT_NO_THROW(bs::plan_gguf_import(h, "t.gguf"));
+  std::mt19937_64 r(4242);
+  const size_t header = size_t(h.data_offset);
+  for (int i = 0; i < 3000; ++i) {
+    auto b = good;
+    for (int k = 1 + int(r() % 3); k > 0; --k) {
+      size_t at = r() % header;  // the header is what the plan reads
+      if (r() % 2) {
+        b[at] ^= uint8_t(1 << (r() % 8));
+      } else if (at + 4 <= b.size()) {
+        uint32_t v[] = {0, 1, 2, 3, 8, 12, 14, 30, 0xFFFFFFFFu, 256};
+        std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
+      }
+    }
+    fuzz_gguf(b.data(), b.size());
+  }
+}
+
+}  // namespace
