@@ -179,6 +179,30 @@ TEST(GgufImport, MinimalLlamaImportsAndNormsBecomeF32) {
   EXPECT_NE(r.err.find("--quant"), std::string::npos) << r.err;
 }
 
+// qwen3: keys under "qwen3.", q/k norms; its RoPE is NEOX-style, so llama.cpp kept HF's q/k row order.
+TEST(GgufImport, Qwen3ImportsWithQkNorms) {
+  TempDir d;
+  TinyGguf g;
+  for (auto& kv : g.meta)
+    if (kv.key.starts_with("llama.")) kv.key = "qwen3." + kv.key.substr(6);
+  g.set("general.architecture", Value::str("qwen3"));
+  g.tensors.push_back({"blk.0.attn_q_norm.weight", {32}});
+  g.tensors.push_back({"blk.0.attn_k_norm.weight", {32}});
+  g.write(d / "q.gguf");
+  auto r = run({"convert", (d / "q.gguf").string(), (d / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto m = bs::read_manifest(d / "out");
+  EXPECT_EQ(m.model_type, "qwen3");
+  EXPECT_TRUE(m.model_config().qk_norm);
+  EXPECT_EQ(m.find("blk.0.attn_q_norm")->name, "model.layers.0.self_attn.q_norm.weight");
+  // Without its q/k norms the file does not describe a qwen3 model.
+  g.tensors.pop_back();
+  g.write(d / "q2.gguf");
+  r = run({"convert", (d / "q2.gguf").string(), (d / "out2").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no tensor for 'blk.0.attn_k_norm'"), std::string::npos) << r.err;
+}
+
 // Each broken GGUF: exit 3, the file and the field or tensor named, no OUT_DIR and no partial left.
 TEST(GgufImport, MalformedGgufsAreClearErrors) {
   TempDir d;
