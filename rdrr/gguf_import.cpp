@@ -1,6 +1,7 @@
 #include "rdrr/gguf_import.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -319,6 +320,9 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   const std::string label = gguf_file.string();
   gguf::Header h = gguf::read_header(label);
   GgufImportPlan plan = plan_gguf_import(h, label);
+  std::string tokenizer_why;
+  std::optional<GgufTokenizer> tok =
+      gguf_tokenizer(h, label, tokenizer_why);  // a malformed vocabulary fails here
   MappedFile file(gguf_file);
   if (file.bytes().size() < h.data_offset) fail("{}: changed while being read", label);
   uint64_t source_bytes = 0;
@@ -376,7 +380,21 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       {"layout", "row"}};
   m.config = plan.config;
   m.eos_ids = plan.config.eos_ids;
-  m.tokenizer = json();  // GGUF's tokenizer.ggml.* vocabulary is not converted (yet)
+  m.tokenizer = json();
+  if (tok) {
+    for (auto [file, j] :
+         {std::pair{"tokenizer.json", &tok->tokenizer}, {"tokenizer_config.json", &tok->config}}) {
+      std::ofstream f(tmp.path() / file, std::ios::binary);
+      f << j->dump(1) << "\n";
+      if (!f) fail("{}: cannot write {}", tmp.path().string(), file);
+    }
+    m.tokenizer = {{"type", "bundled"},
+                   {"file", "tokenizer.json"},
+                   {"vocabSize", plan.config.vocab},
+                   {"addBosToken", tok->add_bos}};
+  } else {
+    std::fprintf(stderr, "%s: the vocabulary is not converted: %s\n", label.c_str(), tokenizer_why.c_str());
+  }
   m.metadata = {{"source", fs::absolute(gguf_file).lexically_normal().string()},
                 {"sourceFormat", "gguf"},
                 {"ggufArchitecture", plan.gguf_arch},
@@ -386,7 +404,11 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
                 {"converter", "blueshift 0.1.0"},
                 {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)},
                 {"zstdMinSaving", opt.shards.compress ? json(opt.shards.min_saving) : json(nullptr)}};
-  if (!plan.chat_template.empty()) m.metadata["chatTemplate"] = plan.chat_template;
+  if (!tok) {
+    m.metadata["tokenizerNotConverted"] = tokenizer_why;
+    if (!plan.chat_template.empty())
+      m.metadata["chatTemplate"] = plan.chat_template;  // kept for a later tokenizer
+  }
   write_manifest(m, tmp.path() / "manifest.json");
   signals.check();
   tmp.commit();

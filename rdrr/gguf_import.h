@@ -14,6 +14,7 @@
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,19 @@ struct GgufImportPlan {
 // Checks the header as an import needs it (architecture, hyperparameters, every tensor's name, type
 // and dims); throws bs::Error(input) naming `label`, the field or tensor, expected vs actual.
 GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label);
+
+// GGUF's vocabulary (tokenizer.ggml.*) as HF files, for byte-level BPE ("gpt2" model) with a known
+// pre-tokenizer (tokenizer.ggml.pre: llama-bpe/llama3/lfm2/..., qwen2, gpt-2/default):
+// tokenizer.json (tokens in id order; control tokens as special added tokens, user-defined ones as
+// plain added tokens, unused ones left out; merges; the pre-tokenizer's split regex) and
+// tokenizer_config.json (bos/eos, add_bos_token, chat_template). A vocabulary of another kind is not
+// converted and `why` says so (an empty result); a malformed one throws bs::Error(input) naming the field.
+struct GgufTokenizer {
+  nlohmann::json tokenizer, config;
+  bool add_bos = false;
+};
+std::optional<GgufTokenizer> gguf_tokenizer(const gguf::Header& h, const std::string& label,
+                                            std::string& why);
 
 // Imports `gguf_file` into `out_dir`. Uses options.shards, threads, force, keep_partial and progress;
 // options.quant does not apply (tensors keep their types).

@@ -1,6 +1,7 @@
 // Fuzz target: the GGUF header parser on arbitrary bytes, and on what it accepts, the import's reading
-// of the header (architecture, hyperparameters, tensor names, types and dims). Built as a libFuzzer
-// binary with -DBLUESHIFT_FUZZ=ON (clang); test_gguf.cpp runs the same function on deterministic mutations.
+// of the header (architecture, hyperparameters, tensor names, types and dims; the vocabulary). Built as a
+// libFuzzer binary with -DBLUESHIFT_FUZZ=ON (clang); test_gguf.cpp runs the same function on deterministic
+// mutations.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -29,6 +30,12 @@ int fuzz_gguf(const uint8_t* data, size_t size) {
       for (int64_t d : t.shape) elems *= uint64_t(d);
       if (t.shape.empty() || elems == 0 || t.info->size == 0) __builtin_trap();
     }
+  } catch (const bs::Error&) {
+  }
+  try {
+    std::string why;
+    if (auto tok = bs::gguf_tokenizer(h, "fuzz.gguf", why))
+      if (!tok->tokenizer["model"]["vocab"].is_object()) __builtin_trap();
   } catch (const bs::Error&) {
   }
   return 0;

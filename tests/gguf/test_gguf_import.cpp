@@ -14,6 +14,8 @@
 #include "rdrr/manifest.h"
 #include "runtime/base/error.h"
 #include "runtime/base/npy.h"
+#include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/trainer.h"
 #include "sharding/reader.h"
 #include "tests/common/testing.h"
 
@@ -203,6 +205,115 @@ TEST(GgufImport, Qwen3ImportsWithQkNorms) {
   EXPECT_NE(r.err.find("no tensor for 'blk.0.attn_k_norm'"), std::string::npos) << r.err;
 }
 
+// tokenizer.ggml.* as llama.cpp's converter writes a byte-level BPE tokenizer.json: tokens in id
+// order, control/user-defined types for added tokens, merges as "left right".
+void add_vocabulary(TinyGguf& g, const fs::path& tok_dir, const std::string& pre, uint32_t bos,
+                    uint32_t eos) {
+  auto tok = nlohmann::json::parse(std::ifstream(tok_dir / "tokenizer.json"));
+  size_t n = 0;
+  for (auto& [text, id] : tok["model"]["vocab"].items()) n = std::max(n, id.get<size_t>() + 1);
+  for (auto& a : tok["added_tokens"]) n = std::max(n, a["id"].get<size_t>() + 1);
+  std::vector<std::string> tokens(n);
+  std::vector<int64_t> types(n, 5);  // ids nobody holds: llama.cpp's "[PADn]", unused
+  for (size_t i = 0; i < n; ++i) tokens[i] = "[PAD" + std::to_string(i) + "]";
+  for (auto& [text, id] : tok["model"]["vocab"].items()) types[id.get<size_t>()] = 1;
+  for (auto& [text, id] : tok["model"]["vocab"].items()) tokens[id.get<size_t>()] = text;
+  for (auto& a : tok["added_tokens"]) {
+    size_t id = a["id"];
+    tokens[id] = a["content"];
+    types[id] = a["special"].get<bool>() ? 3 : 4;
+  }
+  std::vector<std::string> merges;
+  for (auto& m : tok["model"]["merges"])
+    merges.push_back(m.is_string() ? m.get<std::string>()
+                                   : m[0].get<std::string>() + " " + m[1].get<std::string>());
+  g.set("tokenizer.ggml.model", Value::str("gpt2"));
+  g.set("tokenizer.ggml.pre", Value::str(pre));
+  g.set("tokenizer.ggml.token_type", Value::i32_array(types));
+  g.set("tokenizer.ggml.merges", Value::str_array(merges));
+  g.set("tokenizer.ggml.bos_token_id", Value::u32(bos));
+  g.set("tokenizer.ggml.eos_token_id", Value::u32(eos));
+  g.set("tokenizer.ggml.add_bos_token", Value::boolean(true));
+  if (fs::exists(tok_dir / "tokenizer_config.json")) {
+    auto cfg = nlohmann::json::parse(std::ifstream(tok_dir / "tokenizer_config.json"));
+    g.set("tokenizer.chat_template", Value::str(cfg["chat_template"]));
+  }
+  g.tensors[0].ne = {64, tokens.size()};
+  g.set("tokenizer.ggml.tokens", Value::str_array(std::move(tokens)));
+}
+
+TEST(GgufImport, VocabularyBecomesTheSameTokenizer) {
+  TempDir d;
+  bs::tok::write_builtin_tokenizer(d / "tok", 700);
+  TinyGguf g;
+  add_vocabulary(g, d / "tok", "llama-bpe", 0, 1);
+  g.write(d / "v.gguf");
+  auto r = run({"convert", (d / "v.gguf").string(), (d / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto m = bs::read_manifest(d / "out");
+  EXPECT_EQ(m.tokenizer["file"], "tokenizer.json");
+  EXPECT_EQ(m.tokenizer["vocabSize"], 700);
+  EXPECT_EQ(m.model_config().vocab, 700);
+  auto a = bs::tok::Tokenizer::from_dir(d / "tok"), b = bs::tok::Tokenizer::from_dir(d / "out");
+  for (std::string text : {"Hello world", "  The 12345 quick\n\nbrown fox's tail, isn't it?",
+                           "h\u00e9llo \u4e16\u754c \U0001F600", "<|bos|>inline<|eos|> specials<|start|>",
+                           "tabs\tand   spaces  ", ""}) {
+    for (bool special : {false, true}) EXPECT_EQ(b.encode(text, special), a.encode(text, special)) << text;
+    EXPECT_EQ(b.decode(a.encode(text, false)), text);
+  }
+  EXPECT_EQ(b.bos_token(), "<|bos|>");
+  EXPECT_EQ(b.eos_token(), "<|eos|>");
+  nlohmann::ordered_json msgs = {{{"role", "user"}, {"content", "Hi"}}};
+  EXPECT_EQ(b.apply_chat_template(msgs, true), a.apply_chat_template(msgs, true));
+
+  // A SentencePiece vocabulary is not converted: the weights are, and the manifest and stderr say why.
+  TinyGguf spm;
+  spm.set("tokenizer.ggml.model", Value::str("llama"));
+  spm.write(d / "spm.gguf");
+  r = run({"convert", (d / "spm.gguf").string(), (d / "out2").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tokenizer.ggml.model 'llama' is not converted"), std::string::npos) << r.err;
+  EXPECT_TRUE(bs::read_manifest(d / "out2").tokenizer.is_null());
+  // A malformed vocabulary fails the import, naming the field.
+  g.set("tokenizer.ggml.merges", Value::str_array({"nospace"}));
+  g.write(d / "m.gguf");
+  r = run({"convert", (d / "m.gguf").string(), (d / "out3").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("'tokenizer.ggml.merges[0]': expected \"left right\", got 'nospace'"),
+            std::string::npos)
+      << r.err;
+  g.set("tokenizer.ggml.merges", Value::str_array({}));
+  g.set("tokenizer.ggml.token_type", Value::i32_array({1, 2}));
+  g.write(d / "t.gguf");
+  r = run({"convert", (d / "t.gguf").string(), (d / "out3").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("'tokenizer.ggml.token_type': expected 700 integers"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "out3"));
+}
+
+// With ../shared: LFM2.5's real tokenizer.json, as llama.cpp writes it (pre "lfm2"), comes back
+// encoding text and its chat markers to the same ids.
+TEST(GgufImport, Lfm25VocabularyRoundTrip) {
+  BS_REQUIRE_SHARED();
+  fs::path dir = bs::testing::shared_dir() / "data/doppler/lfm2-5-1-2b-instruct-q4k-ehf16-af32";
+  if (!fs::exists(dir / "tokenizer.json")) GTEST_SKIP() << dir << " has no tokenizer.json";
+  TempDir d;
+  TinyGguf g;
+  add_vocabulary(g, dir, "lfm2", 1, 7);
+  g.write(d / "lfm.gguf");
+  auto r = run({"convert", (d / "lfm.gguf").string(), (d / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto a = bs::tok::Tokenizer::from_file(dir / "tokenizer.json"), b = bs::tok::Tokenizer::from_dir(d / "out");
+  size_t n = 0;
+  for (std::string text :
+       {"Hello world", "<|startoftext|><|im_start|>user\nWhat is 12345 + 678?<|im_end|>\n",
+        "  d\u00e9j\u00e0 vu \u4e16\u754c\t\n\n  x", "<think>plan</think>answer", "isn't it's"}) {
+    for (bool special : {false, true}) EXPECT_EQ(b.encode(text, special), a.encode(text, special)) << text;
+    n += a.encode(text, false).size();
+  }
+  EXPECT_GT(n, 20u);
+}
+
 // Each broken GGUF: exit 3, the file and the field or tensor named, no OUT_DIR and no partial left.
 TEST(GgufImport, MalformedGgufsAreClearErrors) {
   TempDir d;
@@ -288,11 +399,16 @@ TEST(GgufImport, UnsupportedTypeNamesTensorAndType) {
 // The fuzz target (header parser, then the import's plan) on mutations of an importable file.
 TEST(GgufImport, FuzzMutationsOfAnImportableFile) {
   TempDir d;
-  TinyGguf{}.write(d / "t.gguf");
+  bs::tok::write_builtin_tokenizer(d / "tok", 300);
+  TinyGguf g;
+  add_vocabulary(g, d / "tok", "llama-bpe", 0, 1);
+  g.write(d / "t.gguf");
   std::ifstream in(d / "t.gguf", std::ios::binary);
   std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto h = read_header((d / "t.gguf").string());
   EXPECT_NO_THROW(bs::plan_gguf_import(h, "t.gguf"));
+  std::string why;
+  EXPECT_TRUE(bs::gguf_tokenizer(h, "t.gguf", why)) << why;
   std::mt19937_64 r(4242);
   const size_t header = size_t(h.data_offset);
   for (int i = 0; i < 3000; ++i) {
