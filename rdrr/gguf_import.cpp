@@ -272,9 +272,10 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
 
 namespace {
 
-// A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF order.
-void stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in, int32_t head_dim,
-                  std::vector<std::byte>& out) {
+// A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF
+// order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
+std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
+                                        int32_t head_dim, std::vector<std::byte>& out) {
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
   if (t.stored != t.source) {
@@ -299,8 +300,9 @@ void stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in
     src = converted;
   }
   if (t.unpermute_heads == 0) {
+    if (src.data() == in.data()) return in;
     out.assign(src.begin(), src.end());
-    return;
+    return out;
   }
   // GGUF row h*hd + 2i + j holds HF row h*hd + j*hd/2 + i (export-gguf's permutation, inverted).
   const size_t rows = size_t(t.shape[0]), row = src.size() / rows, hd = size_t(head_dim), half = hd / 2;
@@ -309,6 +311,7 @@ void stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in
     for (size_t i = 0; i < half; ++i)
       for (size_t j = 0; j < 2; ++j)
         std::memcpy(out.data() + (h * hd + j * half + i) * row, src.data() + (h * hd + 2 * i + j) * row, row);
+  return out;
 }
 
 }  // namespace
@@ -341,13 +344,13 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     for (const auto& t : plan.tensors) {
       signals.check();
       std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
-      stored_bytes(t, in, plan.config.head_dim, out);
+      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out);
       TensorEntry e;
       e.name = t.hf_name;
       e.internal = t.internal;
       e.dtype = t.stored;
       e.shape = t.shape;
-      e.size = out.size();
+      e.size = bytes.size();
       e.spans = writer.begin_tensor(e.size);
       e.role = tensor_role(t.internal);
       e.group = tensor_group(t.internal);
@@ -355,7 +358,7 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       e.requested_dtype = std::string(dtype_name(t.stored));
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
-      writer.write(out);
+      writer.write(bytes);
       release_pages(in);
       done += t.info->size;
       if (opt.progress) opt.progress(done, source_bytes);
