@@ -29,22 +29,43 @@ std::string read_input(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// A JSON array of {"role", "content", ...} messages, or an object holding one under "messages" (the
-// form of the `chat` cases in HF's expected files, and of an OpenAI request body). Key order is kept:
-// a template that iterates a message or prints it with tojson sees the keys as written.
-nlohmann::ordered_json read_messages(const std::string& path) {
+// A chat request: a JSON array of {"role", "content", ...} messages, or an object holding one under
+// "messages" (the form of the `chat` cases in HF's expected files, and of an OpenAI request body).
+// The object's other keys are the template's other variables, as transformers' apply_chat_template
+// (messages, tools=..., add_generation_prompt=..., **kwargs) passes them: tools, documents,
+// enable_thinking, ... Key order is kept: a template that iterates a message or prints it with
+// tojson sees the keys as written.
+struct ChatRequest {
+  nlohmann::ordered_json messages;
+  nlohmann::ordered_json vars = nlohmann::ordered_json::object();
+  bool add_generation_prompt = false;
+};
+
+ChatRequest read_chat_request(const std::string& path) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_input(path), nullptr, false);
   if (j.is_discarded()) bs::fail("{}: not valid JSON", path);
+  ChatRequest req;
   if (j.is_object()) {
     if (!j.contains("messages"))
       bs::fail("{}: expected an array of messages or an object with \"messages\"", path);
-    j = j["messages"];
+    for (auto& [key, value] : j.items()) {
+      if (key == "messages") continue;
+      if (key == "add_generation_prompt") {
+        if (!value.is_boolean())
+          bs::fail("{}: \"add_generation_prompt\": expected a boolean, got {}", path, value.type_name());
+        req.add_generation_prompt = value.get<bool>();
+        continue;
+      }
+      req.vars[key] = value;
+    }
+    j = std::move(j["messages"]);
   }
   if (!j.is_array()) bs::fail("{}: \"messages\": expected an array, got {}", path, j.type_name());
   for (size_t i = 0; i < j.size(); ++i)
     if (!j[i].is_object())
       bs::fail("{}: messages[{}]: expected an object, got {}", path, i, j[i].type_name());
-  return j;
+  req.messages = std::move(j);
+  return req;
 }
 
 std::string dump(const nlohmann::json& j) {
@@ -58,8 +79,9 @@ nlohmann::json token_strings(const bs::tok::Tokenizer& t, const std::vector<int3
 }
 
 void run_chat(const Args& a, const bs::tok::Tokenizer& t) {
-  nlohmann::ordered_json messages = read_messages(a.chat);
-  std::string text = t.apply_chat_template(messages, a.add_generation_prompt);
+  ChatRequest req = read_chat_request(a.chat);
+  std::string text =
+      t.apply_chat_template(req.messages, a.add_generation_prompt || req.add_generation_prompt, req.vars);
   if (!a.json) {
     // Exactly the rendered text, no newline added: a template's trailing newline is part of the prompt.
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -81,8 +103,9 @@ void setup(CLI::App& app) {
   app.add_option("--text", a->text, "text to encode; '-' reads standard input");
   app.add_option(
       "--chat", a->chat,
-      "a JSON file of messages ([{\"role\": ..., \"content\": ...}, ...] or {\"messages\": [...]}; '-' "
-      "reads standard input): print the prompt the model's chat template renders for them");
+      "a JSON file of messages ([{\"role\": ..., \"content\": ...}, ...] or {\"messages\": [...], ...} whose "
+      "other keys (tools, enable_thinking, ...) are template variables; '-' reads standard input): print the "
+      "prompt the model's chat template renders for them");
   app.add_flag("--add-generation-prompt", a->add_generation_prompt,
                "with --chat: end with the template's assistant header, as generate --chat does");
   app.add_flag("--add-special", a->add_special,

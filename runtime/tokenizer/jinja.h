@@ -8,7 +8,9 @@
 // {% generation %}, comments, {%- -%} / {%+ +%} whitespace control; expressions with Python
 // semantics: literals, lists, dicts, tuples, attribute/subscript/slice, calls with keywords,
 // filters, tests ("is [not] defined"), in / not in, comparisons, and/or/not, + - * / // % ** ~,
-// "a if c else b", and the str/dict methods templates use (startswith, strip, split, items, get...).
+// "a if c else b", Python's printf-style `str % args` (and the format filter), and the str/dict
+// methods templates use (startswith, strip, split, items, get...). Tuples are lists here, so they
+// print as [a, b] where Python prints (a, b).
 // Not supported (an error names them): extends/include/import/block, call blocks, recursive loops.
 //
 // Errors: a syntax error throws bs::Error "NAME:LINE:COL: message"; a runtime error (unknown

@@ -23,5 +23,10 @@ Value attribute(const Value& obj, const std::string& name);  // obj.name; undefi
 std::vector<Value> iterate(const Value& v);  // for x in v
 int64_t length(const Value& v);
 std::string python_strip(std::string_view s, const Value& chars, bool left, bool right);
+// Python's `fmt % args` (printf-style: %s %r %d %i %x %o %e %f %g %c %%, flags, width, precision,
+// %(key)s from `mapping`).
+std::string percent_format(std::string_view fmt, const std::vector<Value>& args, const Value* mapping);
+// `fmt % rhs`: a list is unpacked as a tuple would be when the format has that many conversions.
+std::string percent_format(std::string_view fmt, const Value& rhs);
 
 }  // namespace bs::tok::jinja

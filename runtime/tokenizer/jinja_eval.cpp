@@ -335,6 +335,11 @@ class Renderer {
       if (a.size() + b.size() > limits_.max_output) fail("string longer than {} bytes", limits_.max_output);
       return Value(a + b);
     }
+    if (op == "%" && l.is_string()) {
+      std::string out = percent_format(l.as_string(), r);
+      if (out.size() > limits_.max_output) fail("string longer than {} bytes", limits_.max_output);
+      return Value(std::move(out));
+    }
     if (l.is_bool()) l = Value(int64_t(l.as_bool()));
     if (r.is_bool()) r = Value(int64_t(r.as_bool()));
     if (op == "+") {

@@ -141,6 +141,14 @@ Value sorted(const Value& subject, const Args& a) {
 Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   if (name == "length" || name == "count") return Value(length(v));
   if (name == "string") return Value(v.str());
+  if (name == "format") {  // Jinja: soft_str(value) % (kwargs or args)
+    if (!a.pos.empty() && !a.kw.empty()) fail("format filter: positional and keyword arguments cannot be mixed");
+    if (a.kw.empty()) return Value(percent_format(v.str(), a.pos, nullptr));
+    auto o = Object::make();
+    for (const auto& [k, val] : a.kw) o->set(k, val);
+    Value mapping(o);
+    return Value(percent_format(v.str(), {mapping}, &mapping));
+  }
   if (name == "trim") return Value(python_strip(v.str(), a.get(0, "chars"), true, true));
   if (name == "upper") return Value(unicode_uppercase(v.str()));
   if (name == "lower") return Value(unicode_lowercase(v.str()));

@@ -185,3 +185,36 @@ TEST(Jinja, RuntimeErrorsHaveLineAndColumn) {
 }
 
 }  // namespace
+
+// Python's printf-style formatting, `fmt % args` and the format filter (templates write 'Image %d: ' % i).
+// Expected strings are Python jinja2 3.1.6's output for the same templates.
+TEST(Jinja, PercentFormatting) {
+  EXPECT_EQ(render("{{ 'Image %d: ' % 3 }}{{ '%s-%s' % ('a', 1) }}{{ '%.2f' % 3.14159 }}{{ '%5d|%-5d|%05d' % "
+                   "(42, 42, 42) }}"),
+            "Image 3: a-13.14   42|42   |00042");
+  EXPECT_EQ(
+      render(
+          "{{ '%x %X %#x %o %#o %+d % d' % (255, 255, 255, 8, 8, 5, 5) }}{{ '%x' % -31 }}{{ '%#x' % -31 }}"),
+      "ff FF 0xff 10 0o10 +5  5-1f-0x1f");
+  EXPECT_EQ(render("{{ '%e %g %G %.3e %10.4f|' % (12345.678, 0.0001, 1e20, 1.5, 2.25) }}{{ '%d' % 3.99 }}"
+                   "{{ '%d' % true }}{{ '%i%%' % 50 }}"),
+            "1.234568e+04 0.0001 1E+20 1.500e+00     2.2500|3150%");
+  EXPECT_EQ(render("{{ '%s' % [1, 2] }}{{ '%r' % 'x' }}{{ '%s' % none }}{{ '%.3s|%5s|%-5s|' % ('abcdef', "
+                   "'ab', 'ab') }}"),
+            "[1, 2]'x'Noneabc|   ab|ab   |");
+  EXPECT_EQ(render("{{ '%(name)s is %(age)d' % {'name': 'Ann', 'age': 30} }}{{ '%c%c' % (65, 'b') }}{{ '%s' "
+                   "% {'a': 1} }}"),
+            "Ann is 30Ab{'a': 1}");
+  EXPECT_EQ(
+      render("{{ '%s and %s' | format('x', 2) }}{{ '%(a)s!' | format(a='k') }}{{ '%.1f' | format(0.25) }}"
+             "{{ '%s' % '\xc3\xa9' }}{{ '%3s|' % '\xc3\xa9' }}"),
+      "x and 2k!0.2\xc3\xa9  \xc3\xa9|");
+  for (auto [src, want] : {std::pair{"{{ '%s %s' % ('a',) }}", "not enough arguments for format string"},
+                           {"{{ '%d' % 'x' }}", "%d format: a real number is required, not str"},
+                           {"{{ '%q' % 1 }}", "unsupported format character 'q'"},
+                           {"{{ '%' % 1 }}", "incomplete format"},
+                           {"{{ '%(k)s' % {'a': 1} }}", "format key 'k' is missing"}})
+    EXPECT_NE(error_of(src).find(want), std::string::npos) << error_of(src);
+  EXPECT_EQ(render("{{ '%*d|' % (5, 1) }}"), "    1|");
+  EXPECT_EQ(render("{{ '%*d' % (100000000, 1) }}").size(), 4096u);  // width is capped: no huge allocation
+}

@@ -1,0 +1,426 @@
+#include "rdrr/gguf_import.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "rdrr/hf_config.h"
+#include "rdrr/partial_dir.h"
+#include "rdrr/safetensors.h"
+#include "rdrr/tensor_names.h"
+#include "runtime/base/error.h"
+#include "runtime/base/half.h"
+
+namespace bs {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The architectures an import knows: GGUF's general.architecture, the HF model_type and class it
+// stands for, and whether llama.cpp's converter permuted q/k rows (its non-NEOX RoPE families).
+struct ArchSpec {
+  std::string_view gguf, model_type, hf_class;
+  bool permuted_qk;
+};
+constexpr ArchSpec kArchs[] = {
+    {"llama", "llama", "LlamaForCausalLM", true},  // Llama 1-3, Mistral (llama.cpp writes Mistral as llama)
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+};
+
+// llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
+constexpr std::pair<std::string_view, std::string_view> kLayerNames[] = {
+    {"attn_norm.weight", "attn_norm"},     {"attn_q.weight", "attn_q"},
+    {"attn_k.weight", "attn_k"},           {"attn_v.weight", "attn_v"},
+    {"attn_q.bias", "attn_q_bias"},        {"attn_k.bias", "attn_k_bias"},
+    {"attn_v.bias", "attn_v_bias"},        {"attn_q_norm.weight", "attn_q_norm"},
+    {"attn_k_norm.weight", "attn_k_norm"}, {"attn_output.weight", "attn_out"},
+    {"ffn_norm.weight", "ffn_norm"},       {"ffn_gate.weight", "ffn_gate"},
+    {"ffn_up.weight", "ffn_up"},           {"ffn_down.weight", "ffn_down"},
+};
+constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
+    {"token_embd.weight", "embed"}, {"output_norm.weight", "output_norm"}, {"output.weight", "output"}};
+
+// The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
+// a plain decimal below n_layers).
+std::string internal_name(std::string_view name, uint64_t n_layers) {
+  for (auto [g, i] : kTopNames)
+    if (name == g) return std::string(i);
+  if (!name.starts_with("blk.")) return {};
+  size_t dot = name.find('.', 4);
+  if (dot == std::string_view::npos || dot == 4 || dot > 4 + 9) return {};
+  uint64_t layer = 0;
+  for (char ch : name.substr(4, dot - 4)) {
+    if (ch < '0' || ch > '9') return {};
+    layer = layer * 10 + uint64_t(ch - '0');
+  }
+  if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
+  for (auto [g, i] : kLayerNames)
+    if (name.substr(dot + 1) == g) return "blk." + std::to_string(layer) + "." + std::string(i);
+  return {};
+}
+
+struct Meta {
+  const gguf::Header& h;
+  const std::string& label;
+  std::string arch;
+
+  const gguf::Value* find(const std::string& key) const { return h.find(key); }
+  uint64_t uint(const std::string& key, std::optional<uint64_t> fallback = std::nullopt) const {
+    const gguf::Value* v = find(key);
+    if (!v) {
+      if (fallback) return *fallback;
+      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
+    }
+    std::optional<int64_t> i = v->as_int();
+    std::optional<uint64_t> u = v->as_uint();
+    if (u && v->type != gguf::ValueType::boolean) return *u;
+    if (i && *i >= 0) return uint64_t(*i);
+    fail("{}: metadata '{}': expected a non-negative integer, got {}", label, key, describe(*v));
+  }
+  double number(const std::string& key, std::optional<double> fallback = std::nullopt) const {
+    const gguf::Value* v = find(key);
+    if (!v) {
+      if (fallback) return *fallback;
+      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
+    }
+    if (auto f = v->as_float()) return *f;
+    if (auto i = v->as_int()) return double(*i);
+    fail("{}: metadata '{}': expected a number, got {}", label, key, describe(*v));
+  }
+  static std::string describe(const gguf::Value& v) {
+    if (auto s = v.as_string()) return "the string '" + s->substr(0, 40) + "'";
+    if (v.type == gguf::ValueType::array) return "an array";
+    if (v.type == gguf::ValueType::boolean) return "a boolean";
+    if (auto f = v.as_float()) return std::to_string(*f);
+    if (auto i = v.as_int()) return std::to_string(*i);
+    return "another type";
+  }
+};
+
+// Sizes GGUF stores as u32 that config.json wants as positive ints.
+int64_t positive(uint64_t v, const std::string& key, const std::string& label) {
+  if (v == 0 || v > (1u << 30)) fail("{}: metadata '{}': expected 1 .. 2^30, got {}", label, key, v);
+  return int64_t(v);
+}
+
+std::string quantization_name(const std::set<DType>& matrices) {
+  if (matrices.count(DType::Q4_K)) return "Q4_K_M";
+  if (matrices.size() == 1) return std::string(dtype_name(*matrices.begin()));
+  std::string s;
+  for (DType d : matrices) s += (s.empty() ? "" : "+") + std::string(dtype_name(d));
+  return s.empty() ? "F16" : s;
+}
+
+}  // namespace
+
+bool is_gguf_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::memcmp(magic, gguf::kMagic, 4) == 0;
+}
+
+GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label) {
+  GgufImportPlan p;
+  const gguf::Value* av = h.find("general.architecture");
+  if (!av || !av->as_string()) fail("{}: metadata 'general.architecture' is missing or not a string", label);
+  p.gguf_arch = *av->as_string();
+  const ArchSpec* spec = nullptr;
+  for (const auto& a : kArchs)
+    if (a.gguf == p.gguf_arch) spec = &a;
+  if (!spec)
+    fail("{}: general.architecture '{}': import reads llama, qwen2 and qwen3 GGUFs", label, p.gguf_arch);
+  Meta m{h, label, p.gguf_arch};
+  const std::string a = p.gguf_arch + ".";
+
+  const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
+  const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
+  const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
+  const int64_t n_kv = positive(m.uint(a + "attention.head_count_kv", uint64_t(n_heads)),
+                                a + "attention.head_count_kv", label);
+  const int64_t head_dim = positive(m.uint(a + "attention.key_length", uint64_t(dim / n_heads)),
+                                    a + "attention.key_length", label);
+  if (m.uint(a + "attention.value_length", uint64_t(head_dim)) != uint64_t(head_dim))
+    fail("{}: metadata '{}attention.value_length': expected {} (= key_length), got {}", label, a, head_dim,
+         m.uint(a + "attention.value_length"));
+  if (uint64_t rot = m.uint(a + "rope.dimension_count", uint64_t(head_dim)); rot != uint64_t(head_dim))
+    fail("{}: metadata '{}rope.dimension_count': expected {} (RoPE over the whole head), got {}", label, a,
+         head_dim, rot);
+  const gguf::TensorInfo* embd = h.tensor("token_embd.weight");
+  if (!embd) fail("{}: tensor 'token_embd.weight' is missing", label);
+  // Sizes the tensors themselves bound, checked before anything is sized from them: a hostile
+  // block_count must not make the plan list billions of tensors.
+  if (embd->ne.size() != 2 || embd->ne[0] != uint64_t(dim))
+    fail("{}: tensor 'token_embd.weight': expected ne [{}, vocab] ({}embedding_length), got ne {}", label,
+         dim, a, json(embd->ne).dump());
+  if (uint64_t(n_layers) > h.tensors.size())
+    fail("{}: metadata '{}block_count' {}: the file has only {} tensors", label, a, n_layers,
+         h.tensors.size());
+  if (n_heads > dim || n_kv > n_heads || n_heads % n_kv)
+    fail(
+        "{}: metadata '{}attention.head_count' {} / head_count_kv {}: expected kv <= heads <= {} "
+        "(embedding_length), "
+        "heads a multiple of kv",
+        label, a, n_heads, n_kv, dim);
+  if (uint64_t(n_heads) * uint64_t(head_dim) > (1u << 30))
+    fail("{}: metadata '{}attention.key_length' {}: heads x key_length is over 2^30", label, a, head_dim);
+  uint64_t vocab = embd->ne.size() == 2 ? embd->ne[1] : 0;
+  if (const gguf::Value* tokens = h.find("tokenizer.ggml.tokens"))
+    if (auto* list = std::get_if<std::vector<std::string>>(&tokens->v)) vocab = list->size();
+  vocab = m.uint(a + "vocab_size", vocab);
+
+  json c = {
+      {"model_type", spec->model_type},
+      {"architectures", {spec->hf_class}},
+      {"hidden_size", dim},
+      {"intermediate_size", positive(m.uint(a + "feed_forward_length"), a + "feed_forward_length", label)},
+      {"num_hidden_layers", n_layers},
+      {"num_attention_heads", n_heads},
+      {"num_key_value_heads", n_kv},
+      {"head_dim", head_dim},
+      {"rms_norm_eps", m.number(a + "attention.layer_norm_rms_epsilon")},
+      {"rope_theta", m.number(a + "rope.freq_base", 10000.0)},
+      {"max_position_embeddings", positive(m.uint(a + "context_length", 4096), a + "context_length", label)},
+      {"vocab_size", positive(vocab, a + "vocab_size", label)},
+      {"tie_word_embeddings", h.tensor("output.weight") == nullptr},
+      {"hidden_act", "silu"}};
+  if (spec->model_type == "qwen3") c["attention_bias"] = false;
+  for (auto [key, hf] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
+                         {"tokenizer.ggml.eos_token_id", "eos_token_id"}})
+    if (h.find(key)) c[hf] = m.uint(key);
+  if (const gguf::Value* st = h.find(a + "rope.scaling.type")) {
+    const std::string* type = st->as_string();
+    if (!type)
+      fail("{}: metadata '{}rope.scaling.type': expected a string, got {}", label, a, Meta::describe(*st));
+    if (*type == "linear") {
+      c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", m.number(a + "rope.scaling.factor")}};
+    } else if (*type != "none") {
+      fail("{}: metadata '{}rope.scaling.type': '{}' is not imported (none or linear)", label, a, *type);
+    }
+  }
+  if (h.tensor("rope_freqs.weight"))
+    fail("{}: tensor 'rope_freqs.weight' (llama3-style per-frequency RoPE scaling): not imported yet", label);
+  p.hf_config = c;
+  DType embed_type = dtype_of(embd->type).value_or(DType::F16);
+  p.config = config_from_hf(c, nullptr, embed_type, label + " (metadata as config.json)");
+  const ModelConfig& cfg = p.config;
+
+  // Every GGUF tensor must map; every tensor the config needs must be there.
+  TensorNames names(std::string(spec->model_type), false);
+  std::map<std::string, const gguf::TensorInfo*> by_internal;
+  for (const auto& t : h.tensors) {
+    std::string internal = internal_name(t.name, uint64_t(cfg.n_layers));
+    if (internal.empty())
+      fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
+    by_internal[internal] = &t;
+  }
+  std::set<DType> matrix_types;
+  for (const std::string& internal : expected_tensors(cfg)) {
+    auto it = by_internal.find(internal);
+    if (it == by_internal.end())
+      fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
+    const gguf::TensorInfo& t = *it->second;
+    GgufImportPlan::Tensor pt{&t, internal, names.to_hf(internal), {}, DType::F32, DType::F32, 0};
+    std::optional<DType> src = dtype_of(t.type);
+    auto traits = gguf::ggml_traits(t.type);
+    const std::string type_name = traits ? std::string(traits->name) : "#" + std::to_string(uint32_t(t.type));
+    if (!src || *src == DType::I32)
+      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K)", label, t.name,
+           type_name);
+    pt.source = *src;
+    pt.shape.assign(t.ne.rbegin(), t.ne.rend());
+    std::vector<int64_t> want = expected_shape(cfg, internal);
+    if (pt.shape != want)
+      fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, t.name, json(want).dump(),
+           json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
+           json(t.ne).dump());
+    if (pt.shape.size() == 1) {
+      if (traits->block_elems != 1)
+        fail("{}: tensor '{}': a 1-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
+             type_name);
+      pt.stored = DType::F32;  // norms and biases, as convert stores them
+    } else {
+      pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
+      matrix_types.insert(pt.stored);
+    }
+    bool q = internal.ends_with(".attn_q"), k = internal.ends_with(".attn_k");
+    if (spec->permuted_qk && (q || k)) {
+      if (cfg.head_dim % 2)
+        fail("{}: tensor '{}': head_dim {} is odd, so its rows cannot be un-permuted", label, t.name,
+             cfg.head_dim);
+      pt.unpermute_heads = q ? cfg.n_heads : cfg.n_kv_heads;
+    }
+    p.tensors.push_back(std::move(pt));
+    by_internal.erase(it);
+  }
+  if (!by_internal.empty())
+    fail("{}: tensor '{}' ('{}') is not used by a model of this metadata", label,
+         by_internal.begin()->second->name, by_internal.begin()->first);
+  p.quantization = quantization_name(matrix_types);
+  if (const gguf::Value* ct = h.find("tokenizer.chat_template"); ct && ct->as_string())
+    p.chat_template = *ct->as_string();
+  return p;
+}
+
+namespace {
+
+// A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF
+// order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
+std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
+                                        int32_t head_dim, std::vector<std::byte>& out) {
+  std::span<const std::byte> src = in;
+  std::vector<std::byte> converted;
+  if (t.stored != t.source) {
+    const uint64_t n = t.info->size / traits(t.source).block_bytes;
+    converted.resize(n * traits(t.stored).block_bytes);
+    for (uint64_t i = 0; i < n; ++i) {
+      float f;
+      if (t.source == DType::F32) {
+        std::memcpy(&f, in.data() + 4 * i, 4);
+      } else {
+        uint16_t v;
+        std::memcpy(&v, in.data() + 2 * i, 2);
+        f = t.source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
+      }
+      if (t.stored == DType::F32) {
+        std::memcpy(converted.data() + 4 * i, &f, 4);
+      } else {
+        uint16_t hv = float_to_half(f);
+        std::memcpy(converted.data() + 2 * i, &hv, 2);
+      }
+    }
+    src = converted;
+  }
+  if (t.unpermute_heads == 0) {
+    if (src.data() == in.data()) return in;
+    out.assign(src.begin(), src.end());
+    return out;
+  }
+  // GGUF row h*hd + 2i + j holds HF row h*hd + j*hd/2 + i (export-gguf's permutation, inverted).
+  const size_t rows = size_t(t.shape[0]), row = src.size() / rows, hd = size_t(head_dim), half = hd / 2;
+  out.resize(src.size());
+  for (size_t h = 0; h < size_t(t.unpermute_heads); ++h)
+    for (size_t i = 0; i < half; ++i)
+      for (size_t j = 0; j < 2; ++j)
+        std::memcpy(out.data() + (h * hd + j * half + i) * row, src.data() + (h * hd + 2 * i + j) * row, row);
+  return out;
+}
+
+}  // namespace
+
+ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, const ConvertOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (fs::exists(out_dir) && !opt.force)
+    fail_kind(ErrorKind::usage, "{}: already exists (use --force to replace it)", out_dir.string());
+  const std::string label = gguf_file.string();
+  gguf::Header h = gguf::read_header(label);
+  GgufImportPlan plan = plan_gguf_import(h, label);
+  std::string tokenizer_why;
+  std::optional<GgufTokenizer> tok =
+      gguf_tokenizer(h, label, tokenizer_why);  // a malformed vocabulary fails here
+  MappedFile file(gguf_file);
+  if (file.bytes().size() < h.data_offset) fail("{}: changed while being read", label);
+  uint64_t source_bytes = 0;
+  for (const auto& t : plan.tensors) source_bytes += t.info->size;
+
+  SignalGuard signals;
+  PartialDir tmp(out_dir, opt.keep_partial);
+  Manifest m;
+  {
+    ShardWriterOptions so = opt.shards;
+    if (so.threads <= 0)
+      so.threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
+    ShardWriter writer(tmp.path(), so);
+    uint64_t done = 0;
+    std::vector<std::byte> out;
+    for (const auto& t : plan.tensors) {
+      signals.check();
+      std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
+      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out);
+      TensorEntry e;
+      e.name = t.hf_name;
+      e.internal = t.internal;
+      e.dtype = t.stored;
+      e.shape = t.shape;
+      e.size = bytes.size();
+      e.spans = writer.begin_tensor(e.size);
+      e.role = tensor_role(t.internal);
+      e.group = tensor_group(t.internal);
+      e.source_dtype = std::string(dtype_name(t.source));
+      e.requested_dtype = std::string(dtype_name(t.stored));
+      if (t.stored != t.source)
+        e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
+      writer.write(bytes);
+      release_pages(in);
+      done += t.info->size;
+      if (opt.progress) opt.progress(done, source_bytes);
+      m.tensors.push_back(std::move(e));
+    }
+    m.shards = writer.finish();
+  }
+  signals.check();
+  m.hash_algorithm = std::string(hash_algorithm_name(opt.shards.hash));
+  for (auto& s : m.shards) m.total_size += s.size;
+  const gguf::Value* name = h.find("general.name");
+  m.model_id = name && name->as_string() && !name->as_string()->empty() ? *name->as_string()
+                                                                        : gguf_file.stem().string();
+  m.model_type = plan.hf_config["model_type"].get<std::string>();
+  m.quantization = plan.quantization;
+  std::string embed = std::string(dtype_name(plan.tensors.front().stored));
+  m.quantization_info = {
+      {"weights", m.quantization},
+      {"embeddings", embed},
+      {"lmHead", plan.config.tied_embeddings ? embed : std::string(dtype_name(plan.tensors.back().stored))},
+      {"compute", "f32"},
+      {"layout", "row"}};
+  m.config = plan.config;
+  m.eos_ids = plan.config.eos_ids;
+  m.tokenizer = json();
+  if (tok) {
+    for (auto [file, j] :
+         {std::pair{"tokenizer.json", &tok->tokenizer}, {"tokenizer_config.json", &tok->config}}) {
+      std::ofstream f(tmp.path() / file, std::ios::binary);
+      f << j->dump(1) << "\n";
+      if (!f) fail("{}: cannot write {}", tmp.path().string(), file);
+    }
+    m.tokenizer = {{"type", "bundled"},
+                   {"file", "tokenizer.json"},
+                   {"vocabSize", plan.config.vocab},
+                   {"addBosToken", tok->add_bos}};
+  } else {
+    std::fprintf(stderr, "%s: the vocabulary is not converted: %s\n", label.c_str(), tokenizer_why.c_str());
+  }
+  m.metadata = {{"source", fs::absolute(gguf_file).lexically_normal().string()},
+                {"sourceFormat", "gguf"},
+                {"ggufArchitecture", plan.gguf_arch},
+                {"convertedAt", std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count()},
+                {"converter", "blueshift 0.1.0"},
+                {"zstdLevel", opt.shards.compress ? json(opt.shards.zstd_level) : json(nullptr)},
+                {"zstdMinSaving", opt.shards.compress ? json(opt.shards.min_saving) : json(nullptr)}};
+  if (!tok) {
+    m.metadata["tokenizerNotConverted"] = tokenizer_why;
+    if (!plan.chat_template.empty())
+      m.metadata["chatTemplate"] = plan.chat_template;  // kept for a later tokenizer
+  }
+  write_manifest(m, tmp.path() / "manifest.json");
+  signals.check();
+  tmp.commit();
+
+  ConvertResult res;
+  res.manifest = read_manifest(out_dir);
+  res.source_bytes = source_bytes;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace bs

@@ -1,0 +1,68 @@
+// GGUF (llama.cpp's single-file model format) -> RDRR model directory: `blueshift convert FILE.gguf
+// OUT_DIR`. The models users already have, without going back to the safetensors checkpoint.
+//
+// The metadata ({arch}.block_count, .embedding_length, ...) becomes the config.json the same
+// architecture's HF checkpoint has, so the model config comes out of config_from_hf like convert's.
+// Tensors keep their bytes (blueshift's Q4_K/Q6_K/Q8_0 blocks are GGML's); only names, dims order
+// (GGUF ne[0] is the row length: the reverse of the HF shape) and two layouts change:
+//  - llama.cpp's converter permutes the rows of attn_q / attn_k of the llama architecture per head
+//    (HF rotates the halves (i, i + head_dim/2), llama.cpp adjacent pairs (2i, 2i + 1)); the import
+//    undoes it, so RDRR holds HF order. Rows are quantized one by one, so whole rows of bytes move.
+//  - 1-D tensors (norms, biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
+// Tensor types other than F32, F16, BF16, Q8_0, Q4_K and Q6_K fail naming the tensor and its type.
+// Output goes through PartialDir as convert's does (temporary sibling, renamed at the end).
+#pragma once
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdrr/convert.h"
+#include "rdrr/gguf.h"
+
+namespace bs {
+
+// True when `path` is a regular file that begins with GGUF's magic.
+bool is_gguf_file(const std::filesystem::path& path);
+
+// What an import will write, worked out from the header alone (no tensor data is read).
+struct GgufImportPlan {
+  struct Tensor {
+    const gguf::TensorInfo* info;  // the GGUF tensor (points into the header)
+    std::string internal, hf_name;
+    std::vector<int64_t> shape;  // HF order
+    DType source = DType::F32, stored = DType::F32;
+    int32_t unpermute_heads = 0;  // > 0: undo llama.cpp's q/k row permutation over this many heads
+  };
+  std::string gguf_arch;     // general.architecture
+  nlohmann::json hf_config;  // the config.json it stands for
+  ModelConfig config;
+  std::vector<Tensor> tensors;  // in expected_tensors order
+  std::string quantization;     // F16, Q8_0, Q4_K_M, ... (from the matrices' types)
+  std::string chat_template;    // tokenizer.chat_template, when present
+};
+
+// Checks the header as an import needs it (architecture, hyperparameters, every tensor's name, type
+// and dims); throws bs::Error(input) naming `label`, the field or tensor, expected vs actual.
+GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label);
+
+// GGUF's vocabulary (tokenizer.ggml.*) as HF files, for byte-level BPE ("gpt2" model) with a known
+// pre-tokenizer (tokenizer.ggml.pre: llama-bpe/llama3/lfm2/..., qwen2, gpt-2/default):
+// tokenizer.json (tokens in id order; control tokens as special added tokens, user-defined ones as
+// plain added tokens, unused ones left out; merges; the pre-tokenizer's split regex) and
+// tokenizer_config.json (bos/eos, add_bos_token, chat_template). A vocabulary of another kind is not
+// converted and `why` says so (an empty result); a malformed one throws bs::Error(input) naming the field.
+struct GgufTokenizer {
+  nlohmann::json tokenizer, config;
+  bool add_bos = false;
+};
+std::optional<GgufTokenizer> gguf_tokenizer(const gguf::Header& h, const std::string& label,
+                                            std::string& why);
+
+// Imports `gguf_file` into `out_dir`. Uses options.shards, threads, force, keep_partial and progress;
+// options.quant does not apply (tensors keep their types).
+ConvertResult import_gguf(const std::filesystem::path& gguf_file, const std::filesystem::path& out_dir,
+                          const ConvertOptions& options);
+
+}  // namespace bs
