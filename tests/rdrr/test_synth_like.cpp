@@ -527,15 +527,17 @@ TEST_P(SynthLikeShared, SynthThenVerify) {
   EXPECT_EQ(v.exit_code, 0) << "verify: " << v.err << v.out;
   auto info = run_blueshift({"info", out.string()});
   EXPECT_EQ(info.exit_code, 0) << "info: " << info.err << info.out;
-  auto gen = run_blueshift({"generate", "--model", out.string(), "--prompt-tokens", "2,106,1645,236779", "--max-tokens",
-                            "8", "--temperature", "0", "--ignore-eos"});
+  // Token ids inside every vocabulary here (LFM2.5's is 65536); one JSON line per token (the text of
+  // random tokens need not split into 8 words).
+  auto gen = run_blueshift({"generate", "--model", out.string(), "--prompt-tokens", "2,106,1645,4099", "--max-tokens",
+                            "8", "--temperature", "0", "--ignore-eos", "--json"});
   if (!cs.unsupported) {
     EXPECT_EQ(info.out.find("not runnable"), std::string::npos) << info.out;
     EXPECT_EQ(info.out.find("without a blueshift name"), std::string::npos) << info.out;
     ASSERT_EQ(gen.exit_code, 0) << "generate: " << gen.err;
-    std::istringstream ids(gen.out);
+    std::istringstream lines(gen.out);
     int n = 0;
-    for (std::string id; ids >> id;) ++n;
+    for (std::string line; std::getline(lines, line);) n += ordered_json::parse(line).contains("id");
     EXPECT_EQ(n, 8) << gen.out;
   } else {
     // One line naming the field and its value, from both commands; nothing else went wrong first.
