@@ -1,7 +1,8 @@
 // short_conv_f32 (LFM2's gated short convolution): y = C * causal depthwise conv(B * x), and the
 // rolling conv state it leaves. Odd channel counts (a partly empty last workgroup), kernels of 2 to 5
 // taps, chunks shorter and longer than the state, a new sequence (state.pos 0: the old state must not
-// leak in) and a continuation (state.pos > 0). Reference: float64 over the same f32 inputs.
+// leak in) and a continuation (state.pos > 0). Reference: float64 over the same f32 inputs. The WGSL
+// twin (kernels_glsl/wgsl/short_conv.wgsl, `--kernels wgsl`) runs the same cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,8 +16,12 @@ using kparams::ShortConvParams;
 
 class ShortConv : public GpuTest {
  protected:
+  static gpu::KernelCache& wgsl_kernels() {
+    static gpu::KernelCache k(device(), gpu::KernelSource::wgsl);
+    return k;
+  }
   // One chunk of `rows` at position `pos`, from a random previous state.
-  void check(uint32_t rows, uint32_t dim, uint32_t kernel, uint32_t pos) {
+  void check(gpu::KernelCache& set, uint32_t rows, uint32_t dim, uint32_t kernel, uint32_t pos) {
     const uint32_t hist = kernel - 1;
     auto bcx = random_floats(size_t(rows) * 3 * dim, -2, 2);
     auto w = random_floats(size_t(dim) * kernel);
@@ -41,20 +46,23 @@ class ShortConv : public GpuTest {
     uint32_t st[16] = {7, pos};
     auto bb = upload(bcx), bw = upload(w), bc = upload(cs), bs = upload(std::vector<uint32_t>(st, st + 16));
     auto by = poisoned(want.size() * 4);
-    run_once(kernels().get("short_conv_f32"), {{0, &bb}, {1, &bw}, {2, &bc}, {3, &bs}, {4, &by}},
+    run_once(set.get("short_conv_f32"), {{0, &bb}, {1, &bw}, {2, &bc}, {3, &bs}, {4, &by}},
              ShortConvParams{rows, dim, kernel, 0}, (dim + 63) / 64);
-    std::string where = fmt::format("rows={} dim={} kernel={} pos={} seed={}", rows, dim, kernel, pos, test_seed());
+    std::string where = fmt::format("{} rows={} dim={} kernel={} pos={} seed={}", &set == &kernels() ? "glsl" : "wgsl",
+                                    rows, dim, kernel, pos, test_seed());
     EXPECT_LT(nmse(download<float>(by, want.size()), want), 1e-12) << where;
     EXPECT_LT(nmse(download<float>(bc, want_state.size()), want_state), 1e-14) << where << " (state)";
   }
 };
 
 TEST_F(ShortConv, PrefillAndDecodeChunks) {
-  for (uint32_t kernel : {2u, 3u, 5u})
-    for (uint32_t rows : {1u, 2u, 7u, 33u})
-      for (uint32_t pos : {0u, 5u}) check(rows, 37, kernel, pos);
-  check(3, 130, 3, 0);
-  check(1, 2049, 3, 9);
+  for (gpu::KernelCache* set : {&kernels(), &wgsl_kernels()}) {
+    for (uint32_t kernel : {2u, 3u, 5u})
+      for (uint32_t rows : {1u, 2u, 7u, 33u})
+        for (uint32_t pos : {0u, 5u}) check(*set, rows, 37, kernel, pos);
+    check(*set, 3, 130, 3, 0);
+    check(*set, 1, 2049, 3, 9);
+  }
 }
 
 // A sequence fed in pieces (prefill chunks, then single decode steps) equals the whole sequence at once:
