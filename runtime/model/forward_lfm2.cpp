@@ -52,7 +52,8 @@ void Model::record_short_conv(const LayerOps& ops, int32_t l) {
   ops.short_conv("short_conv_f32",
                  {{0, &conv_bcx_, 0, uint64_t(M) * 3 * dim * 4}, {1, &W("conv_kernel").buffer},
                   {2, &conv_state_[size_t(l)]}, {3, &state_}, {4, &tmp_, 0, uint64_t(M) * dim * 4}},
-                 kparams::ShortConvParams{M, dim, uint32_t(c.conv_kernel), 0}, (dim + 63) / 64, 1, "short_conv");
+                 kparams::ShortConvParams{M, dim, uint32_t(c.conv_kernel), 0}, (dim + 63) / 64, (M + 15) / 16,
+                 "short_conv");
   // x += out_proj(y)
   ops.matmul(W("conv_out"), tmp_, x_, true);
 }

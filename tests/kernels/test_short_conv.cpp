@@ -1,6 +1,7 @@
 // short_conv_f32 (LFM2's gated short convolution): y = C * causal depthwise conv(B * x), and the
-// rolling conv state it leaves. Odd channel counts (a partly empty last workgroup), kernels of 2 to 5
-// taps, chunks shorter and longer than the state, a new sequence (state.pos 0: the old state must not
+// rolling conv state it leaves. Odd channel counts (a partly empty last workgroup), kernels of 2 to 17
+// taps (17: the state fills a whole 16-row block), chunks shorter and longer than the state and than a
+// block, a new sequence (state.pos 0: the old state must not
 // leak in) and a continuation (state.pos > 0). Reference: float64 over the same f32 inputs. The WGSL
 // twin (kernels_glsl/wgsl/short_conv.wgsl, `--kernels wgsl`) runs the same cases.
 #include <gtest/gtest.h>
@@ -47,7 +48,7 @@ class ShortConv : public GpuTest {
     auto bb = upload(bcx), bw = upload(w), bc = upload(cs), bs = upload(std::vector<uint32_t>(st, st + 16));
     auto by = poisoned(want.size() * 4);
     run_once(set.get("short_conv_f32"), {{0, &bb}, {1, &bw}, {2, &bc}, {3, &bs}, {4, &by}},
-             ShortConvParams{rows, dim, kernel, 0}, (dim + 63) / 64);
+             ShortConvParams{rows, dim, kernel, 0}, (dim + 63) / 64, (rows + 15) / 16);
     std::string where = fmt::format("{} rows={} dim={} kernel={} pos={} seed={}", &set == &kernels() ? "glsl" : "wgsl",
                                     rows, dim, kernel, pos, test_seed());
     EXPECT_LT(nmse(download<float>(by, want.size()), want), 1e-12) << where;
@@ -57,8 +58,8 @@ class ShortConv : public GpuTest {
 
 TEST_F(ShortConv, PrefillAndDecodeChunks) {
   for (gpu::KernelCache* set : {&kernels(), &wgsl_kernels()}) {
-    for (uint32_t kernel : {2u, 3u, 5u})
-      for (uint32_t rows : {1u, 2u, 7u, 33u})
+    for (uint32_t kernel : {2u, 3u, 5u, 17u})
+      for (uint32_t rows : {1u, 2u, 7u, 16u, 33u})
         for (uint32_t pos : {0u, 5u}) check(*set, rows, 37, kernel, pos);
     check(*set, 3, 130, 3, 0);
     check(*set, 1, 2049, 3, 9);
@@ -68,8 +69,8 @@ TEST_F(ShortConv, PrefillAndDecodeChunks) {
 // A sequence fed in pieces (prefill chunks, then single decode steps) equals the whole sequence at once:
 // the state carries exactly what the next chunk's conv looks back at.
 TEST_F(ShortConv, ChunksEqualOneForward) {
-  const uint32_t dim = 45, kernel = 3, n = 11;
-  auto bcx = random_floats(size_t(n) * 3 * dim, -2, 2);
+  const uint32_t dim = 45, kernel = 3, n = 11, n2 = 40;
+  auto bcx = random_floats(size_t(n2) * 3 * dim, -2, 2);
   auto w = random_floats(size_t(dim) * kernel);
   auto run = [&](std::vector<uint32_t> pieces) {
     auto bw = upload(w), bc = poisoned(size_t(kernel - 1) * dim * 4);  // pos 0 must not read the poison
@@ -80,7 +81,7 @@ TEST_F(ShortConv, ChunksEqualOneForward) {
       uint32_t st[16] = {0, pos};
       auto bb = upload(part), bs = upload(std::vector<uint32_t>(st, st + 16)), by = poisoned(size_t(m) * dim * 4);
       run_once(kernels().get("short_conv_f32"), {{0, &bb}, {1, &bw}, {2, &bc}, {3, &bs}, {4, &by}},
-               ShortConvParams{m, dim, kernel, 0}, (dim + 63) / 64);
+               ShortConvParams{m, dim, kernel, 0}, (dim + 63) / 64, (m + 15) / 16);
       auto y = download<float>(by, size_t(m) * dim);
       out.insert(out.end(), y.begin(), y.end());
       pos += m;
@@ -89,6 +90,10 @@ TEST_F(ShortConv, ChunksEqualOneForward) {
   };
   auto whole = run({n});
   auto pieces = run({4, 1, 1, 3, 1, 1});
+  ASSERT_EQ(whole.size(), pieces.size());
+  for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], pieces[i]) << "at " << i;
+  whole = run({n2});
+  pieces = run({18, 1, 17, 1, 1, 2});
   ASSERT_EQ(whole.size(), pieces.size());
   for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], pieces[i]) << "at " << i;
 }
