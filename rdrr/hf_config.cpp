@@ -226,6 +226,8 @@ void read_lfm2(const Reader& r, ModelConfig& c) {
   } else {
     fail("{}: an lfm2 config needs 'layer_types' or 'full_attn_idxs' to say which layers are attention", label);
   }
+  // Lfm2Config's constructor names it tie_embedding; a config.json may carry either name.
+  if (!r.has("tie_word_embeddings")) c.tied_embeddings = r.flag_or("tie_embedding", true);
   c.conv_kernel = r.int_or("conv_L_cache", 3);
   if (r.flag_or("conv_bias", false)) fail("{}: conv_bias=true is not supported (LFM2 releases have none)", label);
   c.norm_eps = float(r.num_or("norm_eps", 1e-5));

@@ -347,6 +347,11 @@ TEST(HfConfig, Lfm2) {
   k["conv_bias"] = true;
   EXPECT_NE(error_of(k).find("conv_bias"), std::string::npos);
   k = j;
+  k["tie_embedding"] = false;
+  EXPECT_FALSE(config_from_hf(k, nullptr, DType::BF16).tied_embeddings);
+  k["tie_word_embeddings"] = true;  // the transformers name wins
+  EXPECT_TRUE(config_from_hf(k, nullptr, DType::BF16).tied_embeddings);
+  k = j;
   k["conv_L_cache"] = 1;
   EXPECT_NE(error_of(k).find("conv_L_cache"), std::string::npos);
   k = j;
