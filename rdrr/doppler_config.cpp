@@ -252,7 +252,8 @@ void read_conv_kernel(const json& m, const std::string& label, ModelConfig& c) {
           (name.size() > suffix.size() && name[name.size() - suffix.size() - 1] != '.'))
         continue;
       const json* shape = t.is_object() && t.contains("shape") ? &t["shape"] : nullptr;
-      if (!shape || !shape->is_array() || shape->size() != 3 || !shape->back().is_number_integer())
+      if (!shape || !shape->is_array() || shape->size() != 3 || !shape->back().is_number_integer() ||
+          shape->back().get<int64_t>() < 0 || shape->back().get<int64_t>() > INT32_MAX)
         fail("{}: tensors['{}'].shape: expected [hiddenSize, 1, width] for layer {}'s conv kernel, got {}", label, name,
              l, shape ? shown(*shape) : "nothing");
       c.conv_kernel = shape->back().get<int32_t>();

@@ -233,7 +233,11 @@ void read_lfm2(const Reader& r, ModelConfig& c) {
   c.norm_eps = float(r.num_or("norm_eps", 1e-5));
   if (r.flag_or("block_auto_adjust_ff_dim", false)) {
     int64_t ff = int64_t(2.0 * c.ffn_dim / 3);
-    if (r.has("block_ffn_dim_multiplier")) ff = int64_t(r.num("block_ffn_dim_multiplier") * double(ff));
+    if (r.has("block_ffn_dim_multiplier")) {
+      double m = r.num("block_ffn_dim_multiplier");
+      if (!(m > 0 && m <= 64)) fail("{}: block_ffn_dim_multiplier must be in (0, 64], got {}", label, m);
+      ff = int64_t(m * double(ff));
+    }
     int64_t multiple = r.int_or("block_multiple_of", 256);
     if (multiple <= 0) fail("{}: block_multiple_of must be positive, got {}", label, multiple);
     ff = multiple * ((ff + multiple - 1) / multiple);

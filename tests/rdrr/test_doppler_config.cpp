@@ -678,7 +678,11 @@ TEST(DopplerConfig, Lfm2ConvLayersMap) {
   std::string e = config_error(j);
   EXPECT_NE(e.find("layerTypes[0] = \"conv\""), std::string::npos) << e;
   EXPECT_NE(e.find("layers.0.conv.conv.weight"), std::string::npos) << e;
-  j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", {64, 3}}}}};
-  e = config_error(j);
-  EXPECT_NE(e.find("tensors['model.layers.0.conv.conv.weight'].shape"), std::string::npos) << e;
+  for (json bad : {json{64, 3}, json{64, 1, -3}, json{64, 1, 4294967299ull}}) {
+    j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", bad}}}};
+    e = config_error(j);
+    EXPECT_NE(e.find("tensors['model.layers.0.conv.conv.weight'].shape"), std::string::npos) << e;
+  }
+  j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", {64, 1, 99}}}}};
+  EXPECT_NE(config_error(j).find("conv width"), std::string::npos) << config_error(j);
 }

@@ -352,6 +352,9 @@ TEST(HfConfig, Lfm2) {
   k["tie_word_embeddings"] = true;  // the transformers name wins
   EXPECT_TRUE(config_from_hf(k, nullptr, DType::BF16).tied_embeddings);
   k = j;
+  k["block_ffn_dim_multiplier"] = 1e300;
+  EXPECT_NE(error_of(k).find("block_ffn_dim_multiplier"), std::string::npos);
+  k = j;
   k["conv_L_cache"] = 1;
   EXPECT_NE(error_of(k).find("conv_L_cache"), std::string::npos);
   k = j;
