@@ -163,7 +163,10 @@ void run(const Args& a) {
     if (auto* e = model.find("embed")) weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.vocab);
   }
   double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;
-  uint64_t kv_read = uint64_t(2.0 * c.n_layers * c.kv_dim() * 2 * avg_ctx);
+  // Attention layers read their KV cache; the others (LFM2's short convs) a fixed state of their own.
+  int32_t attn_layers = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l) attn_layers += c.kind(l) == bs::LayerKind::attention;
+  uint64_t kv_read = uint64_t(2.0 * attn_layers * c.kv_dim() * 2 * avg_ctx) + model.state_bytes();
   const double bytes_per_token = double(weights + kv_read);
   double achieved = bytes_per_token * tok_s / 1e9;
   // Achieved above the measured peak means one of the two measurements is wrong (the peak probe ran

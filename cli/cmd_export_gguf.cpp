@@ -50,6 +50,8 @@ void check_llama_shaped(const bs::ModelConfig& c, const std::string& label) {
   auto refuse = [&](const char* what) {
     bs::fail("{}: export-gguf writes Llama-shaped models only; this one has {}", label, what);
   };
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    if (c.kind(l) != bs::LayerKind::attention) refuse("layers that are not attention (a hybrid)");
   if (c.qkv_bias) refuse("q/k/v biases");
   if (c.qk_norm) refuse("q/k norms");
   if (c.sandwich_norm) refuse("sandwich norms");

@@ -80,6 +80,13 @@ void setup(CLI::App& app) {
       for (auto t : c.layer_types) sliding += t == bs::AttentionType::sliding;
       std::printf("shape      %d layers, dim %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, max_seq %d\n", c.n_layers,
                   c.dim, c.ffn_dim, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab, c.max_seq);
+      if (!c.layer_kinds.empty()) {  // hybrids: which layers are not attention
+        int n[3] = {};
+        for (int32_t l = 0; l < c.n_layers; ++l) ++n[int(c.kind(l))];
+        std::printf("mixers     %d attention%s%s\n", n[0],
+                    n[1] ? fmt::format(", {} linear-attention", n[1]).c_str() : "",
+                    n[2] ? fmt::format(", {} short-conv (width {})", n[2], c.conv_kernel).c_str() : "");
+      }
       std::printf("features   %s%s%s%s%s%s act=%s rope=%.0f%s%s\n", c.norm_offset ? "norm(1+w) " : "",
                   c.qk_norm ? "qk_norm " : "", c.qkv_bias ? "qkv_bias " : "", c.sandwich_norm ? "sandwich " : "",
                   c.tied_embeddings ? "tied " : "", sliding ? fmt::format("sliding({} layers, window {}) ", sliding, c.sliding_window).c_str() : "",

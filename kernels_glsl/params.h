@@ -66,6 +66,12 @@ BS_PARAMS(BiasParams) { uint n; uint rows; uint pad0; uint pad1; };
 // softcap: x = cap * tanh(x / cap) over n elements.
 BS_PARAMS(SoftcapParams) { uint n; float cap; uint pad0; uint pad1; };
 
+// short_conv (LFM2): per channel c < dim and row t < rows of bcx [rows, 3*dim] (B | C | x):
+// y[t, c] = C[t, c] * sum_k w[c, k] * (B*x)[t - kernel + 1 + k, c]; inputs before row 0 come from the
+// conv state [kernel - 1, dim] (zeros when state.pos == 0: a new sequence), which then holds the
+// last kernel - 1 inputs. Workgroups: (dim / 64, rows / 16), both rounded up; kernel - 1 <= 16.
+BS_PARAMS(ShortConvParams) { uint rows; uint dim; uint kernel; uint pad0; };
+
 // get_rows: out[t, :] = table[tokens[t], :] * scale (f16 table), one workgroup per token.
 BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
 

@@ -24,6 +24,7 @@ bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
 bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
 bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
+bs_kernel(short_conv_f32 short_conv.comp)
 
 # --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
 bs_kernel(matvec_q8_0 matvec_q8_0.comp)

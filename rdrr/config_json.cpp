@@ -15,6 +15,7 @@ namespace {
 const char* kActivations[] = {"silu", "gelu_tanh"};
 const char* kScalings[] = {"none", "linear", "llama3"};
 const char* kAttention[] = {"full", "sliding"};
+const char* kKinds[] = {"attention", "linear_attention", "short_conv"};
 
 template <size_t N>
 int parse_enum(const json& j, const char* (&names)[N], const std::string& label, const char* key) {
@@ -78,6 +79,11 @@ ordered_json config_to_json(const ModelConfig& c) {
   j["sliding_window"] = c.sliding_window;
   auto& lt = j["layer_types"] = ordered_json::array();
   for (auto t : c.layer_types) lt.push_back(kAttention[int(t)]);
+  if (!c.layer_kinds.empty()) {  // hybrids only, so older readers still read plain models
+    auto& lk = j["layer_kinds"] = ordered_json::array();
+    for (auto k : c.layer_kinds) lk.push_back(kKinds[int(k)]);
+  }
+  if (c.conv_kernel > 0) j["conv_kernel"] = c.conv_kernel;  // LFM2
   j["rope"] = {{"theta", c.rope.theta},
                {"local_theta", c.rope.local_theta},
                {"scaling", kScalings[int(c.rope.scaling)]},
@@ -120,6 +126,12 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
   const json& lt = f.at("layer_types");
   if (!lt.is_array()) fail("{}: x-blueshift.config.layer_types must be a list", label);
   for (auto& t : lt) c.layer_types.push_back(AttentionType(parse_enum(t, kAttention, label, "layer_types")));
+  if (j.contains("layer_kinds")) {
+    const json& lk = j["layer_kinds"];
+    if (!lk.is_array()) fail("{}: x-blueshift.config.layer_kinds must be a list", label);
+    for (auto& k : lk) c.layer_kinds.push_back(LayerKind(parse_enum(k, kKinds, label, "layer_kinds")));
+  }
+  if (j.contains("conv_kernel")) c.conv_kernel = f.i32("conv_kernel");
   Fields r{f.at("rope"), label};
   if (!r.j.is_object()) fail("{}: x-blueshift.config.rope must be an object", label);
   c.rope.theta = r.f32("theta");

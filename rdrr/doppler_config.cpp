@@ -21,6 +21,7 @@
 //   inference.layerPattern.globalPattern/period/offset
 //                                only used by the pattern type that names them
 //   moeConfig (other than numExperts): only used by mixture-of-experts layers, which must be off
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -46,7 +47,10 @@ ordered_json doppler_inference(const ModelConfig& c) {
   const ordered_json null;
   auto nullable = [](float v) { return v > 0 ? ordered_json(v) : ordered_json(nullptr); };
   ordered_json layer_types = ordered_json::array();
-  for (auto t : c.layer_types) layer_types.push_back(t == AttentionType::full ? "full_attention" : "sliding_attention");
+  for (size_t l = 0; l < c.layer_types.size(); ++l)
+    layer_types.push_back(c.kind(int32_t(l)) == LayerKind::short_conv ? "conv"  // LFM2
+                          : c.layer_types[l] == AttentionType::full   ? "full_attention"
+                                                                      : "sliding_attention");
   const char* scaling = c.rope.scaling == RopeScaling::llama3   ? "llama3"
                         : c.rope.scaling == RopeScaling::linear ? "linear"
                                                                 : nullptr;
@@ -195,7 +199,15 @@ void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
     if (!lt || !lt->is_array() || lt->size() != n)
       fail("{}: {}.layerTypes: expected a list of numLayers = {} layer types, got {}", pat.label(), pat.where(), n,
            lt ? shown(*lt) : "nothing");
-    for (size_t i = 0; i < n; ++i) types.push_back(layer_type(pat, "layerTypes", i, (*lt)[i]));
+    for (size_t i = 0; i < n; ++i) {
+      if ((*lt)[i] == "conv") {  // LFM2's short-conv layer (its width: read_conv_kernel)
+        if (c.layer_kinds.empty()) c.layer_kinds.assign(n, LayerKind::attention);
+        c.layer_kinds[i] = LayerKind::short_conv;
+        types.push_back(AttentionType::full);
+        continue;
+      }
+      types.push_back(layer_type(pat, "layerTypes", i, (*lt)[i]));
+    }
   } else if (type == "every_n") {
     // Global (full) at layer `offset` and every `period` after it (period 6, offset 5: 5, 11, 17, ...).
     int64_t period = pat.count("period", 0), offset = pat.count("offset", 0);
@@ -225,6 +237,30 @@ void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
   }
   if (types.empty()) types.assign(n, c.sliding_window > 0 ? AttentionType::sliding : AttentionType::full);
   c.layer_types = std::move(types);
+}
+
+// LFM2: DOPPLER's architecture block has no conv width; its converter and runtime take it from the
+// conv kernel's shape [dim, 1, width], and so does this reader.
+void read_conv_kernel(const json& m, const std::string& label, ModelConfig& c) {
+  if (c.layer_kinds.empty()) return;  // no conv layers
+  int32_t l = int32_t(std::find(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) - c.layer_kinds.begin());
+  if (l == c.n_layers) return;
+  const std::string suffix = fmt::format("layers.{}.conv.conv.weight", l);
+  if (m.contains("tensors") && m["tensors"].is_object())
+    for (auto& [name, t] : m["tensors"].items()) {
+      if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+          (name.size() > suffix.size() && name[name.size() - suffix.size() - 1] != '.'))
+        continue;
+      const json* shape = t.is_object() && t.contains("shape") ? &t["shape"] : nullptr;
+      if (!shape || !shape->is_array() || shape->size() != 3 || !shape->back().is_number_integer() ||
+          shape->back().get<int64_t>() < 0 || shape->back().get<int64_t>() > INT32_MAX)
+        fail("{}: tensors['{}'].shape: expected [hiddenSize, 1, width] for layer {}'s conv kernel, got {}", label, name,
+             l, shape ? shown(*shape) : "nothing");
+      c.conv_kernel = shape->back().get<int32_t>();
+      return;
+    }
+  fail("{}: inference.layerPattern.layerTypes[{}] = \"conv\" but no tensor '*{}' gives the conv width", label, l,
+       suffix);
 }
 
 void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
@@ -343,6 +379,7 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   inf.finish();
   c.sliding_window = att.count("slidingWindow", 0);
   read_layer_pattern(pat, m, c);
+  read_conv_kernel(m, label, c);
   // DOPPLER masks nothing on a sliding layer without a window ("null = full attention"), but still
   // gives it the local RoPE base: a window of the whole context is the same mask.
   if (c.sliding_window == 0 && std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding))

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3"};
+  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3", "lfm2"};
   return kArchs;
 }
 
@@ -163,10 +163,13 @@ std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& 
       std::string s = t.is_string() ? t.get<std::string>() : t.dump();
       if (s == "full_attention") types.push_back(AttentionType::full);
       else if (s == "sliding_attention") types.push_back(AttentionType::sliding);
+      else if (s == "conv" && model_type == "lfm2") types.push_back(AttentionType::full);  // kind: read_lfm2
       else fail("{}: layer_types: '{}' is not supported (full_attention, sliding_attention)", r.label, s);
     }
     if (types.size() != size_t(n_layers))
       fail("{}: layer_types has {} entries, num_hidden_layers is {}", r.label, types.size(), n_layers);
+  } else if (model_type == "lfm2") {
+    types.assign(size_t(n_layers), AttentionType::full);  // conv or attention: read_lfm2
   } else if (model_type == "gemma3_text") {
     // Every `pattern`-th layer is global, the others local (Gemma 3: 5 local : 1 global).
     int32_t pattern = r.int_or("sliding_window_pattern", r.int_or("_sliding_window_pattern", 6));
@@ -201,6 +204,46 @@ void add_ids(const json* v, std::vector<int32_t>& ids, const std::string& label,
   };
   if (v->is_array()) for (auto& x : *v) add(x);
   else add(*v);
+}
+
+// LFM2 (Lfm2Config): which layers are short convolutions (layer_types "conv", or older configs'
+// full_attn_idxs naming the attention layers), the conv width, its norm_eps, and the FFN width after
+// Lfm2MLP's block_auto_adjust_ff_dim (2/3 of intermediate_size, times block_ffn_dim_multiplier,
+// rounded up to block_multiple_of).
+void read_lfm2(const Reader& r, ModelConfig& c) {
+  const std::string& label = r.label;
+  c.layer_kinds.assign(size_t(c.n_layers), LayerKind::short_conv);
+  if (const json* lt = r.find("layer_types")) {
+    for (size_t i = 0; i < lt->size(); ++i)
+      if ((*lt)[i] != "conv") c.layer_kinds[i] = LayerKind::attention;  // read_layer_types checked the names
+  } else if (const json* idx = r.find("full_attn_idxs")) {
+    if (!idx->is_array()) fail("{}: 'full_attn_idxs' must be a list of layer indices", label);
+    for (auto& v : *idx) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= c.n_layers)
+        fail("{}: full_attn_idxs: {} is not a layer index (0 .. {})", label, v.dump(), c.n_layers - 1);
+      c.layer_kinds[v.get<size_t>()] = LayerKind::attention;
+    }
+  } else {
+    fail("{}: an lfm2 config needs 'layer_types' or 'full_attn_idxs' to say which layers are attention", label);
+  }
+  // Lfm2Config's constructor names it tie_embedding; a config.json may carry either name.
+  if (!r.has("tie_word_embeddings")) c.tied_embeddings = r.flag_or("tie_embedding", true);
+  c.conv_kernel = r.int_or("conv_L_cache", 3);
+  if (r.flag_or("conv_bias", false)) fail("{}: conv_bias=true is not supported (LFM2 releases have none)", label);
+  c.norm_eps = float(r.num_or("norm_eps", 1e-5));
+  if (r.flag_or("block_auto_adjust_ff_dim", false)) {
+    int64_t ff = int64_t(2.0 * c.ffn_dim / 3);
+    if (r.has("block_ffn_dim_multiplier")) {
+      double m = r.num("block_ffn_dim_multiplier");
+      if (!(m > 0 && m <= 64)) fail("{}: block_ffn_dim_multiplier must be in (0, 64], got {}", label, m);
+      ff = int64_t(m * double(ff));
+    }
+    int64_t multiple = r.int_or("block_multiple_of", 256);
+    if (multiple <= 0) fail("{}: block_multiple_of must be positive, got {}", label, multiple);
+    ff = multiple * ((ff + multiple - 1) / multiple);
+    if (ff <= 0 || ff > INT32_MAX) fail("{}: block_auto_adjust_ff_dim gives an FFN width of {}", label, ff);
+    c.ffn_dim = int32_t(ff);
+  }
 }
 
 const json* field(const json& j, const char* key) {
@@ -250,7 +293,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   c.act = parse_activation(r.str_or(gemma ? "hidden_activation" : "hidden_act", "silu"), label);
   // HF's default for tie_word_embeddings is true for Gemma and false for the others. A multimodal
   // config may state it at the top level.
-  bool tie_default = gemma;
+  bool tie_default = gemma || mt == "lfm2";  // Lfm2Config ties by default too
   if (arch.multimodal && field(config, "tie_word_embeddings")) tie_default = config["tie_word_embeddings"].get<bool>();
   c.tied_embeddings = r.flag_or("tie_word_embeddings", tie_default);
 
@@ -261,7 +304,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
   }
   if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
-  c.qk_norm = mt == "qwen3" || gemma3;
+  c.qk_norm = mt == "qwen3" || gemma3 || mt == "lfm2";  // LFM2: q_layernorm / k_layernorm, RMSNorms
   if (gemma) {
     c.norm_offset = true;
     c.sandwich_norm = true;
@@ -288,6 +331,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   bool any_sliding = false;
   c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding);
   if (any_sliding) c.sliding_window = r.int_("sliding_window");
+  if (mt == "lfm2") read_lfm2(r, c);
   // The runtime rotates sliding layers with the unscaled local-base table (Gemma 3's scheme). Where
   // sliding layers share the global base (Mistral, Phi-3), HF scales them too: refuse rather than
   // run them unscaled.
@@ -333,6 +377,13 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   if (!(c.norm_eps > 0)) fail("{}: norm_eps must be positive, got {}", label, c.norm_eps);
   for (int32_t id : c.eos_ids)
     if (id >= c.vocab) fail("{}: eos id {} is outside the vocabulary ({})", label, id, c.vocab);
+  // LFM2's short-conv layers.
+  if (!c.layer_kinds.empty() && c.layer_kinds.size() != size_t(c.n_layers))
+    fail("{}: layer_kinds has {} entries, expected n_layers = {}", label, c.layer_kinds.size(), c.n_layers);
+  bool conv = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0;
+  // short_conv.comp: the first block of 16 rows alone reads the state of conv_kernel - 1 rows.
+  if (conv && (c.conv_kernel < 2 || c.conv_kernel > 17))
+    fail("{}: short-conv layers need a conv width (conv_L_cache) in [2, 17], got {}", label, c.conv_kernel);
 }
 
 json read_json_file(const fs::path& path) {

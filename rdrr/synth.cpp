@@ -79,6 +79,9 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
     } else if (role == "bias") {
       it.mean = 0.0f;
       it.stddev = 0.1f;
+    } else if (internal.ends_with(".conv_kernel")) {
+      it.mean = 0.0f;
+      it.stddev = 0.3f;  // LFM2's 3-tap filters are O(0.1 .. 1): the conv must matter in tests
     } else {
       it.mean = 0.0f;
       it.stddev = wstd;

@@ -1,5 +1,6 @@
 #include "rdrr/tensor_names.h"
 
+#include <algorithm>
 #include <charconv>
 #include <span>
 
@@ -44,7 +45,31 @@ constexpr NameRow kNames[] = {
     {"layers.{}.self_attn.qkv_proj.weight", "blk.{}.attn_qkv", Only::fused},
     {"layers.{}.mlp.gate_up_proj.weight", "blk.{}.ffn_gate_up", Only::fused},
 };
+// LFM2 (Lfm2ForCausalLM) names every tensor its own way; its table replaces the one above. The final
+// norm is `embedding_norm` (applied after the last layer, before the head, despite its name).
+constexpr NameRow kLfm2Names[] = {
+    {"embed_tokens.weight", "embed", Only::any},
+    {"embedding_norm.weight", "output_norm", Only::any},
+    {"layers.{}.operator_norm.weight", "blk.{}.attn_norm", Only::any},
+    {"layers.{}.conv.in_proj.weight", "blk.{}.conv_in", Only::any},
+    {"layers.{}.conv.conv.weight", "blk.{}.conv_kernel", Only::any},
+    {"layers.{}.conv.out_proj.weight", "blk.{}.conv_out", Only::any},
+    {"layers.{}.self_attn.q_proj.weight", "blk.{}.attn_q", Only::any},
+    {"layers.{}.self_attn.k_proj.weight", "blk.{}.attn_k", Only::any},
+    {"layers.{}.self_attn.v_proj.weight", "blk.{}.attn_v", Only::any},
+    {"layers.{}.self_attn.q_layernorm.weight", "blk.{}.attn_q_norm", Only::any},
+    {"layers.{}.self_attn.k_layernorm.weight", "blk.{}.attn_k_norm", Only::any},
+    {"layers.{}.self_attn.out_proj.weight", "blk.{}.attn_out", Only::any},
+    {"layers.{}.ffn_norm.weight", "blk.{}.ffn_norm", Only::any},
+    {"layers.{}.feed_forward.w1.weight", "blk.{}.ffn_gate", Only::any},
+    {"layers.{}.feed_forward.w3.weight", "blk.{}.ffn_up", Only::any},
+    {"layers.{}.feed_forward.w2.weight", "blk.{}.ffn_down", Only::any},
+};
 constexpr const char* kLmHead = "lm_head.weight";
+
+std::span<const NameRow> name_table(bool lfm2) {
+  return lfm2 ? std::span<const NameRow>(kLfm2Names) : std::span<const NameRow>(kNames);
+}
 
 // Matches `s` against `pattern` with one optional "{}" standing for a decimal layer index.
 // Returns the index (or 0 without "{}"), or -1 on no match.
@@ -79,11 +104,13 @@ bool ends_with(std::string_view s, std::string_view p) {
 
 TensorNames::TensorNames(std::string model_type, bool multimodal)
     : model_type_(std::move(model_type)), multimodal_(multimodal),
-      sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2"), fused_(model_type_ == "phi3") {}
+      sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2"), fused_(model_type_ == "phi3"),
+      lfm2_(model_type_ == "lfm2") {}
 
 TensorNames::TensorNames(const ModelConfig& c)
     : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
-      qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings) {}
+      qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings),
+      lfm2_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0) {}
 
 bool TensorNames::allowed(int only) const {
   switch (only) {
@@ -126,7 +153,7 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
       break;
     }
   if (!found) return {Kind::unknown, {}};
-  for (auto& row : kNames) {
+  for (auto& row : name_table(lfm2_)) {
     if (!allowed(row.only)) continue;
     int64_t layer = match(row.hf, rest);
     if (layer >= 0) return {Kind::mapped, fill(row.internal, layer)};
@@ -136,7 +163,7 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
 
 std::string TensorNames::to_hf(std::string_view internal) const {
   if (internal == "output") return kLmHead;
-  for (auto& row : kNames) {
+  for (auto& row : name_table(lfm2_)) {
     if (!allowed(row.only)) continue;
     int64_t layer = match(row.internal, internal);
     if (layer >= 0) return "model." + fill(row.hf, layer);
@@ -161,6 +188,10 @@ std::vector<std::string> expected_tensors(const ModelConfig& c) {
   for (int32_t l = 0; l < c.n_layers; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
     v.push_back(b + "attn_norm");
+    if (c.kind(l) == LayerKind::short_conv) {  // LFM2: the conv block, then the FFN
+      for (auto n : {"conv_in", "conv_kernel", "conv_out", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
+      continue;
+    }
     for (auto n : {"attn_q", "attn_k", "attn_v"}) v.push_back(b + n);
     if (c.qkv_bias)
       for (auto n : {"attn_q_bias", "attn_k_bias", "attn_v_bias"}) v.push_back(b + n);
@@ -194,6 +225,7 @@ std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view inter
       {"attn_k_norm", {c.head_dim}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
       {"ffn_gate", {ffn, dim}},  {"ffn_up", {ffn, dim}},     {"ffn_down", {dim, ffn}},    {"ffn_post_norm", {dim}},
       {"attn_qkv", {q + 2 * kv, dim}}, {"ffn_gate_up", {2 * ffn, dim}},
+      {"conv_in", {3 * dim, dim}}, {"conv_kernel", {dim, 1, c.conv_kernel}}, {"conv_out", {dim, dim}},
   };
   for (auto& r : rows)
     if (r.name == n) return r.shape;

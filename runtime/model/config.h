@@ -53,6 +53,10 @@ struct ModelConfig {
   std::vector<LayerKind> layer_kinds;      // n_layers entries; empty = every layer is attention
   RopeConfig rope;
 
+  // --- LFM2 (short-conv hybrid: layer_kinds short_conv) ---
+  int32_t conv_kernel = 0;          // width of the causal depthwise conv (HF conv_L_cache); its rolling
+                                    // state keeps the last conv_kernel - 1 inputs of each conv layer
+
   std::vector<int32_t> eos_ids;     // generation stops on any of these
   int32_t bos_id = -1;
 
@@ -75,6 +79,9 @@ inline float ModelConfig::softmax_scale() const {
 //   blk.N.attn_out   [dim, q_dim]       blk.N.attn_post_norm [dim]  (sandwich)
 //   blk.N.ffn_norm   [dim]              blk.N.ffn_gate/ffn_up [ffn_dim, dim]  blk.N.ffn_down [dim, ffn_dim]
 //   blk.N.ffn_post_norm [dim]           (sandwich)
+// Short-conv layers (LFM2) have attn_norm (HF operator_norm) and, in place of attention:
+//   blk.N.conv_in [3*dim, dim] (rows B | C | x)   blk.N.conv_kernel [dim, 1, conv_kernel] (F32)
+//   blk.N.conv_out [dim, dim]
 // The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
 
 }  // namespace bs

@@ -114,6 +114,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   bind("output_norm", {c.dim}, false);
   if (!c.tied_embeddings) bind("output", {c.vocab, c.dim}, true);
   for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (c.kind(l) == LayerKind::short_conv) {
+      bind_short_conv(l);
+      continue;
+    }
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
     bind(n("attn_norm"), {c.dim}, false);
     bind(n("attn_q"), {c.q_dim(), c.dim}, true);
@@ -168,6 +172,11 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
   for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (c.kind(l) != LayerKind::attention) {  // no KV cache: these layers keep a state of their own
+      kcache_.emplace_back();
+      vcache_.emplace_back();
+      continue;
+    }
     uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
@@ -184,11 +193,15 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
 }
 
-uint64_t Model::kv_bytes() const { return uint64_t(cfg_.n_layers) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
+uint64_t Model::kv_bytes() const {
+  uint64_t layers = 0;
+  for (int32_t l = 0; l < cfg_.n_layers; ++l) layers += cfg_.kind(l) == LayerKind::attention;
+  return layers * 2 * max_ctx_ * cfg_.kv_dim() * 2;
+}
 
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
-  uint64_t kv = uint64_t(c.n_layers) * 2 * max_ctx_ * c.kv_dim() * 2;
+  uint64_t kv = kv_bytes();
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
                                          uint64_t(c.n_heads) * max_ctx_) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;
@@ -360,14 +373,16 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
-    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
-      fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + "_norm");
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "conv_in"})
+      if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))  // absent: not this layer's kind
+        fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", w->dtype) + "_norm");
   // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
   // bias sits between the projection and the rotation.
   bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0;
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
-      fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + v);
+      if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))
+        fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", w->dtype) + v);
   // BLUESHIFT_NO_ROPE_FOLD=1: the separate rope_kv dispatch (A/B runs).
   static const bool no_rope_fold = env_switch("BLUESHIFT_NO_ROPE_FOLD");
   fold_rope = fold_rope && !no_rope_fold;
@@ -389,84 +404,98 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
              EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
 
+  // Lent to the recorders of non-attention layers (forward_<family>.cpp).
+  LayerOps ops{M,
+               [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
+                 if (fold_norm) return normed_matvec(norm, w, y);
+                 rms(x_, 0, norm, xn_, 0, c.dim, M, false);
+                 matmul(w, xn_, 0, y, M, false);
+               },
+               [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) { matmul(w, x, 0, y, M, accumulate); },
+               [&](const std::string& kernel, std::vector<BindGroupEntry> e, const ShortConvParams& p, uint32_t gx,
+                   uint32_t gy, const std::string& label) { dispatch(kernel, {}, std::move(e), p, gx, gy, label); }};
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
-    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
+    if (c.kind(l) == LayerKind::short_conv) {
+      record_short_conv(ops, l);
+    } else {
+      bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
 
-    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-    if (fold_rope) {
-      // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
-      const Weight& norm = W("attn_norm");
-      for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
-        const Weight& w = W(name);
-        uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-        std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
-        if (suffix[1] != 'v') e.push_back({5, &freq});
-        if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
-        else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
-        const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
-        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
-                 MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
-                 (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
+      auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+      if (fold_rope) {
+        // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
+        const Weight& norm = W("attn_norm");
+        for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
+          const Weight& w = W(name);
+          uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+          std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
+          if (suffix[1] != 'v') e.push_back({5, &freq});
+          if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
+          else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
+          const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
+          dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
+                   MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
+                   (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
+        }
+      } else if (fold_norm) {
+        for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
+          normed_matvec(W("attn_norm"), W(name), *buf);
+      } else {
+        rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+        matmul(W("attn_q"), xn_, 0, q_, M, false);
+        matmul(W("attn_k"), xn_, 0, k_, M, false);
+        matmul(W("attn_v"), xn_, 0, v_, M, false);
       }
-    } else if (fold_norm) {
-      for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
-        normed_matvec(W("attn_norm"), W(name), *buf);
-    } else {
-      rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
-      matmul(W("attn_q"), xn_, 0, q_, M, false);
-      matmul(W("attn_k"), xn_, 0, k_, M, false);
-      matmul(W("attn_v"), xn_, 0, v_, M, false);
-    }
-    if (c.qkv_bias) {
-      for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
-                                  std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
-        dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
-                 BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
-    }
-    if (c.qk_norm) {
-      rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
-      rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
-    }
-    uint32_t kvd = uint32_t(c.kv_dim());
-    if (!fold_rope) {
-      dispatch("rope_kv_f32", {},
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
-                {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
-               RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
-               uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
-    }
-    if (split_attention) {
-      dispatch("attention_split_f16kv", {},
-               {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
-                {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
-               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
-                                    sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
-               c.n_heads, attn_splits_, "attention");
-    } else if (tiled_attention) {
-      // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
-      dispatch("attention_tiled_f16kv", {},
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
-               c.n_heads, (M + 15) / 16, "attention");
-    } else {
-      if (!scores_)
-        scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
-                                        "attention scores"});
-      dispatch("attention_f16kv", {},
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
-               c.n_heads, M, "attention");
-    }
-    if (c.sandwich_norm) {
-      matmul(W("attn_out"), att_, 0, tmp_, M, false);
-      rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
-    } else {
-      matmul(W("attn_out"), att_, 0, x_, M, true);
+      if (c.qkv_bias) {
+        for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
+                                    std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
+          dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
+                   BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
+      }
+      if (c.qk_norm) {
+        rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
+        rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
+      }
+      uint32_t kvd = uint32_t(c.kv_dim());
+      if (!fold_rope) {
+        dispatch("rope_kv_f32", {},
+                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
+                  {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
+                 RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
+                 uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+      }
+      if (split_attention) {
+        dispatch("attention_split_f16kv", {},
+                 {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
+                  {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
+                 AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
+                                      sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
+                 c.n_heads, attn_splits_, "attention");
+      } else if (tiled_attention) {
+        // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
+        dispatch("attention_tiled_f16kv", {},
+                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                  {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
+                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                                 sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+                 c.n_heads, (M + 15) / 16, "attention");
+      } else {
+        if (!scores_)
+          scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
+                                          "attention scores"});
+        dispatch("attention_f16kv", {},
+                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                  {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
+                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                                 sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+                 c.n_heads, M, "attention");
+      }
+      if (c.sandwich_norm) {
+        matmul(W("attn_out"), att_, 0, tmp_, M, false);
+        rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
+      } else {
+        matmul(W("attn_out"), att_, 0, x_, M, true);
+      }
     }
 
     if (fold_gated) {

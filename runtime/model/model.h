@@ -6,6 +6,7 @@
 //             buffer, so a recorded step can be replayed without host patches.
 #pragma once
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -15,6 +16,10 @@
 #include "runtime/gpu/gpu.h"
 #include "runtime/gpu/kernel_cache.h"
 #include "runtime/model/source.h"
+
+namespace bs::kparams {
+struct ShortConvParams;
+}
 
 namespace bs::model {
 
@@ -46,6 +51,19 @@ struct IndirectTable {
   size_t cursor = 0;              // dispatch index within the step being recorded
   gpu::Buffer* args = nullptr;
   uint32_t add(uint32_t x, uint32_t y, uint32_t z);  // returns the dispatch's index
+};
+
+// What record_forward lends a layer recorder of a hybrid family (forward_<family>.cpp), for one forward
+// of `rows` rows: its weight ops over x_ and its dispatch (typed per kernel: dispatch is a template).
+struct LayerOps {
+  uint32_t rows;
+  // y = W rmsnorm(x_) per row: one norm-folded matvec in decode, rms_norm into xn_ + matmul in prefill.
+  std::function<void(const Weight& norm, const Weight& w, gpu::Buffer& y)> normed;
+  // y (+)= x W^T per row.
+  std::function<void(const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate)> matmul;
+  std::function<void(const std::string& kernel, std::vector<gpu::BindGroupEntry> entries,
+                     const kparams::ShortConvParams& params, uint32_t gx, uint32_t gy, const std::string& label)>
+      short_conv;  // LFM2
 };
 
 class Model {
@@ -82,7 +100,8 @@ class Model {
   std::vector<float> last_normed();
   // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
   std::vector<float> weight_row(const std::string& name, int64_t row);
-  uint64_t kv_bytes() const;
+  uint64_t kv_bytes() const;     // attention layers' KV caches
+  uint64_t state_bytes() const;  // per-sequence state a decode step reads besides the KV cache (LFM2's conv state)
   const Weight* find(const std::string& name) const;
 
  private:
@@ -92,6 +111,9 @@ class Model {
   uint64_t range_offset(const Weight& w, uint32_t r0) const;
   uint64_t range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const;
   void check_fits(const ModelSource& source) const;
+  // LFM2's short-conv layers (forward_lfm2.cpp): their weights, state, and recording.
+  void bind_short_conv(int32_t l);
+  void record_short_conv(const LayerOps& ops, int32_t l);
 
   gpu::Device& device_;
   gpu::KernelCache kernels_;
@@ -107,7 +129,11 @@ class Model {
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
-  std::vector<gpu::Buffer> kcache_, vcache_;
+  std::vector<gpu::Buffer> kcache_, vcache_;  // empty for layers without attention
+  // LFM2: in_proj's output [max_batch, 3 * dim] (B | C | x) and per conv layer its rolling state
+  // [conv_kernel - 1, dim] (empty for other layers).
+  gpu::Buffer conv_bcx_;
+  std::vector<gpu::Buffer> conv_state_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
 };
 

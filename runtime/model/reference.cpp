@@ -97,8 +97,29 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
   auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
   std::vector<double> xn(D), q(size_t(n) * H * hd), k(size_t(n) * KV * hd), v(size_t(n) * KV * hd), att(H * hd),
       tmp(std::max(D, c.ffn_dim)), g(c.ffn_dim), u(c.ffn_dim), sc(n);
+  // x += ffn_down(act(ffn_gate xn) * (ffn_up xn)), xn = ffn_norm(x) (and the post-FFN norm of sandwich layers).
+  auto ffn = [&](int l, double* xt) {
+    auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
+    rmsnorm(xt, W("ffn_norm").data(), D, c.norm_eps, off, xn.data());
+    matvec(W("ffn_gate"), xn.data(), c.ffn_dim, D, g.data());
+    matvec(W("ffn_up"), xn.data(), c.ffn_dim, D, u.data());
+    for (int i = 0; i < c.ffn_dim; ++i) {
+      double a = g[i];
+      a = c.act == Activation::silu ? a / (1 + std::exp(-a))
+                                    : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+      g[i] = a * u[i];
+    }
+    matvec(W("ffn_down"), g.data(), D, c.ffn_dim, tmp.data());
+    if (c.sandwich_norm) rmsnorm(tmp.data(), W("ffn_post_norm").data(), D, c.norm_eps, off, tmp.data());
+    for (int i = 0; i < D; ++i) xt[i] += tmp[i];
+  };
   for (int l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
+    if (c.kind(l) == LayerKind::short_conv) {  // LFM2 (reference_lfm2.cpp), then the FFN
+      short_conv_mixer(l, n, x);
+      for (int t = 0; t < n; ++t) ffn(l, &x[size_t(t) * D]);
+      continue;
+    }
     bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
     const auto& f = sliding ? fl : fg;
     for (int t = 0; t < n; ++t) {
@@ -148,18 +169,7 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
       matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
       if (c.sandwich_norm) rmsnorm(tmp.data(), W("attn_post_norm").data(), D, c.norm_eps, off, tmp.data());
       for (int i = 0; i < D; ++i) xt[i] += tmp[i];
-      rmsnorm(xt, W("ffn_norm").data(), D, c.norm_eps, off, xn.data());
-      matvec(W("ffn_gate"), xn.data(), c.ffn_dim, D, g.data());
-      matvec(W("ffn_up"), xn.data(), c.ffn_dim, D, u.data());
-      for (int i = 0; i < c.ffn_dim; ++i) {
-        double a = g[i];
-        a = c.act == Activation::silu ? a / (1 + std::exp(-a))
-                                      : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-        g[i] = a * u[i];
-      }
-      matvec(W("ffn_down"), g.data(), D, c.ffn_dim, tmp.data());
-      if (c.sandwich_norm) rmsnorm(tmp.data(), W("ffn_post_norm").data(), D, c.norm_eps, off, tmp.data());
-      for (int i = 0; i < D; ++i) xt[i] += tmp[i];
+      ffn(l, xt);
     }
   }
   const auto& head = c.tied_embeddings ? E : w("output");

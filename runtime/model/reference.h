@@ -22,6 +22,8 @@ class ReferenceModel {
 
  private:
   const std::vector<double>& w(const std::string& name) const;
+  // LFM2: x[t] += out_proj(C * conv(B * x)) of layer l over rows t < n (reference_lfm2.cpp).
+  void short_conv_mixer(int l, int n, std::vector<double>& x) const;
   ModelConfig cfg_;
   std::map<std::string, std::vector<double>> weights_;
 };

@@ -102,6 +102,11 @@ void int4_row(std::span<const std::byte> table, std::span<const std::byte> scale
 uint64_t runnable_bytes(const TensorEntry& t) {
   if (!t.companion_of.empty()) return 0;  // folded into the tensor it serves
   if (t.dtype == DType::W4A16) return t.size / 16 * 34;
+  if (t.layout == Layout::flat && t.shape.size() != 2 && traits(t.dtype).block_elems > 1) {
+    uint64_t n = 1;
+    for (auto d : t.shape) n *= uint64_t(d);
+    return n * 4;  // dequantized to F32 (runnable_form)
+  }
   if (t.dtype == DType::Q4_K && t.layout == Layout::col) return t.shape.size() == 2 ? uint64_t(t.shape[0] * t.shape[1]) * 2 : 0;
   if ((t.dtype == DType::F16 || t.dtype == DType::BF16) && t.shape.size() <= 1) return t.size * 2;
   return t.size;
@@ -129,6 +134,20 @@ std::span<const std::byte> host_runnable(const TensorView& t, std::vector<std::b
 Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c,
                        const std::string& label, bool defer) {
   Runnable r{t.dtype, t.shape, {}, bytes};
+  // A blocked tensor of other than 2 dims packed flat (DOPPLER quantizes LFM2's conv kernels
+  // [dim, 1, width] so, as one stream of blocks): no matrix kernel reads it, so it becomes F32.
+  if (t.layout == Layout::flat && t.shape.size() != 2 && traits(t.dtype).block_elems > 1) {
+    uint64_t n = 1;
+    for (auto d : t.shape) n *= uint64_t(d);
+    std::vector<float> f(padded_blocks(t.dtype, n) * traits(t.dtype).block_elems);
+    dequantize_row(t.dtype, bytes.data(), f.data(), int64_t(f.size()));
+    std::vector<std::byte> out(n * 4);
+    std::memcpy(out.data(), f.data(), n * 4);
+    r.dtype = DType::F32;
+    r.owned = std::move(out);
+    r.data = r.owned;
+    return r;
+  }
   // The loader converts it (GPU or host); here it is only named.
   auto deferred = [&](DType dt, Repack how) {
     r.dtype = dt;

@@ -48,7 +48,7 @@ const fs::path& demo_model() {
 
 TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   BS_REQUIRE_SHARED();
-  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny"}) {
+  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
     auto dir = shared_dir() / "data" / "models" / name;
     json ref;
     std::ifstream(dir / "ref.json") >> ref;
@@ -281,6 +281,30 @@ TEST(Chat, CtrlCStopsAnAnswer) {
   ASSERT_EQ(turns.size(), 2u) << screen;
   EXPECT_LT(turns[0].first, 8000) << screen;
   EXPECT_GT(turns[1].second, turns[0].second) << screen;  // turn two continued the session
+}
+
+// LFM2's conv state across prefill chunks and into decode: a 300-token prompt prefilled in chunks of 256
+// and 44 (the GLSL path) and one token at a time (the WGSL path, max_batch 1) continue identically.
+TEST(Generate, Lfm2ConvStateCarriesAcrossPrefillChunks) {
+  TempDir dir;
+  json cfg = {{"model_type", "lfm2"}, {"hidden_size", 256}, {"intermediate_size", 512}, {"num_attention_heads", 4},
+              {"num_key_value_heads", 2}, {"num_hidden_layers", 3}, {"vocab_size", 300},
+              {"max_position_embeddings", 1024}, {"conv_L_cache", 3}, {"layer_types", {"conv", "full_attention", "conv"}},
+              {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}}};
+  std::ofstream(dir / "config.json") << cfg.dump();
+  auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--seed", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 300; ++i) prompt.push_back(int32_t(rng()() % 300));
+  std::vector<std::vector<int32_t>> out;
+  for (const char* kernels : {"glsl", "wgsl"}) {
+    r = run_blueshift({"generate", "--model", (dir / "hf").string(), "--prompt-tokens", join(prompt), "--max-tokens",
+                       "12", "--temperature", "0", "--ignore-eos", "--kernels", kernels});
+    ASSERT_EQ(r.exit_code, 0) << kernels << ": " << r.err;
+    out.push_back(parse_ids(r.out));
+  }
+  EXPECT_EQ(out[0].size(), 12u);
+  EXPECT_EQ(out[0], out[1]);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // runtime/model/repack.h against float64 references with fresh random inputs and odd sizes: W4A16 to
 // Q8_0 (exact), the int4 per-row table lookup (one f32 rounding of the product, as DOPPLER's), DOPPLER's "col" Q4_K to F16 (one f16 rounding),
-// F16/BF16 widening, and the forms no kernel reads failing with the tensor's name.
+// F16/BF16 widening, flat Q4_K conv kernels to F32, and the forms no kernel reads failing with the tensor's name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -150,6 +150,33 @@ TEST(Repack, VectorsWidenExactly) {
     uint16_t z;
     std::memcpy(&z, b16.data() + 2 * i, 2);
     EXPECT_EQ(half_to_float(z), bf16_to_float(b[i]));  // |x| in [2^-14, 4]: exact
+  }
+}
+
+// DOPPLER's LFM2 conv kernels [dim, 1, width]: Q4_K over the flattened tensor, one stream of blocks
+// (the last padded). They load as F32, each value the block dequantization of its element.
+TEST(Repack, FlatQ4KConvKernelBecomesF32) {
+  for (int64_t dim : {37, 2048}) {
+    const int64_t n = dim * 3, blocks = (n + 255) / 256;
+    auto f = random_floats(size_t(blocks * 256));
+    std::vector<uint8_t> q(size_t(blocks * 144));
+    quantize_row(DType::Q4_K, f.data(), q.data(), blocks * 256);
+    std::vector<float> want(size_t(blocks * 256));
+    dequantize_row(DType::Q4_K, q.data(), want.data(), blocks * 256);
+    TensorEntry t;
+    t.name = "model.layers.0.conv.conv.weight";
+    t.dtype = DType::Q4_K;
+    t.layout = Layout::flat;
+    t.shape = {dim, 1, 3};
+    t.size = q.size();
+    EXPECT_EQ(model::runnable_bytes(t), uint64_t(n) * 4);
+    auto r = model::runnable_form(t, as_bytes(q), {}, "m.json");
+    ASSERT_EQ(r.dtype, DType::F32);
+    EXPECT_EQ(r.shape, t.shape);
+    ASSERT_EQ(r.data.size(), size_t(n) * 4);
+    std::vector<float> got(static_cast<size_t>(n));
+    std::memcpy(got.data(), r.data.data(), r.data.size());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << i;
   }
 }
 

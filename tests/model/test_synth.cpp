@@ -74,6 +74,17 @@ std::vector<SynthCase> cases() {
                       {"original_max_position_embeddings", 4096}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
                       {"rope_theta", 10000.0}, {"sliding_window", 7}, {"tie_word_embeddings", false}},
        {"q8_0", "q4_k_m"}},
+      // LFM2: short-conv layers (a 4-tap conv here; releases use 3) around one attention layer with
+      // q/k RMSNorms, the FFN width from block_auto_adjust_ff_dim (2/3 of 768 = 512), embedding_norm.
+      {"lfm2_conv", {{"model_type", "lfm2"}, {"architectures", {"Lfm2ForCausalLM"}}, {"hidden_size", 256},
+                     {"intermediate_size", 768}, {"block_auto_adjust_ff_dim", true}, {"block_ffn_dim_multiplier", 1.0},
+                     {"block_multiple_of", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                     {"num_hidden_layers", 4}, {"vocab_size", 300}, {"max_position_embeddings", 1024},
+                     {"norm_eps", 1e-5}, {"conv_L_cache", 4}, {"conv_bias", false},
+                     {"layer_types", {"conv", "full_attention", "conv", "conv"}},
+                     {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
+                     {"tie_word_embeddings", true}},
+       {"q8_0", "q4_k_m"}},
   };
 }
 

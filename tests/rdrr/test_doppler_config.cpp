@@ -518,11 +518,32 @@ TEST(DopplerConfig, SharedManifests) {
       {"gemma-4-12b-it-text-q4k-ehf16-af16", "architecture.numGlobalKeyValueHeads = 1 is not supported"},
       {"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", "architecture.globalHeadDim = 512 is not supported"},
       {"google-embeddinggemma-300m-q4k-ehf16-af32", "inference.attention.causal = false is not supported"},
-      {"lfm2-5-1-2b-instruct-q4k-ehf16-af32",
-       "inference.layerPattern.layerTypes[0] = \"conv\" is not supported"},
       {"qwen-3-5-0-8b-q4k-ehaf16",
        "inference.layerPattern.layerTypes[0] = \"linear_attention\" is not supported"},
   };
+  // LFM2.5 1.2B: 10 short-conv layers of width 3 around 6 attention layers; every tensor named.
+  {
+    json j = read("lfm2-5-1-2b-instruct-q4k-ehf16-af32");
+    ModelConfig c = config_from_doppler(j, "lfm2");
+    EXPECT_EQ(c.n_layers, 16);
+    EXPECT_EQ(c.dim, 2048);
+    EXPECT_EQ(c.ffn_dim, 8192);
+    EXPECT_EQ(c.conv_kernel, 3);
+    EXPECT_EQ(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv), 10);
+    EXPECT_TRUE(c.qk_norm && c.tied_embeddings && !c.norm_offset && !c.sandwich_norm);
+    EXPECT_FLOAT_EQ(c.norm_eps, 1e-5f);
+    EXPECT_FLOAT_EQ(c.attn_scale, 1.0f / 8);
+    TensorNames names(c);
+    std::set<std::string> got;
+    for (auto& [hf, t] : j["tensors"].items()) {
+      auto r = names.to_internal(hf);
+      ASSERT_EQ(r.kind, TensorNames::Kind::mapped) << hf;
+      EXPECT_EQ(t["shape"].get<std::vector<int64_t>>(), expected_shape(c, r.internal)) << hf;
+      got.insert(r.internal);
+    }
+    auto want = expected_tensors(c);
+    EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end()));
+  }
   for (auto [name, message] : lacking) {
     std::string err = config_error(read(name));
     EXPECT_NE(err.find(message), std::string::npos) << name << ": " << err;
@@ -620,4 +641,48 @@ TEST(DopplerConfig, EveryKeyTakesHostileValues) {
   }
   EXPECT_GT(runs, 1000u);
   EXPECT_GT(accepted, 50u);  // the neutral values pass
+}
+
+// LFM2 (DOPPLER's lfm2-5-1-2b manifest): layerTypes "conv" are short-conv layers, whose width DOPPLER's
+// blocks do not state: it comes from the conv kernel's shape, as DOPPLER's runtime takes it. Written
+// back, the pattern says "conv" again.
+TEST(DopplerConfig, Lfm2ConvLayersMap) {
+  json j = qwen_like();
+  j["inference"]["output"]["tieWordEmbeddings"] = true;
+  j["inference"]["layerPattern"] = {{"type", "custom"}, {"globalPattern", nullptr}, {"period", nullptr},
+                                    {"offset", nullptr}, {"residualBranchScale", 1},
+                                    {"layerTypes", {"conv", "conv", "full_attention", "conv", "conv", "full_attention"}}};
+  j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", {64, 1, 3}}, {"dtype", "Q4_K_M"}}}};
+  ModelConfig c = config_from_doppler(j, "m.json");
+  const std::vector<LayerKind> want = {LayerKind::short_conv, LayerKind::short_conv, LayerKind::attention,
+                                       LayerKind::short_conv, LayerKind::short_conv, LayerKind::attention};
+  EXPECT_EQ(c.layer_kinds, want);
+  EXPECT_EQ(c.conv_kernel, 3);
+  EXPECT_TRUE(c.qk_norm);
+  // The names DOPPLER keeps (HF's) map for a config with conv layers, and only LFM2's do.
+  TensorNames names(c);
+  EXPECT_EQ(names.to_internal("model.layers.0.conv.in_proj.weight").internal, "blk.0.conv_in");
+  EXPECT_EQ(names.to_internal("model.layers.2.self_attn.q_layernorm.weight").internal, "blk.2.attn_q_norm");
+  EXPECT_EQ(names.to_internal("model.embedding_norm.weight").internal, "output_norm");
+  EXPECT_EQ(names.to_internal("model.layers.1.feed_forward.w3.weight").internal, "blk.1.ffn_up");
+  EXPECT_EQ(names.to_internal("model.layers.1.mlp.up_proj.weight").kind, TensorNames::Kind::unknown);
+
+  json written = {{"modelType", c.arch}, {"architecture", json(doppler_architecture(c))},
+                  {"inference", json(doppler_inference(c))}, {"eos_token_id", c.eos_ids}, {"tensors", j["tensors"]}};
+  EXPECT_EQ(written["inference"]["layerPattern"]["layerTypes"][0], "conv");
+  ModelConfig back = config_from_doppler(written, "written.json");
+  back.attn_scale = c.attn_scale;
+  EXPECT_EQ(config_to_json(back).dump(), config_to_json(c).dump());
+
+  j["tensors"] = json::object();
+  std::string e = config_error(j);
+  EXPECT_NE(e.find("layerTypes[0] = \"conv\""), std::string::npos) << e;
+  EXPECT_NE(e.find("layers.0.conv.conv.weight"), std::string::npos) << e;
+  for (json bad : {json{64, 3}, json{64, 1, -3}, json{64, 1, 4294967299ull}}) {
+    j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", bad}}}};
+    e = config_error(j);
+    EXPECT_NE(e.find("tensors['model.layers.0.conv.conv.weight'].shape"), std::string::npos) << e;
+  }
+  j["tensors"] = {{"model.layers.0.conv.conv.weight", {{"shape", {64, 1, 99}}}}};
+  EXPECT_NE(config_error(j).find("conv width"), std::string::npos) << config_error(j);
 }

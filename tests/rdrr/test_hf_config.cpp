@@ -302,10 +302,62 @@ TEST(HfConfig, SharedConfigs) {
     EXPECT_GT(c.n_layers, 0) << e.path();
     ++n;
   }
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
     ModelConfig c = load_hf_config(bs::testing::shared_dir() / "data/models" / m, DType::BF16);
     EXPECT_EQ(c.vocab, 1024);
     ++n;
   }
   EXPECT_GE(n, 8);
+}
+
+// LFM2: conv / attention layers from layer_types (or the older full_attn_idxs), conv width, norm_eps,
+// q/k norms, tied head, and Lfm2MLP's FFN width (LFM2.5-1.2B: 12288 -> 2/3 -> 8192).
+TEST(HfConfig, Lfm2) {
+  json j = json::parse(R"({
+    "model_type": "lfm2", "hidden_size": 2048, "intermediate_size": 12288, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536, "max_position_embeddings": 128000,
+    "norm_eps": 1e-05, "conv_L_cache": 3, "conv_bias": false, "block_auto_adjust_ff_dim": true,
+    "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256, "layer_types": ["conv", "conv", "full_attention", "conv"],
+    "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}, "eos_token_id": 7})");
+  ModelConfig c = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(c.ffn_dim, 8192);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.conv_kernel, 3);
+  EXPECT_FLOAT_EQ(c.norm_eps, 1e-5f);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_TRUE(c.tied_embeddings);
+  const std::vector<LayerKind> want = {LayerKind::short_conv, LayerKind::short_conv, LayerKind::attention,
+                                       LayerKind::short_conv};
+  EXPECT_EQ(c.layer_kinds, want);
+  ModelConfig back = config_from_json(json::parse(config_to_json(c).dump()), "m");
+  EXPECT_EQ(config_to_json(back).dump(), config_to_json(c).dump());
+  EXPECT_EQ(back.layer_kinds, want);
+
+  json old = j;
+  old.erase("layer_types");
+  old["full_attn_idxs"] = {2};
+  EXPECT_EQ(config_from_hf(old, nullptr, DType::BF16).layer_kinds, want);
+  old["full_attn_idxs"] = {4};
+  EXPECT_NE(error_of(old).find("full_attn_idxs"), std::string::npos);
+  old.erase("full_attn_idxs");
+  EXPECT_NE(error_of(old).find("full_attn_idxs"), std::string::npos);
+  json k = j;
+  k["block_auto_adjust_ff_dim"] = false;
+  EXPECT_EQ(config_from_hf(k, nullptr, DType::BF16).ffn_dim, 12288);
+  k["conv_bias"] = true;
+  EXPECT_NE(error_of(k).find("conv_bias"), std::string::npos);
+  k = j;
+  k["tie_embedding"] = false;
+  EXPECT_FALSE(config_from_hf(k, nullptr, DType::BF16).tied_embeddings);
+  k["tie_word_embeddings"] = true;  // the transformers name wins
+  EXPECT_TRUE(config_from_hf(k, nullptr, DType::BF16).tied_embeddings);
+  k = j;
+  k["block_ffn_dim_multiplier"] = 1e300;
+  EXPECT_NE(error_of(k).find("block_ffn_dim_multiplier"), std::string::npos);
+  k = j;
+  k["conv_L_cache"] = 1;
+  EXPECT_NE(error_of(k).find("conv_L_cache"), std::string::npos);
+  k = j;
+  k["layer_types"][1] = "linear_attention";
+  EXPECT_NE(error_of(k).find("linear_attention"), std::string::npos);
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "rdrr/tensor_names.h"
@@ -109,7 +110,7 @@ TEST(TensorNames, Gemma2SandwichAndPhi3Fused) {
 
 TEST(TensorNames, SharedTinyModelsMapCompletely) {
   BS_REQUIRE_SHARED();
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
     auto dir = bs::testing::shared_dir() / "data/models" / m;
     ModelConfig c = load_hf_config(dir, DType::BF16);
     Checkpoint ck(dir);
@@ -126,4 +127,29 @@ TEST(TensorNames, SharedTinyModelsMapCompletely) {
     auto want = expected_tensors(c);
     EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end())) << m;
   }
+}
+
+// LFM2: its own names for everything, the final norm is embedding_norm, conv layers carry conv.* in
+// place of self_attn.*; HF names round-trip, and Llama's names are not LFM2's.
+TEST(TensorNames, Lfm2) {
+  TensorNames n("lfm2", false);
+  EXPECT_EQ(n.to_internal("model.embedding_norm.weight").internal, "output_norm");
+  EXPECT_EQ(n.to_internal("model.layers.0.operator_norm.weight").internal, "blk.0.attn_norm");
+  EXPECT_EQ(n.to_internal("model.layers.0.conv.conv.weight").internal, "blk.0.conv_kernel");
+  EXPECT_EQ(n.to_internal("model.layers.3.feed_forward.w1.weight").internal, "blk.3.ffn_gate");
+  EXPECT_EQ(n.to_internal("model.layers.3.feed_forward.w2.weight").internal, "blk.3.ffn_down");
+  EXPECT_EQ(n.to_internal("model.layers.2.self_attn.out_proj.weight").internal, "blk.2.attn_out");
+  EXPECT_EQ(n.to_internal("model.norm.weight").kind, TensorNames::Kind::unknown);
+  EXPECT_EQ(n.to_internal("model.layers.2.self_attn.o_proj.weight").kind, TensorNames::Kind::unknown);
+  ModelConfig c = config_from_hf(nlohmann::json::parse(R"({"model_type": "lfm2", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "vocab_size": 100, "conv_L_cache": 3, "layer_types": ["conv", "full_attention", "conv"]})"),
+                                 nullptr, DType::BF16);
+  auto want = expected_tensors(c);
+  EXPECT_EQ(std::count(want.begin(), want.end(), "blk.0.conv_kernel"), 1);
+  EXPECT_EQ(std::count(want.begin(), want.end(), "blk.0.attn_q"), 0);
+  EXPECT_EQ(std::count(want.begin(), want.end(), "blk.1.attn_q_norm"), 1);
+  EXPECT_EQ(expected_shape(c, "blk.2.conv_kernel"), (std::vector<int64_t>{64, 1, 3}));
+  EXPECT_EQ(expected_shape(c, "blk.2.conv_in"), (std::vector<int64_t>{192, 64}));
+  for (auto& t : want) EXPECT_EQ(n.to_internal(n.to_hf(t)).internal, t) << t;
 }
