@@ -15,6 +15,7 @@ namespace {
 const char* kActivations[] = {"silu", "gelu_tanh"};
 const char* kScalings[] = {"none", "linear", "llama3"};
 const char* kAttention[] = {"full", "sliding"};
+const char* kLayerKinds[] = {"attention", "linear_attention", "short_conv"};
 
 template <size_t N>
 int parse_enum(const json& j, const char* (&names)[N], const std::string& label, const char* key) {
@@ -85,6 +86,21 @@ ordered_json config_to_json(const ModelConfig& c) {
                {"low_freq_factor", c.rope.low_freq_factor},
                {"high_freq_factor", c.rope.high_freq_factor},
                {"original_max_position", c.rope.original_max_position}};
+  // Hybrid layers and the Qwen 3.5 fields, written only where a model has them (older manifests stay as
+  // they were).
+  if (!c.layer_kinds.empty()) {
+    auto& lk = j["layer_kinds"] = ordered_json::array();
+    for (auto k : c.layer_kinds) lk.push_back(kLayerKinds[int(k)]);
+  }
+  if (c.rotary_dim) j["rotary_dim"] = c.rotary_dim;
+  if (c.attn_output_gate) j["attn_output_gate"] = true;
+  if (c.linear_k_heads) {
+    j["linear_k_heads"] = c.linear_k_heads;
+    j["linear_v_heads"] = c.linear_v_heads;
+    j["linear_k_dim"] = c.linear_k_dim;
+    j["linear_v_dim"] = c.linear_v_dim;
+    j["linear_conv"] = c.linear_conv;
+  }
   j["eos_ids"] = c.eos_ids;
   j["bos_id"] = c.bos_id;
   return j;
@@ -136,6 +152,20 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
     c.eos_ids.push_back(e.get<int32_t>());
   }
   c.bos_id = f.i32("bos_id");
+  if (j.contains("layer_kinds")) {
+    const json& lk = f.at("layer_kinds");
+    if (!lk.is_array()) fail("{}: x-blueshift.config.layer_kinds must be a list", label);
+    for (auto& k : lk) c.layer_kinds.push_back(LayerKind(parse_enum(k, kLayerKinds, label, "layer_kinds")));
+  }
+  if (j.contains("rotary_dim")) c.rotary_dim = f.i32("rotary_dim");
+  if (j.contains("attn_output_gate")) c.attn_output_gate = f.flag("attn_output_gate");
+  if (j.contains("linear_k_heads")) {
+    c.linear_k_heads = f.i32("linear_k_heads");
+    c.linear_v_heads = f.i32("linear_v_heads");
+    c.linear_k_dim = f.i32("linear_k_dim");
+    c.linear_v_dim = f.i32("linear_v_dim");
+    c.linear_conv = f.i32("linear_conv");
+  }
   validate_config(c, label);
   return c;
 }

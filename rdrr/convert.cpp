@@ -99,7 +99,7 @@ QuantMode parse_quant_mode(const std::string& s) {
 bool promoted_layer(int32_t i, int32_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& internal, size_t rank) {
-  if (rank < 2) return DType::F32;
+  if (rank != 2) return DType::F32;  // vectors, and the conv kernels of Qwen 3.5 ([channels, 1, width])
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
   if (internal == "embed" || internal == "output") return DType::Q6_K;

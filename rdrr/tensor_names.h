@@ -41,6 +41,7 @@ class TensorNames {
   bool sandwich_ = false;
   bool qk_norm_ = true, qkv_bias_ = true, lm_head_ = true;
   bool fused_ = false;  // Phi-3's qkv_proj and gate_up_proj
+  bool linear_ = false;  // Qwen 3.5's Gated DeltaNet layers
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them
