@@ -102,7 +102,14 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
     bind(n("attn_norm"), {c.dim}, false);
-    bind(n("attn_q"), {c.q_dim(), c.dim}, true);
+    if (c.kind(l) == LayerKind::linear_attention) {  // Qwen 3.5's Gated DeltaNet (forward_qwen35.cpp)
+      bind_linear_attention(l);
+      bind(n("ffn_norm"), {c.dim}, false);
+      for (const char* s : {"ffn_gate", "ffn_up"}) bind(n(s), {c.ffn_dim, c.dim}, true);
+      bind(n("ffn_down"), {c.dim, c.ffn_dim}, true);
+      continue;
+    }
+    bind(n("attn_q"), {c.attn_output_gate ? 2 * c.q_dim() : c.q_dim(), c.dim}, true);
     bind(n("attn_k"), {c.kv_dim(), c.dim}, true);
     bind(n("attn_v"), {c.kv_dim(), c.dim}, true);
     bind(n("attn_out"), {c.dim, c.q_dim()}, true);
@@ -153,8 +160,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
+  alloc_linear_attention();
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
+    uint64_t bytes = c.kind(l) == LayerKind::attention ? uint64_t(max_ctx_) * c.kv_dim() * 2 : 16;
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
@@ -170,11 +178,17 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
 }
 
-uint64_t Model::kv_bytes() const { return uint64_t(cfg_.n_layers) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
+// Attention layers only: the others keep a fixed-size state instead (recurrent_state_bytes).
+static uint64_t attention_layers(const ModelConfig& c) {
+  return c.layer_kinds.empty() ? uint64_t(c.n_layers)
+                               : uint64_t(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::attention));
+}
+
+uint64_t Model::kv_bytes() const { return attention_layers(cfg_) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
 
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
-  uint64_t kv = uint64_t(c.n_layers) * 2 * max_ctx_ * c.kv_dim() * 2;
+  uint64_t kv = attention_layers(c) * 2 * max_ctx_ * c.kv_dim() * 2;
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
                                          uint64_t(c.n_heads) * max_ctx_) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;
@@ -339,6 +353,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec_gated", wg_));
   };
 
+  // The same helpers for the per-family layer recorders (forward_<family>.cpp).
+  LayerRecorder recorder{
+      [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
+          const void* params, uint32_t params_size, uint32_t gx, uint32_t gy, const std::string& label) {
+        const auto& p = kernels_.get(kernel, spec);
+        rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
+        pass.setPipeline(p);
+        pass.setBindGroup(0, rec.groups.back());
+        pass.setPushConstants(params, params_size);
+        if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
+        else pass.dispatchWorkgroups(gx, gy);
+        if (prof) prof->mark(enc, label);
+      },
+      matmul, rms, normed_matvec};
+
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
@@ -347,11 +376,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
-    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"})
-      fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + "_norm");
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "linear_qkv", "linear_z", "linear_a", "linear_b"})
+      if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))  // a layer has attention or linear_* weights
+        fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", w->dtype) + "_norm");
   // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
   // bias sits between the projection and the rotation.
-  bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0;
+  bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0 && c.rot_dim() == c.head_dim &&
+                   !c.attn_output_gate && c.layer_kinds.empty();
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
       fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + v);
@@ -380,7 +411,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
 
+    if (c.kind(l) == LayerKind::linear_attention) {
+      record_linear_attention(l, M, fold_norm, recorder);
+    } else {
     auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+    // Qwen 3.5's gated attention: q_proj writes q and gate per head into attn_qg_, split below.
+    gpu::Buffer& q_out = c.attn_output_gate ? attn_qg_ : q_;
     if (fold_rope) {
       // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
       const Weight& norm = W("attn_norm");
@@ -397,13 +433,19 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
       }
     } else if (fold_norm) {
-      for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
+      for (auto [name, buf] : {std::pair{"attn_q", &q_out}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
         normed_matvec(W("attn_norm"), W(name), *buf);
     } else {
       rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
-      matmul(W("attn_q"), xn_, 0, q_, M, false);
+      matmul(W("attn_q"), xn_, 0, q_out, M, false);
       matmul(W("attn_k"), xn_, 0, k_, M, false);
       matmul(W("attn_v"), xn_, 0, v_, M, false);
+    }
+    if (c.attn_output_gate) {
+      uint32_t n = M * uint32_t(c.q_dim());
+      dispatch("attn_gate_split_f32", {},
+               {{0, &attn_qg_, 0, uint64_t(n) * 8}, {1, &q_, 0, uint64_t(n) * 4}, {2, &attn_gate_, 0, uint64_t(n) * 4}},
+               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
     }
     if (c.qkv_bias) {
       for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
@@ -417,7 +459,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     }
     uint32_t kvd = uint32_t(c.kv_dim());
     if (!fold_rope) {
-      dispatch("rope_kv_f32", {},
+      dispatch("rope_kv_f32", {{0, c.rot_dim() == c.head_dim ? 0u : uint32_t(c.rot_dim())}},
                {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
                 {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
                RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
@@ -449,12 +491,18 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
                c.n_heads, M, "attention");
     }
+    if (c.attn_output_gate) {
+      uint32_t n = M * uint32_t(c.q_dim());
+      dispatch("attn_gate_apply_f32", {}, {{0, &att_, 0, uint64_t(n) * 4}, {1, &attn_gate_, 0, uint64_t(n) * 4}},
+               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
+    }
     if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, 0, tmp_, M, false);
       rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
     } else {
       matmul(W("attn_out"), att_, 0, x_, M, true);
     }
+    }  // attention layer
 
     if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);

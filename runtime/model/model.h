@@ -6,6 +6,7 @@
 //             buffer, so a recorded step can be replayed without host patches.
 #pragma once
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -46,6 +47,24 @@ struct IndirectTable {
   size_t cursor = 0;              // dispatch index within the step being recorded
   gpu::Buffer* args = nullptr;
   uint32_t add(uint32_t x, uint32_t y, uint32_t z);  // returns the dispatch's index
+};
+
+// record_forward's dispatch helpers, handed to the per-family layer recorders (forward_<family>.cpp).
+struct LayerRecorder {
+  // One dispatch: kernel, spec constants, bindings, push constants (bytes), workgroups x / y, profile label.
+  std::function<void(const std::string&, std::vector<gpu::SpecConstant>, std::vector<gpu::BindGroupEntry>, const void*,
+                     uint32_t, uint32_t, uint32_t, const std::string&)> dispatch;
+  // y[rows, m] (+)= x[rows, k] W^T from element offset x_off (matvec for one row, matmul for more).
+  std::function<void(const Weight&, gpu::Buffer&, uint64_t, gpu::Buffer&, uint32_t, bool)> matmul;
+  // y = rmsnorm(x) over rows of n, (1 + w) where the model says so.
+  std::function<void(gpu::Buffer&, uint64_t, const Weight&, gpu::Buffer&, uint64_t, uint32_t, uint32_t, bool)> rms;
+  // Decode: y = W rmsnorm(x_) in one dispatch.
+  std::function<void(const Weight&, const Weight&, gpu::Buffer&)> normed_matvec;
+  template <class P>
+  void run(const std::string& k, std::vector<gpu::SpecConstant> s, std::vector<gpu::BindGroupEntry> e, const P& p,
+           uint32_t gx, uint32_t gy, const std::string& label) const {
+    dispatch(k, std::move(s), std::move(e), &p, uint32_t(sizeof(P)), gx, gy, label);
+  }
 };
 
 class Model {
@@ -93,6 +112,13 @@ class Model {
   uint64_t range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const;
   void check_fits(const ModelSource& source) const;
 
+  // --- Qwen 3.5 / 3.6 (forward_qwen35.cpp) ---
+  void bind_linear_attention(int32_t l) const;  // a Gated DeltaNet layer's weights
+  void alloc_linear_attention();                // its activations and per-layer conv / recurrent state
+  // x_ += the layer's DeltaNet branch for `rows` tokens at state.pos (fold_norm: decode's normed matvecs).
+  void record_linear_attention(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
+  uint64_t recurrent_state_bytes() const;       // conv + recurrent state of every linear layer (f32)
+
   gpu::Device& device_;
   gpu::KernelCache kernels_;
   ModelConfig cfg_;
@@ -107,7 +133,13 @@ class Model {
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
-  std::vector<gpu::Buffer> kcache_, vcache_;
+  std::vector<gpu::Buffer> kcache_, vcache_;  // 16-byte placeholders for layers without attention
+  // Qwen 3.5: the gated attention's q_proj output [B, heads, 2, head_dim] and gate [B, q_dim]; the DeltaNet
+  // layers' projections, conv output and branch output; per layer, the conv state [qkv_dim, conv - 1] and
+  // the recurrent state [v_heads, k_dim, v_dim] (f32, updated in place by decode steps).
+  gpu::Buffer attn_qg_, attn_gate_;
+  gpu::Buffer lin_qkv_, lin_mix_, lin_z_, lin_a_, lin_b_, lin_o_;
+  std::vector<gpu::Buffer> conv_state_, rec_state_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
 };
 
