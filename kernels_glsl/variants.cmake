@@ -27,6 +27,7 @@ bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
 # Qwen 3.5 / 3.6: Gated DeltaNet (conv, recurrence) and the gated attention output
 bs_kernel(conv_silu_f32 conv_silu.comp)
 bs_kernel(delta_rule_f32 delta_rule.comp)
+bs_kernel(delta_rule_chunk_f32 delta_rule_chunk.comp)
 bs_kernel(attn_gate_split_f32 attn_gate.comp DEFINES GATE_SPLIT)
 bs_kernel(attn_gate_apply_f32 attn_gate.comp DEFINES GATE_APPLY)
 

@@ -6,12 +6,21 @@
 #include <cmath>
 
 #include "kernels_glsl/params.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/model/model.h"
 
 namespace bs::model {
 
 using gpu::BufferUsage;
+
+// Tokens per chunk of delta_rule_chunk.comp: the largest of 64, 32, 16, 8 whose shared arrays (the chunk's
+// q and k, two CH x CH matrices, four CH vectors, common.glsl's 64 reduction slots) fit; 0 = none does.
+uint32_t delta_chunk(int32_t k_dim, uint32_t max_shared) {
+  for (uint32_t ch : {64u, 32u, 16u, 8u})
+    if ((2ull * ch * uint32_t(k_dim) + 2ull * ch * ch + 4ull * ch + 64) * 4 <= max_shared) return ch;
+  return 0;
+}
 
 void Model::bind_linear_attention(int32_t l) const {
   const auto& c = cfg_;
@@ -83,7 +92,14 @@ void Model::record_linear_attention(int32_t l, uint32_t M, bool fold_norm, const
         {{0, &lin_qkv_, 0, uint64_t(M) * C * 4}, {1, &W("linear_conv").buffer}, {2, &conv_state_[l]}, {3, &state_},
          {4, &lin_mix_, 0, uint64_t(M) * C * 4}},
         ConvSiluParams{C, M, uint32_t(c.linear_conv), 0}, (C + 63) / 64, 1, "conv_silu");
-  r.run("delta_rule_f32", {{0, uint32_t(c.linear_v_dim)}, {1, uint32_t(c.linear_k_dim)}},
+  // Decode: one step (delta_rule.comp). Prefill: the chunked form, CH tokens per triangular solve, CH as large
+  // as shared memory holds (q and k of the chunk, two CH x CH matrices). BLUESHIFT_NO_CHUNKED_DELTA=1 runs
+  // prefill through the step kernel instead (A/B runs).
+  static const bool no_chunked = env_switch("BLUESHIFT_NO_CHUNKED_DELTA");
+  const uint32_t chunk = M > 1 && !no_chunked ? delta_chunk(c.linear_k_dim, device_.adapter().max_shared_memory) : 0;
+  std::vector<gpu::SpecConstant> spec = {{0, uint32_t(c.linear_v_dim)}, {1, uint32_t(c.linear_k_dim)}};
+  if (chunk) spec.push_back({2, chunk});
+  r.run(chunk ? "delta_rule_chunk_f32" : "delta_rule_f32", spec,
         {{0, &lin_mix_, 0, uint64_t(M) * C * 4}, {1, &lin_z_, 0, uint64_t(M) * V * 4}, {2, &lin_a_, 0, uint64_t(M) * H * 4},
          {3, &lin_b_, 0, uint64_t(M) * H * 4}, {4, &W("linear_a_log").buffer}, {5, &W("linear_dt_bias").buffer},
          {6, &W("linear_norm").buffer}, {7, &rec_state_[l]}, {8, &state_}, {9, &lin_o_, 0, uint64_t(M) * V * 4}},

@@ -143,6 +143,9 @@ class Model {
   int32_t last_rows_ = 0;  // rows of the most recent forward
 };
 
+// Tokens per chunk of the chunked delta-rule kernel for a q/k head width and a shared-memory size (0: none fits).
+uint32_t delta_chunk(int32_t k_dim, uint32_t max_shared);
+
 // The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.
 std::string weight_kernel(const char* op, DType t);
 
