@@ -8,6 +8,7 @@
 // the head. This is the decode step (rows = 1); prefill uses it over a whole chunk. state.pos == 0 starts
 // a sequence from a zero state.
 #include "common.glsl"
+#include "block_sum.glsl"
 #include "params.h"
 layout(local_size_x = 128, local_size_x_id = 0) in;  // = v_dim
 layout(constant_id = 1) const uint DK = 128;
@@ -45,8 +46,8 @@ void main() {
       sq += qv * qv;
       sk += kv * kv;
     }
-    // workgroup_sum's barriers also publish qs / ks.
-    const float nq = inversesqrt(workgroup_sum(sq) + 1e-6) * p.q_scale, nk = inversesqrt(workgroup_sum(sk) + 1e-6);
+    // block_sum's barriers also publish qs / ks.
+    const float nq = inversesqrt(block_sum(sq, DV) + 1e-6) * p.q_scale, nk = inversesqrt(block_sum(sk, DV) + 1e-6);
     const float decay = exp(neg_a * softplus(a[t * p.v_heads + h] + dt));
     const float beta = 1.0 / (1.0 + exp(-b[t * p.v_heads + h]));
     float m = 0.0;
@@ -62,7 +63,7 @@ void main() {
     }
     acc *= nq;
     // The gated norm; its barriers also keep the next row's qs / ks writes after these reads.
-    const float scale = inversesqrt(workgroup_sum(acc * acc) / float(DV) + p.eps);
+    const float scale = inversesqrt(block_sum(acc * acc, DV) / float(DV) + p.eps);
     const float zz = z[(t * p.v_heads + h) * DV + j];
     o[(t * p.v_heads + h) * DV + j] = acc * scale * nw * (zz / (1.0 + exp(-zz)));
   }

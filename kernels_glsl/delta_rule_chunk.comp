@@ -11,6 +11,7 @@
 // the chunk's q / k sit in shared memory; each invocation keeps its state column in registers throughout.
 // state.pos == 0 starts a sequence from a zero state.
 #include "common.glsl"
+#include "block_sum.glsl"
 #include "params.h"
 layout(local_size_x = 128, local_size_x_id = 0) in;  // = v_dim
 layout(constant_id = 1) const uint DK = 128;
@@ -100,7 +101,7 @@ void main() {
       }
       delta[t] = d;
       acc += bm[t * CH + t] * d;
-      const float scale = inversesqrt(workgroup_sum(acc * acc) / float(DV) + p.eps);
+      const float scale = inversesqrt(block_sum(acc * acc, DV) / float(DV) + p.eps);
       const float zz = z[((c0 + t) * p.v_heads + h) * DV + j];
       o[((c0 + t) * p.v_heads + h) * DV + j] = acc * scale * nw * (zz / (1.0 + exp(-zz)));
     }

@@ -15,10 +15,10 @@ namespace bs::model {
 using gpu::BufferUsage;
 
 // Tokens per chunk of delta_rule_chunk.comp: the largest of 64, 32, 16, 8 whose shared arrays (the chunk's
-// q and k, two CH x CH matrices, four CH vectors, common.glsl's 64 reduction slots) fit; 0 = none does.
+// q and k, two CH x CH matrices, four CH vectors, the 64 + 256 reduction slots of common.glsl and block_sum.glsl) fit; 0 = none does.
 uint32_t delta_chunk(int32_t k_dim, uint32_t max_shared) {
   for (uint32_t ch : {64u, 32u, 16u, 8u})
-    if ((2ull * ch * uint32_t(k_dim) + 2ull * ch * ch + 4ull * ch + 64) * 4 <= max_shared) return ch;
+    if ((2ull * ch * uint32_t(k_dim) + 2ull * ch * ch + 4ull * ch + 64 + 256) * 4 <= max_shared) return ch;
   return 0;
 }
 
