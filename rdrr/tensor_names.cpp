@@ -129,6 +129,8 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
     return {Kind::mapped, "output"};
   }
   if (ends_with(hf, ".rotary_emb.inv_freq")) return {Kind::skipped, {}};
+  // Qwen 3.5 checkpoints (DOPPLER keeps them whole): the vision tower and the multi-token-prediction head.
+  if (any_prefix_ && linear_ && (starts_with(hf, "model.visual.") || starts_with(hf, "mtp."))) return {Kind::skipped, {}};
   std::string_view rest;
   bool found = false;
   auto prefixes = any_prefix_   ? std::span<const std::string_view>(kAny)
