@@ -147,8 +147,13 @@ void run(const Args& a) {
     if (auto* e = model.find("embed")) weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.vocab);
   }
   double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;
-  uint64_t kv_read = uint64_t(2.0 * c.n_layers * c.kv_dim() * 2 * avg_ctx);
-  const double bytes_per_token = double(weights + kv_read);
+  // KV of the attention layers; the others (Qwen 3.5's Gated DeltaNet) read and write their fixed-size conv
+  // and recurrent state in full every token instead.
+  const auto attn_layers = c.layer_kinds.empty() ? c.n_layers
+                                                 : std::count(c.layer_kinds.begin(), c.layer_kinds.end(), bs::LayerKind::attention);
+  uint64_t kv_read = uint64_t(2.0 * double(attn_layers) * c.kv_dim() * 2 * avg_ctx);
+  const uint64_t state_rw = 2 * model.recurrent_state_bytes();
+  const double bytes_per_token = double(weights + kv_read + state_rw);
   double achieved = bytes_per_token * tok_s / 1e9;
   // Achieved above the measured peak means one of the two measurements is wrong (the peak probe ran
   // slow, or the byte count misses reuse from cache): it is reported as such, never as > 100%.
@@ -173,7 +178,7 @@ void run(const Args& a) {
       {"submits_per_token", double(last.decode_submits) / std::max(1, last.generated)},
       {"readback_bytes_per_token", 4.0 + 8.0 / 16.0},
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
-      {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read},
+      {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read}, {"state_bytes_per_token", state_rw},
       {"achieved_gb_s", achieved}, {"peak_gb_s", peak}, {"pct_of_peak", pct},
       {"peak_error", peak_error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(peak_error)},
       {"peak_gb_s_by_mib", pk.by_size}, {"peak_runs", pk.runs},

@@ -70,9 +70,11 @@ void Model::alloc_linear_attention() {
 
 uint64_t Model::recurrent_state_bytes() const {
   const auto& c = cfg_;
-  uint64_t per = (uint64_t(c.linear_qkv_dim()) * (c.linear_conv - 1) +
+  const auto layers = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention);
+  if (layers == 0) return 0;
+  uint64_t per = (uint64_t(c.linear_qkv_dim()) * uint64_t(c.linear_conv - 1) +
                   uint64_t(c.linear_v_heads) * c.linear_k_dim * c.linear_v_dim) * 4;
-  return per * std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention);
+  return per * uint64_t(layers);
 }
 
 void Model::record_linear_attention(int32_t l, uint32_t M, bool fold_norm, const LayerRecorder& r) {

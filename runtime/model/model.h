@@ -102,6 +102,9 @@ class Model {
   // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
   std::vector<float> weight_row(const std::string& name, int64_t row);
   uint64_t kv_bytes() const;
+  // Qwen 3.5: the conv + recurrent state of every linear-attention layer (f32), which each decode step
+  // reads and writes in full (forward_qwen35.cpp).
+  uint64_t recurrent_state_bytes() const;
   const Weight* find(const std::string& name) const;
 
  private:
@@ -117,7 +120,6 @@ class Model {
   void alloc_linear_attention();                // its activations and per-layer conv / recurrent state
   // x_ += the layer's DeltaNet branch for `rows` tokens at state.pos (fold_norm: decode's normed matvecs).
   void record_linear_attention(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
-  uint64_t recurrent_state_bytes() const;       // conv + recurrent state of every linear layer (f32)
 
   gpu::Device& device_;
   gpu::KernelCache kernels_;
