@@ -192,7 +192,7 @@ void Model::check_fits(const ModelSource& source) const {
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
                                          uint64_t(c.n_heads) * max_ctx_) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;
-  uint64_t need = source.weight_bytes + kv + acts;
+  uint64_t need = source.weight_bytes + kv + acts + recurrent_state_bytes();
   uint64_t have = device_.adapter().device_local_bytes;
   if (have && need > have)
     fail_kind(ErrorKind::resources,
@@ -459,7 +459,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     }
     uint32_t kvd = uint32_t(c.kv_dim());
     if (!fold_rope) {
-      dispatch("rope_kv_f32", {{0, c.rot_dim() == c.head_dim ? 0u : uint32_t(c.rot_dim())}},
+      // Partial rotary (Qwen 3.5) through rope_kv's ROT_DIM; full rotary keeps the plain pipeline (and the WGSL twin).
+      std::vector<gpu::SpecConstant> rot;
+      if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
+      dispatch("rope_kv_f32", rot,
                {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
                 {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
                RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
