@@ -372,6 +372,9 @@ void validate_config(const ModelConfig& c, const std::string& label) {
     positive("linear_key_head_dim", c.linear_k_dim);
     positive("linear_value_head_dim", c.linear_v_dim);
     positive("linear_conv_kernel_dim", c.linear_conv);
+    if (2 * int64_t(c.linear_k_heads) * c.linear_k_dim + int64_t(c.linear_v_heads) * c.linear_v_dim > INT32_MAX / 8)
+      fail("{}: linear attention of {} q/k heads of {} and {} v heads of {} is too large", label, c.linear_k_heads,
+           c.linear_k_dim, c.linear_v_heads, c.linear_v_dim);
     if (c.linear_v_heads % c.linear_k_heads)
       fail("{}: linear_num_value_heads {} is not a multiple of linear_num_key_heads {}", label, c.linear_v_heads,
            c.linear_k_heads);

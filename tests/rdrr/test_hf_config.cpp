@@ -315,6 +315,7 @@ TEST(HfConfig, Qwen35) {
   EXPECT_NE(with("linear_num_key_heads", nullptr).find("'linear_num_key_heads'"), std::string::npos);
   EXPECT_NE(with("linear_key_head_dim", 512).find("is not supported (at most 256/256/8)"), std::string::npos);
   EXPECT_NE(with("linear_conv_kernel_dim", 0).find("linear_conv_kernel_dim must be positive"), std::string::npos);
+  EXPECT_NE(with("linear_num_value_heads", 1 << 30).find("is too large"), std::string::npos);
   json odd = qwen35_config();
   odd["rope_parameters"]["partial_rotary_factor"] = 0.3;
   EXPECT_NE(error_of(odd).find("does not give an even rotary width"), std::string::npos) << error_of(odd);
