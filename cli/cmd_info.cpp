@@ -43,7 +43,7 @@ void setup(CLI::App& app) {
     std::vector<std::string> unnamed;
     if (m.config)
       for (const bs::TensorEntry* t : listed)
-        if (t->internal.empty()) unnamed.push_back(t->name);
+        if (t->internal.empty() && !t->unused) unnamed.push_back(t->name);
     if (a->json) {
       nlohmann::ordered_json j;
       j["modelId"] = m.model_id;
@@ -93,6 +93,11 @@ void setup(CLI::App& app) {
                   c.act == bs::Activation::silu ? "silu" : "gelu_tanh", double(c.rope.theta),
                   c.rope.local_theta > 0 ? fmt::format("/local {:.0f}", c.rope.local_theta).c_str() : "",
                   c.rope.scaling == bs::RopeScaling::llama3 ? " llama3" : c.rope.scaling == bs::RopeScaling::linear ? " linear" : "");
+      if (auto linear = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), bs::LayerKind::linear_attention))
+        std::printf("hybrid     %ld Gated DeltaNet layers (q/k heads %d, v heads %d, k %d, v %d, conv %d), %ld attention%s%s\n",
+                    long(linear), c.linear_k_heads, c.linear_v_heads, c.linear_k_dim, c.linear_v_dim, c.linear_conv,
+                    long(c.n_layers - linear), c.attn_output_gate ? " (output-gated)" : "",
+                    c.rotary_dim ? fmt::format(", rotary {} of {}", c.rotary_dim, c.head_dim).c_str() : "");
       std::printf("scales     softmax %.6g, embed %.6g, softcap %g attn / %g logits, norm eps %g\n",
                   double(c.softmax_scale()), double(c.embed_scale), double(c.attn_softcap),
                   double(c.final_softcap), double(c.norm_eps));

@@ -75,6 +75,19 @@ BS_PARAMS(ShortConvParams) { uint rows; uint dim; uint kernel; uint pad0; };
 // get_rows: out[t, :] = table[tokens[t], :] * scale (f16 table), one workgroup per token.
 BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
 
+// --- Qwen 3.5 / 3.6: Gated DeltaNet layers and the gated attention (runtime/model/forward_qwen35.cpp) ---
+// conv_silu: out[t, c] = silu(sum_j w[c, j] x[t - (width-1) + j, c]) for rows t, channels c; the rows before
+// the first come from the conv state [channels, width-1] (zeros when state.pos == 0), which is left holding
+// the last width-1 input rows. width <= 8.
+BS_PARAMS(ConvSiluParams) { uint channels; uint rows; uint width; uint pad0; };
+// delta_rule: the gated delta rule over `rows` tokens, one workgroup per v head, one invocation per state
+// column (local size = v_dim, spec constant 1 = k_dim), then the gated RMSNorm of each head's output.
+// The state [v_heads, k_dim, v_dim] f32 starts from zero when state.pos == 0. q_scale = 1/sqrt(k_dim).
+BS_PARAMS(DeltaRuleParams) { uint rows; uint k_heads; uint v_heads; uint pad0; float eps; float q_scale; uint pad1; uint pad2; };
+// attn_gate_split: qg [n / head_dim, 2, head_dim] -> q, gate [n / head_dim, head_dim];
+// attn_gate_apply: x[i] *= sigmoid(gate[i]) for i < n.
+BS_PARAMS(AttnGateParams) { uint n; uint head_dim; uint pad0; uint pad1; };
+
 // --- weight kernels (matvec_*, matmul_*, embed_*) ---
 // matvec_* and matmul_* take MatvecParams (matmul: batch = M tokens, Y [M, m] (+)= X [M, k] W[m, k]^T).
 // embed: out[t, :] = W[tokens[t] - token_offset, :] * scale for t < n_tokens, rows of dim elements.

@@ -9,6 +9,8 @@
 #include "params.h"
 #include "rope.glsl"
 layout(local_size_x = 64) in;
+// Partial rotary (Qwen 3.5): only the first ROT_DIM dims of a head rotate, the rest pass through; 0 = all.
+layout(constant_id = 0) const uint ROT_DIM = 0;
 layout(push_constant) uniform PC { RopeKvParams p; };
 layout(std430, binding = 0) buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { float k[]; };
@@ -20,7 +22,7 @@ layout(std430, binding = 6) writeonly buffer VC { float16_t vcache[]; };
 
 void main() {
   uint job = gl_WorkGroupID.x, row = gl_WorkGroupID.y;
-  uint half_rot = p.head_dim / 2;
+  uint half_rot = (ROT_DIM == 0u ? p.head_dim : ROT_DIM) / 2u;
   uint kv_dim = p.n_kv_heads * p.head_dim;
   uint pos = state[1] + row;
   if (job < p.n_heads) {
@@ -38,6 +40,8 @@ void main() {
       kcache[dst + i] = float16_t(r.x);
       kcache[dst + i + half_rot] = float16_t(r.y);
     }
+    for (uint i = 2u * half_rot + gl_LocalInvocationID.x; i < p.head_dim; i += gl_WorkGroupSize.x)
+      kcache[dst + i] = float16_t(k[src + i]);
   } else {
     uint h = job - p.n_heads - p.n_kv_heads;
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;

@@ -24,7 +24,14 @@ bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
 bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
 bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
+# LFM2: the gated short conv
 bs_kernel(short_conv_f32 short_conv.comp)
+# Qwen 3.5 / 3.6: Gated DeltaNet (conv, recurrence) and the gated attention output
+bs_kernel(conv_silu_f32 conv_silu.comp)
+bs_kernel(delta_rule_f32 delta_rule.comp)
+bs_kernel(delta_rule_chunk_f32 delta_rule_chunk.comp)
+bs_kernel(attn_gate_split_f32 attn_gate.comp DEFINES GATE_SPLIT)
+bs_kernel(attn_gate_apply_f32 attn_gate.comp DEFINES GATE_APPLY)
 
 # --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
 bs_kernel(matvec_q8_0 matvec_q8_0.comp)

@@ -15,7 +15,7 @@ namespace {
 const char* kActivations[] = {"silu", "gelu_tanh"};
 const char* kScalings[] = {"none", "linear", "llama3"};
 const char* kAttention[] = {"full", "sliding"};
-const char* kKinds[] = {"attention", "linear_attention", "short_conv"};
+const char* kLayerKinds[] = {"attention", "linear_attention", "short_conv"};
 
 template <size_t N>
 int parse_enum(const json& j, const char* (&names)[N], const std::string& label, const char* key) {
@@ -79,11 +79,6 @@ ordered_json config_to_json(const ModelConfig& c) {
   j["sliding_window"] = c.sliding_window;
   auto& lt = j["layer_types"] = ordered_json::array();
   for (auto t : c.layer_types) lt.push_back(kAttention[int(t)]);
-  if (!c.layer_kinds.empty()) {  // hybrids only, so older readers still read plain models
-    auto& lk = j["layer_kinds"] = ordered_json::array();
-    for (auto k : c.layer_kinds) lk.push_back(kKinds[int(k)]);
-  }
-  if (c.conv_kernel > 0) j["conv_kernel"] = c.conv_kernel;  // LFM2
   j["rope"] = {{"theta", c.rope.theta},
                {"local_theta", c.rope.local_theta},
                {"scaling", kScalings[int(c.rope.scaling)]},
@@ -91,6 +86,22 @@ ordered_json config_to_json(const ModelConfig& c) {
                {"low_freq_factor", c.rope.low_freq_factor},
                {"high_freq_factor", c.rope.high_freq_factor},
                {"original_max_position", c.rope.original_max_position}};
+  // Hybrid layers and the LFM2 / Qwen 3.5 fields, written only where a model has them (older manifests
+  // stay as they were, and older readers still read plain models).
+  if (!c.layer_kinds.empty()) {
+    auto& lk = j["layer_kinds"] = ordered_json::array();
+    for (auto k : c.layer_kinds) lk.push_back(kLayerKinds[int(k)]);
+  }
+  if (c.conv_kernel > 0) j["conv_kernel"] = c.conv_kernel;  // LFM2
+  if (c.rotary_dim) j["rotary_dim"] = c.rotary_dim;
+  if (c.attn_output_gate) j["attn_output_gate"] = true;
+  if (c.linear_k_heads) {
+    j["linear_k_heads"] = c.linear_k_heads;
+    j["linear_v_heads"] = c.linear_v_heads;
+    j["linear_k_dim"] = c.linear_k_dim;
+    j["linear_v_dim"] = c.linear_v_dim;
+    j["linear_conv"] = c.linear_conv;
+  }
   j["eos_ids"] = c.eos_ids;
   j["bos_id"] = c.bos_id;
   return j;
@@ -126,11 +137,6 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
   const json& lt = f.at("layer_types");
   if (!lt.is_array()) fail("{}: x-blueshift.config.layer_types must be a list", label);
   for (auto& t : lt) c.layer_types.push_back(AttentionType(parse_enum(t, kAttention, label, "layer_types")));
-  if (j.contains("layer_kinds")) {
-    const json& lk = j["layer_kinds"];
-    if (!lk.is_array()) fail("{}: x-blueshift.config.layer_kinds must be a list", label);
-    for (auto& k : lk) c.layer_kinds.push_back(LayerKind(parse_enum(k, kKinds, label, "layer_kinds")));
-  }
   if (j.contains("conv_kernel")) c.conv_kernel = f.i32("conv_kernel");
   Fields r{f.at("rope"), label};
   if (!r.j.is_object()) fail("{}: x-blueshift.config.rope must be an object", label);
@@ -148,6 +154,20 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
     c.eos_ids.push_back(e.get<int32_t>());
   }
   c.bos_id = f.i32("bos_id");
+  if (j.contains("layer_kinds")) {
+    const json& lk = f.at("layer_kinds");
+    if (!lk.is_array()) fail("{}: x-blueshift.config.layer_kinds must be a list", label);
+    for (auto& k : lk) c.layer_kinds.push_back(LayerKind(parse_enum(k, kLayerKinds, label, "layer_kinds")));
+  }
+  if (j.contains("rotary_dim")) c.rotary_dim = f.i32("rotary_dim");
+  if (j.contains("attn_output_gate")) c.attn_output_gate = f.flag("attn_output_gate");
+  if (j.contains("linear_k_heads")) {
+    c.linear_k_heads = f.i32("linear_k_heads");
+    c.linear_v_heads = f.i32("linear_v_heads");
+    c.linear_k_dim = f.i32("linear_k_dim");
+    c.linear_v_dim = f.i32("linear_v_dim");
+    c.linear_conv = f.i32("linear_conv");
+  }
   validate_config(c, label);
   return c;
 }

@@ -99,10 +99,13 @@ QuantMode parse_quant_mode(const std::string& s) {
 bool promoted_layer(int32_t i, int32_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& internal, size_t rank) {
-  if (rank != 2) return DType::F32;  // vectors, and LFM2's conv kernels [dim, 1, width]: not matrices
+  if (rank != 2) return DType::F32;  // vectors, and the conv kernels of LFM2 and Qwen 3.5 ([channels, 1, width])
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
   if (internal == "embed" || internal == "output") return DType::Q6_K;
+  // Qwen 3.5's a / b projections ([v_heads, dim], a few KB) feed exp / softplus / sigmoid per head: F16, as
+  // DOPPLER keeps them.
+  if (internal.ends_with(".linear_a") || internal.ends_with(".linear_b")) return DType::F16;
   int32_t layer = tensor_layer(internal);
   bool sensitive = internal.ends_with(".attn_v") || internal.ends_with(".ffn_down");
   return sensitive && promoted_layer(layer, c.n_layers) ? DType::Q6_K : DType::Q4_K;

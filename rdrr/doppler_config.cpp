@@ -186,6 +186,7 @@ AttentionType layer_type(Block& b, const std::string& where, size_t i, const jso
   std::string s = t.is_string() ? t.get<std::string>() : "";
   if (s == "full_attention" || s == "global") return AttentionType::full;
   if (s == "sliding_attention" || s == "local") return AttentionType::sliding;
+  if (s == "linear_attention" || s == "conv") return AttentionType::full;  // hybrids: c.layer_kinds says so
   b.unsupported(fmt::format("{}[{}]", where, i), t);
 }
 
@@ -199,14 +200,18 @@ void read_layer_pattern(Block& pat, const json& manifest, ModelConfig& c) {
     if (!lt || !lt->is_array() || lt->size() != n)
       fail("{}: {}.layerTypes: expected a list of numLayers = {} layer types, got {}", pat.label(), pat.where(), n,
            lt ? shown(*lt) : "nothing");
+    // Hybrids: LFM2's short-conv layers ("conv", width from read_conv_kernel) and Qwen 3.5's Gated
+    // DeltaNet ("linear_attention") are kinds of their own; their AttentionType is unused (full).
     for (size_t i = 0; i < n; ++i) {
-      if ((*lt)[i] == "conv") {  // LFM2's short-conv layer (its width: read_conv_kernel)
+      const json& t = (*lt)[i];
+      LayerKind kind = t == "conv" ? LayerKind::short_conv
+                       : t == "linear_attention" ? LayerKind::linear_attention
+                                                 : LayerKind::attention;
+      if (kind != LayerKind::attention) {
         if (c.layer_kinds.empty()) c.layer_kinds.assign(n, LayerKind::attention);
-        c.layer_kinds[i] = LayerKind::short_conv;
-        types.push_back(AttentionType::full);
-        continue;
+        c.layer_kinds[i] = kind;
       }
-      types.push_back(layer_type(pat, "layerTypes", i, (*lt)[i]));
+      types.push_back(layer_type(pat, "layerTypes", i, t));
     }
   } else if (type == "every_n") {
     // Global (full) at layer `offset` and every `period` after it (period 6, offset 5: 5, 11, 17, ...).
@@ -268,9 +273,29 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   if (!(c.rope.theta > 0)) rope.unsupported("ropeTheta", rope.raw("ropeTheta"));
   c.rope.local_theta = float(rope.num("ropeLocalTheta", 0));
   rope.neutral("ropeInterleaved", false, "(adjacent-pair rotary layout)");
-  rope.neutral("mropeInterleaved", false, "(multimodal RoPE)");
-  rope.must_be_null("mropeSection", "(multimodal RoPE)");
-  rope.neutral("partialRotaryFactor", 1, "(partial rotary)");
+  // Partial rotary (Qwen 3.5): the first factor * headDim dims of a head rotate.
+  double partial = rope.num("partialRotaryFactor", 1.0);
+  double rd = partial * c.head_dim;
+  if (!(partial > 0 && partial <= 1) || rd != std::floor(rd) || int64_t(rd) % 2)
+    rope.unsupported("partialRotaryFactor", rope.raw("partialRotaryFactor"), "(needs an even rotary width)");
+  if (partial != 1.0) c.rotary_dim = int32_t(rd);
+  // Multimodal RoPE (Qwen 3.5's vision-language checkpoints): its sections split the rotary pairs among
+  // temporal / height / width positions, which are all the token position for text, so text is plain RoPE
+  // as long as the sections cover the rotary pairs exactly.
+  const json* sec = rope.get("mropeSection");
+  if (sec) {
+    int64_t sum = 0;
+    bool ok = sec->is_array();
+    if (ok)
+      for (auto& v : *sec) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0) ok = false;
+        else sum += v.get<int64_t>();
+      }
+    if (!ok || sum != c.rot_dim() / 2)
+      rope.unsupported("mropeSection", *sec, fmt::format("(sections must sum to the {} rotary pairs)", c.rot_dim() / 2));
+  }
+  if (!sec) rope.neutral("mropeInterleaved", false, "(multimodal RoPE without mropeSection)");
+  rope.ignore({"mropeInterleaved"});
   rope.neutral("ropeLocalPartialRotaryFactor", 1, "(partial rotary)");
   rope.neutral("ropeFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
   rope.neutral("ropeLocalFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
@@ -391,14 +416,21 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   a.neutral("hiddenSizePerLayerInput", 0, "(per-layer inputs)");
   a.ignore({"vocabSizePerLayerInput"});
   a.neutral("numKvSharedLayers", 0, "(KV-shared layers)");
-  for (auto k : {"linearNumKeyHeads", "linearNumValueHeads", "linearKeyHeadDim", "linearValueHeadDim",
-                 "linearConvKernelDim", "linearNormMode"})
-    a.must_be_null(k, "(linear attention)");
+  // Qwen 3.5's Gated DeltaNet layers (validate_config requires them where layerTypes has linear_attention).
+  c.linear_k_heads = a.count("linearNumKeyHeads", 0);
+  c.linear_v_heads = a.count("linearNumValueHeads", 0);
+  c.linear_k_dim = a.count("linearKeyHeadDim", 0);
+  c.linear_v_dim = a.count("linearValueHeadDim", 0);
+  c.linear_conv = a.count("linearConvKernelDim", 0);
+  std::string norm_mode = a.str("linearNormMode", "shared");
+  if (norm_mode != "shared") a.unsupported("linearNormMode", norm_mode, "(one gated-norm vector shared by the heads)");
   a.finish();
 
   att.neutral("causal", true, "(bidirectional attention)");
-  att.neutral("attentionOutputGate", false);
-  att.ignore({"outputGateType"});
+  // Qwen 3.5: attention output times sigmoid(gate), the gate from q_proj's second half per head.
+  c.attn_output_gate = att.flag("attentionOutputGate", false);
+  if (c.attn_output_gate) att.must_be_null("outputGateType", "(sigmoid is the gate blueshift has)");
+  else att.ignore({"outputGateType"});
   att.neutral("valueNorm", false);
   c.qk_norm = att.flag("queryKeyNorm", false);
   att.neutral("queryKeyNormType", "rmsnorm");

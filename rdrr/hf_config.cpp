@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3", "lfm2"};
+  static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3",
+                                                  "lfm2", "qwen3_5_text", "qwen3_5"};
   return kArchs;
 }
 
@@ -90,7 +91,7 @@ Activation parse_activation(const std::string& s, const std::string& label) {
 // One RoPE parameter set: {rope_type|type, rope_theta?, factor, low_freq_factor, ...}.
 // Fills scaling fields of `rope` and returns the theta it names (or `theta` when it has none).
 double apply_rope_params(const json& p, RopeConfig& rope, double theta, const std::string& label,
-                         const std::string& where) {
+                         const std::string& where, double* partial = nullptr) {
   if (!p.is_object()) fail("{}: '{}' must be an object", label, where);
   std::string type = "default";
   if (p.contains("rope_type") && p["rope_type"].is_string()) type = p["rope_type"].get<std::string>();
@@ -101,7 +102,8 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
     return p[k].get<double>();
   };
   theta = num("rope_theta", theta);
-  if (double f = num("partial_rotary_factor", 1.0); f != 1.0)
+  if (double f = num("partial_rotary_factor", partial ? *partial : 1.0); partial) *partial = f;
+  else if (f != 1.0)
     fail("{}: '{}.partial_rotary_factor' is {}; only full rotary embeddings (1.0) are supported", label, where, f);
   if (type == "longrope" || type == "su")
     fail("{}: '{}': rope_type '{}' (Phi-3 long-context RoPE) is not supported yet; the 4k-context "
@@ -127,6 +129,10 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
 
 void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
   double theta = r.num_or("rope_theta", 10000.0);
+  // Qwen 3.5 rotates the first partial_rotary_factor of each head (0.25); the others rotate it all.
+  const bool qwen35 = model_type == "qwen3_5_text";
+  double partial_factor = r.num_or("partial_rotary_factor", 1.0);
+  double* partial = qwen35 ? &partial_factor : nullptr;
   double local = model_type == "gemma3_text" ? r.num_or("rope_local_base_freq", 10000.0) : 0.0;
   const std::string& label = r.label;
   if (const json* p = r.find("rope_parameters")) {
@@ -142,20 +148,27 @@ void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
           fail("{}: rope_parameters.sliding_attention: scaled RoPE on sliding layers is not supported", label);
       }
     } else {
-      theta = apply_rope_params(*p, c.rope, theta, label, "rope_parameters");
+      theta = apply_rope_params(*p, c.rope, theta, label, "rope_parameters", partial);
     }
   } else if (const json* s = r.find("rope_scaling")) {
     apply_rope_params(*s, c.rope, theta, label, "rope_scaling");
   }
-  if (double f = r.num_or("partial_rotary_factor", 1.0); f != 1.0)
+  if (qwen35) {
+    double rd = partial_factor * c.head_dim;
+    if (!(partial_factor > 0 && partial_factor <= 1) || rd != std::floor(rd) || int32_t(rd) % 2)
+      fail("{}: partial_rotary_factor {} does not give an even rotary width of head_dim {}", label, partial_factor,
+           c.head_dim);
+    if (partial_factor != 1.0) c.rotary_dim = int32_t(rd);
+  } else if (double f = r.num_or("partial_rotary_factor", 1.0); f != 1.0) {
     fail("{}: partial_rotary_factor is {}; only full rotary embeddings (1.0) are supported", label, f);
+  }
   if (!(theta > 0)) fail("{}: rope_theta must be positive, got {}", label, theta);
   c.rope.theta = float(theta);
   c.rope.local_theta = float(local);
 }
 
 std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& model_type, int32_t n_layers,
-                                            bool& any_sliding) {
+                                            bool& any_sliding, std::vector<LayerKind>* kinds = nullptr) {
   std::vector<AttentionType> types;
   if (const json* lt = r.find("layer_types")) {
     if (!lt->is_array()) fail("{}: 'layer_types' must be a list", r.label);
@@ -164,10 +177,14 @@ std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& 
       if (s == "full_attention") types.push_back(AttentionType::full);
       else if (s == "sliding_attention") types.push_back(AttentionType::sliding);
       else if (s == "conv" && model_type == "lfm2") types.push_back(AttentionType::full);  // kind: read_lfm2
+      else if (s == "linear_attention" && kinds) types.push_back(AttentionType::full);  // Gated DeltaNet (Qwen 3.5)
       else fail("{}: layer_types: '{}' is not supported (full_attention, sliding_attention)", r.label, s);
     }
     if (types.size() != size_t(n_layers))
       fail("{}: layer_types has {} entries, num_hidden_layers is {}", r.label, types.size(), n_layers);
+    if (kinds)
+      for (auto& t : *lt)
+        kinds->push_back(t == "linear_attention" ? LayerKind::linear_attention : LayerKind::attention);
   } else if (model_type == "lfm2") {
     types.assign(size_t(n_layers), AttentionType::full);  // conv or attention: read_lfm2
   } else if (model_type == "gemma3_text") {
@@ -264,6 +281,7 @@ HfArch hf_arch(const json& config, const std::string& label) {
     fail("{}: model_type '{}' is not supported (supported: {})", label, mt, list);
   }
   if (mt == "gemma3") return {"gemma3_text", true};
+  if (mt == "qwen3_5") return {"qwen3_5_text", true};
   return {mt, false};
 }
 
@@ -273,7 +291,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   static const json kNone = json::object();
   if (arch.multimodal) {
     text = field(config, "text_config");
-    if (!text || !text->is_object()) fail("{}: gemma3 checkpoint without an object 'text_config'", label);
+    if (!text || !text->is_object()) fail("{}: multimodal checkpoint without an object 'text_config'", label);
   }
   const std::string& mt = arch.model_type;
   const bool gemma3 = mt == "gemma3_text", gemma = gemma3 || mt == "gemma2";
@@ -304,7 +322,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
   }
   if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
-  c.qk_norm = mt == "qwen3" || gemma3 || mt == "lfm2";  // LFM2: q_layernorm / k_layernorm, RMSNorms
+  c.qk_norm = mt == "qwen3" || gemma3 || mt == "lfm2" || mt == "qwen3_5_text";  // LFM2: q_layernorm / k_layernorm
   if (gemma) {
     c.norm_offset = true;
     c.sandwich_norm = true;
@@ -328,8 +346,19 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     c.final_softcap = cap("final_logit_softcapping");
   }
   read_rope(r, mt, c);
+  if (mt == "qwen3_5_text") {
+    // Qwen 3.5 / 3.6: (1 + w) RMSNorms (zero-centred weights; the gated norm inside the DeltaNet layer is
+    // the exception, plain w), gated full attention, Gated DeltaNet linear-attention layers.
+    c.norm_offset = true;
+    c.attn_output_gate = r.flag_or("attn_output_gate", true);
+    c.linear_k_heads = r.int_("linear_num_key_heads");
+    c.linear_v_heads = r.int_("linear_num_value_heads");
+    c.linear_k_dim = r.int_("linear_key_head_dim");
+    c.linear_v_dim = r.int_("linear_value_head_dim");
+    c.linear_conv = r.int_or("linear_conv_kernel_dim", 4);
+  }
   bool any_sliding = false;
-  c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding);
+  c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding, mt == "qwen3_5_text" ? &c.layer_kinds : nullptr);
   if (any_sliding) c.sliding_window = r.int_("sliding_window");
   if (mt == "lfm2") read_lfm2(r, c);
   // The runtime rotates sliding layers with the unscaled local-base table (Gemma 3's scheme). Where
@@ -377,13 +406,32 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   if (!(c.norm_eps > 0)) fail("{}: norm_eps must be positive, got {}", label, c.norm_eps);
   for (int32_t id : c.eos_ids)
     if (id >= c.vocab) fail("{}: eos id {} is outside the vocabulary ({})", label, id, c.vocab);
-  // LFM2's short-conv layers.
+  // Hybrid layers: LFM2 short convs, Qwen 3.5 Gated DeltaNet.
   if (!c.layer_kinds.empty() && c.layer_kinds.size() != size_t(c.n_layers))
     fail("{}: layer_kinds has {} entries, expected n_layers = {}", label, c.layer_kinds.size(), c.n_layers);
   bool conv = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0;
   // short_conv.comp: the first block of 16 rows alone reads the state of conv_kernel - 1 rows.
   if (conv && (c.conv_kernel < 2 || c.conv_kernel > 17))
     fail("{}: short-conv layers need a conv width (conv_L_cache) in [2, 17], got {}", label, c.conv_kernel);
+  if (c.rotary_dim < 0 || c.rotary_dim > c.head_dim || c.rotary_dim % 2)
+    fail("{}: rotary_dim {} must be even and within head_dim {}", label, c.rotary_dim, c.head_dim);
+  if (std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention)) {
+    positive("linear_num_key_heads", c.linear_k_heads);
+    positive("linear_num_value_heads", c.linear_v_heads);
+    positive("linear_key_head_dim", c.linear_k_dim);
+    positive("linear_value_head_dim", c.linear_v_dim);
+    positive("linear_conv_kernel_dim", c.linear_conv);
+    if (2 * int64_t(c.linear_k_heads) * c.linear_k_dim + int64_t(c.linear_v_heads) * c.linear_v_dim > INT32_MAX / 8)
+      fail("{}: linear attention of {} q/k heads of {} and {} v heads of {} is too large", label, c.linear_k_heads,
+           c.linear_k_dim, c.linear_v_heads, c.linear_v_dim);
+    if (c.linear_v_heads % c.linear_k_heads)
+      fail("{}: linear_num_value_heads {} is not a multiple of linear_num_key_heads {}", label, c.linear_v_heads,
+           c.linear_k_heads);
+    // The recurrence kernels keep a state column per invocation and a head's k in shared memory.
+    if (c.linear_k_dim > 256 || c.linear_v_dim > 256 || c.linear_conv > 8)
+      fail("{}: linear attention with key/value head dims {}/{} and conv {} is not supported (at most 256/256/8)",
+           label, c.linear_k_dim, c.linear_v_dim, c.linear_conv);
+  }
 }
 
 json read_json_file(const fs::path& path) {

@@ -406,11 +406,17 @@ Manifest parse_manifest_json(const json& j, const std::string& label) {
   // DOPPLER manifests have no internal names: derive them from the HF names, by the config's flags
   // (DOPPLER's modelType is "transformer", "gemma4", ..., not HF's model_type).
   if (m.config) {
+    // A tied model that stores its head anyway (DOPPLER's Qwen 3.5: a Q4_K lm_head beside the F16 embedding)
+    // runs the stored head, as DOPPLER does.
+    if (m.config->tied_embeddings)
+      for (auto& t : m.tensors)
+        if (t.name.ends_with("lm_head.weight") && t.shape.size() == 2) m.config->tied_embeddings = false;
     TensorNames map(*m.config);
     for (auto& t : m.tensors)
       if (t.internal.empty()) {
         auto r = map.to_internal(t.name);
         if (r.kind == TensorNames::Kind::mapped) t.internal = r.internal;
+        t.unused = r.kind == TensorNames::Kind::skipped;
       }
   }
   return m;

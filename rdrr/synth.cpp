@@ -86,6 +86,12 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
       it.mean = 0.0f;
       it.stddev = wstd;
     }
+    // Qwen 3.5's DeltaNet: the gated norm scales by plain w; a conv wide enough to matter; decay rates
+    // exp(A_log) spread around 1, as trained checkpoints have them.
+    if (internal.ends_with(".linear_norm")) it.mean = 1.0f;
+    if (internal.ends_with(".linear_conv")) it.stddev = 0.3f;
+    if (internal.ends_with(".linear_a_log")) it.stddev = 0.7f;
+    if (internal.ends_with(".linear_dt_bias")) it.stddev = 1.0f;
     it.key = synth_mix(opt.seed ^ synth_mix(++index));
     it.elems = 1;
     for (auto d : it.shape) it.elems *= uint64_t(d);

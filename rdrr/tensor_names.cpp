@@ -14,7 +14,7 @@ namespace {
 // `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in
 // Gemma 2/3. q/k norms and q/k/v biases exist only where the config has them; Phi-3 fuses q/k/v and
 // gate/up into one matrix each, which the converter splits by rows (fused_parts).
-enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused };
+enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused, linear };
 
 struct NameRow {
   const char* hf;        // after the text-model prefix; "{}" is the layer index
@@ -44,6 +44,16 @@ constexpr NameRow kNames[] = {
     {"layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down", Only::any},
     {"layers.{}.self_attn.qkv_proj.weight", "blk.{}.attn_qkv", Only::fused},
     {"layers.{}.mlp.gate_up_proj.weight", "blk.{}.ffn_gate_up", Only::fused},
+    // Qwen 3.5 / 3.6 Gated DeltaNet layers (Qwen3_5GatedDeltaNet)
+    {"layers.{}.linear_attn.in_proj_qkv.weight", "blk.{}.linear_qkv", Only::linear},
+    {"layers.{}.linear_attn.in_proj_z.weight", "blk.{}.linear_z", Only::linear},
+    {"layers.{}.linear_attn.in_proj_b.weight", "blk.{}.linear_b", Only::linear},
+    {"layers.{}.linear_attn.in_proj_a.weight", "blk.{}.linear_a", Only::linear},
+    {"layers.{}.linear_attn.conv1d.weight", "blk.{}.linear_conv", Only::linear},
+    {"layers.{}.linear_attn.A_log", "blk.{}.linear_a_log", Only::linear},
+    {"layers.{}.linear_attn.dt_bias", "blk.{}.linear_dt_bias", Only::linear},
+    {"layers.{}.linear_attn.norm.weight", "blk.{}.linear_norm", Only::linear},
+    {"layers.{}.linear_attn.out_proj.weight", "blk.{}.linear_out", Only::linear},
 };
 // LFM2 (Lfm2ForCausalLM) names every tensor its own way; its table replaces the one above. The final
 // norm is `embedding_norm` (applied after the last layer, before the head, despite its name).
@@ -105,12 +115,13 @@ bool ends_with(std::string_view s, std::string_view p) {
 TensorNames::TensorNames(std::string model_type, bool multimodal)
     : model_type_(std::move(model_type)), multimodal_(multimodal),
       sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2"), fused_(model_type_ == "phi3"),
-      lfm2_(model_type_ == "lfm2") {}
+      lfm2_(model_type_ == "lfm2"), linear_(model_type_ == "qwen3_5_text") {}
 
 TensorNames::TensorNames(const ModelConfig& c)
     : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
       qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings),
-      lfm2_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0) {}
+      lfm2_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0),
+      linear_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention) > 0) {}
 
 bool TensorNames::allowed(int only) const {
   switch (only) {
@@ -119,6 +130,7 @@ bool TensorNames::allowed(int only) const {
     case Only::qk_norm: return qk_norm_;
     case Only::qkv_bias: return qkv_bias_;
     case Only::fused: return fused_;
+    case Only::linear: return linear_;
     default: return true;
   }
 }
@@ -134,13 +146,16 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
     for (auto head : {kLmHead, "language_model.lm_head.weight", "model.language_model.lm_head.weight"})
       if (hf == head) return lm_head_ ? Result{Kind::mapped, "output"} : Result{Kind::unknown, {}};
   } else if (multimodal_) {
-    for (auto p : {"vision_tower.", "model.vision_tower.", "multi_modal_projector.", "model.multi_modal_projector."})
+    for (auto p : {"vision_tower.", "model.vision_tower.", "multi_modal_projector.", "model.multi_modal_projector.",
+                   "model.visual.", "mtp."})  // Qwen 3.5: its vision tower and multi-token-prediction head
       if (starts_with(hf, p)) return {Kind::skipped, {}};
     if (hf == kLmHead || hf == "language_model.lm_head.weight") return {Kind::mapped, "output"};
   } else if (hf == kLmHead) {
     return {Kind::mapped, "output"};
   }
   if (ends_with(hf, ".rotary_emb.inv_freq")) return {Kind::skipped, {}};
+  // Qwen 3.5 checkpoints (DOPPLER keeps them whole): the vision tower and the multi-token-prediction head.
+  if (any_prefix_ && linear_ && (starts_with(hf, "model.visual.") || starts_with(hf, "mtp."))) return {Kind::skipped, {}};
   std::string_view rest;
   bool found = false;
   auto prefixes = any_prefix_   ? std::span<const std::string_view>(kAny)
@@ -192,6 +207,12 @@ std::vector<std::string> expected_tensors(const ModelConfig& c) {
       for (auto n : {"conv_in", "conv_kernel", "conv_out", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
       continue;
     }
+    if (c.kind(l) == LayerKind::linear_attention) {  // Qwen 3.5: the Gated DeltaNet block, then the FFN
+      for (auto n : {"linear_qkv", "linear_z", "linear_b", "linear_a", "linear_conv", "linear_a_log", "linear_dt_bias",
+                     "linear_norm", "linear_out", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
+        v.push_back(b + n);
+      continue;
+    }
     for (auto n : {"attn_q", "attn_k", "attn_v"}) v.push_back(b + n);
     if (c.qkv_bias)
       for (auto n : {"attn_q_bias", "attn_k_bias", "attn_v_bias"}) v.push_back(b + n);
@@ -218,14 +239,18 @@ std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view inter
   if (tensor_layer(internal) < 0) fail("unknown internal tensor '{}'", internal);
   std::string_view n = internal.substr(internal.find('.', 4) + 1);
   const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
+  const int64_t lqkv = c.linear_qkv_dim(), lout = c.linear_out_dim(), lh = c.linear_v_heads;
   struct Row { std::string_view name; std::vector<int64_t> shape; };
   const Row rows[] = {
-      {"attn_norm", {dim}},      {"attn_q", {q, dim}},       {"attn_k", {kv, dim}},       {"attn_v", {kv, dim}},
+      {"attn_norm", {dim}},      {"attn_q", {c.attn_output_gate ? 2 * q : q, dim}},       {"attn_k", {kv, dim}},       {"attn_v", {kv, dim}},
       {"attn_q_bias", {q}},      {"attn_k_bias", {kv}},      {"attn_v_bias", {kv}},       {"attn_q_norm", {c.head_dim}},
       {"attn_k_norm", {c.head_dim}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
       {"ffn_gate", {ffn, dim}},  {"ffn_up", {ffn, dim}},     {"ffn_down", {dim, ffn}},    {"ffn_post_norm", {dim}},
       {"attn_qkv", {q + 2 * kv, dim}}, {"ffn_gate_up", {2 * ffn, dim}},
       {"conv_in", {3 * dim, dim}}, {"conv_kernel", {dim, 1, c.conv_kernel}}, {"conv_out", {dim, dim}},
+      {"linear_qkv", {lqkv, dim}}, {"linear_z", {lout, dim}}, {"linear_b", {lh, dim}}, {"linear_a", {lh, dim}},
+      {"linear_conv", {lqkv, 1, c.linear_conv}}, {"linear_a_log", {lh}}, {"linear_dt_bias", {lh}},
+      {"linear_norm", {c.linear_v_dim}}, {"linear_out", {dim, lout}},
   };
   for (auto& r : rows)
     if (r.name == n) return r.shape;

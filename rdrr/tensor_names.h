@@ -41,7 +41,8 @@ class TensorNames {
   bool sandwich_ = false;
   bool qk_norm_ = true, qkv_bias_ = true, lm_head_ = true;
   bool fused_ = false;  // Phi-3's qkv_proj and gate_up_proj
-  bool lfm2_ = false;   // LFM2's names (operator_norm, conv.*, feed_forward.w1/w2/w3, ...)
+  bool lfm2_ = false;    // LFM2's names (operator_norm, conv.*, feed_forward.w1/w2/w3, ...)
+  bool linear_ = false;  // Qwen 3.5's Gated DeltaNet layers
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them

@@ -56,6 +56,17 @@ struct ModelConfig {
   // --- LFM2 (short-conv hybrid: layer_kinds short_conv) ---
   int32_t conv_kernel = 0;          // width of the causal depthwise conv (HF conv_L_cache); its rolling
                                     // state keeps the last conv_kernel - 1 inputs of each conv layer
+  // --- Qwen 3.5 / 3.6 (Gated DeltaNet hybrid) ---
+  int32_t rotary_dim = 0;           // partial rotary: the first rotary_dim dims of a head rotate; 0 = head_dim
+  bool attn_output_gate = false;    // attn_q is [n_heads, 2, head_dim] rows (q, gate); out *= sigmoid(gate)
+  int32_t linear_k_heads = 0;       // linear_attention layers: q/k heads (repeated onto v heads)
+  int32_t linear_v_heads = 0;       //   v heads: the recurrent state is [linear_v_heads, k_dim, v_dim] f32
+  int32_t linear_k_dim = 0;         //   per-head q/k width
+  int32_t linear_v_dim = 0;         //   per-head v width
+  int32_t linear_conv = 0;          //   causal depthwise conv width over the qkv projection (4)
+  int32_t linear_qkv_dim() const { return 2 * linear_k_heads * linear_k_dim + linear_v_heads * linear_v_dim; }
+  int32_t linear_out_dim() const { return linear_v_heads * linear_v_dim; }
+  int32_t rot_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
 
   std::vector<int32_t> eos_ids;     // generation stops on any of these
   int32_t bos_id = -1;
@@ -82,6 +93,11 @@ inline float ModelConfig::softmax_scale() const {
 // Short-conv layers (LFM2) have attn_norm (HF operator_norm) and, in place of attention:
 //   blk.N.conv_in [3*dim, dim] (rows B | C | x)   blk.N.conv_kernel [dim, 1, conv_kernel] (F32)
 //   blk.N.conv_out [dim, dim]
+// Gated DeltaNet layers (kind linear_attention) have, instead of attn_q/k/v/out:
+//   blk.N.linear_qkv [linear_qkv_dim, dim]  blk.N.linear_z [linear_out_dim, dim]
+//   blk.N.linear_b / linear_a [linear_v_heads, dim]   blk.N.linear_conv [linear_qkv_dim, 1, linear_conv] (F32)
+//   blk.N.linear_a_log / linear_dt_bias [linear_v_heads]   blk.N.linear_norm [linear_v_dim] (plain w, no offset)
+//   blk.N.linear_out [dim, linear_out_dim]
 // The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
 
 }  // namespace bs

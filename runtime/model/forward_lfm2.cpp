@@ -36,26 +36,24 @@ void Model::bind_short_conv(int32_t l) {
   device_.queue().writeBuffer(conv_state_[size_t(l)], 0, zeros.data(), zeros.size() * 4);
 }
 
-uint64_t Model::state_bytes() const {
-  uint64_t bytes = 0;
-  for (const auto& s : conv_state_) bytes += s ? s.size() : 0;
-  return bytes;
-}
-
-void Model::record_short_conv(const LayerOps& ops, int32_t l) {
+void Model::record_short_conv(int32_t l, uint32_t M, bool fold_norm, const LayerRecorder& r) {
   const auto& c = cfg_;
   auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
-  const uint32_t M = ops.rows, dim = uint32_t(c.dim);
+  const uint32_t dim = uint32_t(c.dim);
   // B | C | x = in_proj(operator_norm(x)) per row.
-  ops.normed(W("attn_norm"), W("conv_in"), conv_bcx_);
+  if (fold_norm) {
+    r.normed_matvec(W("attn_norm"), W("conv_in"), conv_bcx_);
+  } else {
+    r.rms(x_, 0, W("attn_norm"), xn_, 0, dim, M, false);
+    r.matmul(W("conv_in"), xn_, 0, conv_bcx_, M, false);
+  }
   // y = C * conv(B * x) into tmp_, the state advanced (state.pos == 0: a new sequence, zeros before it).
-  ops.short_conv("short_conv_f32",
-                 {{0, &conv_bcx_, 0, uint64_t(M) * 3 * dim * 4}, {1, &W("conv_kernel").buffer},
-                  {2, &conv_state_[size_t(l)]}, {3, &state_}, {4, &tmp_, 0, uint64_t(M) * dim * 4}},
-                 kparams::ShortConvParams{M, dim, uint32_t(c.conv_kernel), 0}, (dim + 63) / 64, (M + 15) / 16,
-                 "short_conv");
+  r.run("short_conv_f32", {},
+        {{0, &conv_bcx_, 0, uint64_t(M) * 3 * dim * 4}, {1, &W("conv_kernel").buffer}, {2, &conv_state_[size_t(l)]},
+         {3, &state_}, {4, &tmp_, 0, uint64_t(M) * dim * 4}},
+        kparams::ShortConvParams{M, dim, uint32_t(c.conv_kernel), 0}, (dim + 63) / 64, (M + 15) / 16, "short_conv");
   // x += out_proj(y)
-  ops.matmul(W("conv_out"), tmp_, x_, true);
+  r.matmul(W("conv_out"), tmp_, 0, x_, M, true);
 }
 
 }  // namespace bs::model

@@ -120,7 +120,14 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     }
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
     bind(n("attn_norm"), {c.dim}, false);
-    bind(n("attn_q"), {c.q_dim(), c.dim}, true);
+    if (c.kind(l) == LayerKind::linear_attention) {  // Qwen 3.5's Gated DeltaNet (forward_qwen35.cpp)
+      bind_linear_attention(l);
+      bind(n("ffn_norm"), {c.dim}, false);
+      for (const char* s : {"ffn_gate", "ffn_up"}) bind(n(s), {c.ffn_dim, c.dim}, true);
+      bind(n("ffn_down"), {c.dim, c.ffn_dim}, true);
+      continue;
+    }
+    bind(n("attn_q"), {c.attn_output_gate ? 2 * c.q_dim() : c.q_dim(), c.dim}, true);
     bind(n("attn_k"), {c.kv_dim(), c.dim}, true);
     bind(n("attn_v"), {c.kv_dim(), c.dim}, true);
     bind(n("attn_out"), {c.dim, c.q_dim()}, true);
@@ -171,13 +178,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
+  alloc_linear_attention();
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    if (c.kind(l) != LayerKind::attention) {  // no KV cache: these layers keep a state of their own
-      kcache_.emplace_back();
-      vcache_.emplace_back();
-      continue;
-    }
-    uint64_t bytes = uint64_t(max_ctx_) * c.kv_dim() * 2;
+    uint64_t bytes = c.kind(l) == LayerKind::attention ? uint64_t(max_ctx_) * c.kv_dim() * 2 : 16;
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
@@ -193,11 +196,30 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
 }
 
-uint64_t Model::kv_bytes() const {
-  uint64_t layers = 0;
-  for (int32_t l = 0; l < cfg_.n_layers; ++l) layers += cfg_.kind(l) == LayerKind::attention;
-  return layers * 2 * max_ctx_ * cfg_.kv_dim() * 2;
+// Attention layers only: the others keep a fixed-size state instead (layer_state_bytes).
+static uint64_t attention_layers(const ModelConfig& c) {
+  uint64_t n = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l) n += c.kind(l) == LayerKind::attention;
+  return n;
 }
+
+// The per-sequence state of the non-attention layers, f32: LFM2's short convs keep their last
+// conv_kernel - 1 inputs; Qwen 3.5's Gated DeltaNet layers a conv state over the qkv projection and a
+// recurrent state [v_heads, k_dim, v_dim].
+static uint64_t layer_state_bytes(const ModelConfig& c) {
+  uint64_t floats = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (c.kind(l) == LayerKind::short_conv) floats += uint64_t(c.conv_kernel - 1) * c.dim;
+    if (c.kind(l) == LayerKind::linear_attention)
+      floats += uint64_t(c.linear_qkv_dim()) * uint64_t(c.linear_conv - 1) +
+                uint64_t(c.linear_v_heads) * c.linear_k_dim * c.linear_v_dim;
+  }
+  return floats * 4;
+}
+
+uint64_t Model::kv_bytes() const { return attention_layers(cfg_) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
+
+uint64_t Model::state_bytes() const { return layer_state_bytes(cfg_); }
 
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
@@ -205,7 +227,7 @@ void Model::check_fits(const ModelSource& source) const {
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
                                          uint64_t(c.n_heads) * max_ctx_) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;
-  uint64_t need = source.weight_bytes + kv + acts;
+  uint64_t need = source.weight_bytes + kv + acts + state_bytes();
   uint64_t have = device_.adapter().device_local_bytes;
   if (have && need > have)
     fail_kind(ErrorKind::resources,
@@ -365,6 +387,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec_gated", wg_));
   };
 
+  // The same helpers for the per-family layer recorders (forward_<family>.cpp).
+  LayerRecorder recorder{
+      [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
+          const void* params, uint32_t params_size, uint32_t gx, uint32_t gy, const std::string& label) {
+        const auto& p = kernels_.get(kernel, spec);
+        rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
+        pass.setPipeline(p);
+        pass.setBindGroup(0, rec.groups.back());
+        pass.setPushConstants(params, params_size);
+        if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
+        else pass.dispatchWorkgroups(gx, gy);
+        if (prof) prof->mark(enc, label);
+      },
+      matmul, rms, normed_matvec};
+
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
@@ -373,12 +410,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
-    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "conv_in"})
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "conv_in", "linear_qkv", "linear_z",
+                          "linear_a", "linear_b"})
       if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))  // absent: not this layer's kind
         fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", w->dtype) + "_norm");
   // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
   // bias sits between the projection and the rotation.
-  bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0;
+  bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0 && c.rot_dim() == c.head_dim &&
+                   !c.attn_output_gate && c.layer_kinds.empty();
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
       if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))
@@ -404,99 +443,106 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
              EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
 
-  // Lent to the recorders of non-attention layers (forward_<family>.cpp).
-  LayerOps ops{M,
-               [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
-                 if (fold_norm) return normed_matvec(norm, w, y);
-                 rms(x_, 0, norm, xn_, 0, c.dim, M, false);
-                 matmul(w, xn_, 0, y, M, false);
-               },
-               [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) { matmul(w, x, 0, y, M, accumulate); },
-               [&](const std::string& kernel, std::vector<BindGroupEntry> e, const ShortConvParams& p, uint32_t gx,
-                   uint32_t gy, const std::string& label) { dispatch(kernel, {}, std::move(e), p, gx, gy, label); }};
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
+    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
     if (c.kind(l) == LayerKind::short_conv) {
-      record_short_conv(ops, l);
+      record_short_conv(l, M, fold_norm, recorder);
+    } else if (c.kind(l) == LayerKind::linear_attention) {
+      record_linear_attention(l, M, fold_norm, recorder);
     } else {
-      bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
-
-      auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-      if (fold_rope) {
-        // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
-        const Weight& norm = W("attn_norm");
-        for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
-          const Weight& w = W(name);
-          uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-          std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
-          if (suffix[1] != 'v') e.push_back({5, &freq});
-          if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
-          else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
-          const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
-          dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
-                   MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
-                   (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
-        }
-      } else if (fold_norm) {
-        for (auto [name, buf] : {std::pair{"attn_q", &q_}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
-          normed_matvec(W("attn_norm"), W(name), *buf);
-      } else {
-        rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
-        matmul(W("attn_q"), xn_, 0, q_, M, false);
-        matmul(W("attn_k"), xn_, 0, k_, M, false);
-        matmul(W("attn_v"), xn_, 0, v_, M, false);
+    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+    // Qwen 3.5's gated attention: q_proj writes q and gate per head into attn_qg_, split below.
+    gpu::Buffer& q_out = c.attn_output_gate ? attn_qg_ : q_;
+    if (fold_rope) {
+      // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
+      const Weight& norm = W("attn_norm");
+      for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
+        const Weight& w = W(name);
+        uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+        std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
+        if (suffix[1] != 'v') e.push_back({5, &freq});
+        if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
+        else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
+        const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
+        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
+                 MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
+                 (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
       }
-      if (c.qkv_bias) {
-        for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
-                                    std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
-          dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
-                   BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
-      }
-      if (c.qk_norm) {
-        rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
-        rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
-      }
-      uint32_t kvd = uint32_t(c.kv_dim());
-      if (!fold_rope) {
-        dispatch("rope_kv_f32", {},
-                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
-                  {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
-                 RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
-                 uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
-      }
-      if (split_attention) {
-        dispatch("attention_split_f16kv", {},
-                 {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
-                  {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
-                 AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
-                                      sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
-                 c.n_heads, attn_splits_, "attention");
-      } else if (tiled_attention) {
-        // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
-        dispatch("attention_tiled_f16kv", {},
-                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                  {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
-                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                                 sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
-                 c.n_heads, (M + 15) / 16, "attention");
-      } else {
-        if (!scores_)
-          scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
-                                          "attention scores"});
-        dispatch("attention_f16kv", {},
-                 {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                  {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
-                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                                 sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
-                 c.n_heads, M, "attention");
-      }
-      if (c.sandwich_norm) {
-        matmul(W("attn_out"), att_, 0, tmp_, M, false);
-        rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
-      } else {
-        matmul(W("attn_out"), att_, 0, x_, M, true);
-      }
+    } else if (fold_norm) {
+      for (auto [name, buf] : {std::pair{"attn_q", &q_out}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
+        normed_matvec(W("attn_norm"), W(name), *buf);
+    } else {
+      rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+      matmul(W("attn_q"), xn_, 0, q_out, M, false);
+      matmul(W("attn_k"), xn_, 0, k_, M, false);
+      matmul(W("attn_v"), xn_, 0, v_, M, false);
     }
+    if (c.attn_output_gate) {
+      uint32_t n = M * uint32_t(c.q_dim());
+      dispatch("attn_gate_split_f32", {},
+               {{0, &attn_qg_, 0, uint64_t(n) * 8}, {1, &q_, 0, uint64_t(n) * 4}, {2, &attn_gate_, 0, uint64_t(n) * 4}},
+               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
+    }
+    if (c.qkv_bias) {
+      for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
+                                  std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
+        dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
+                 BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
+    }
+    if (c.qk_norm) {
+      rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
+      rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
+    }
+    uint32_t kvd = uint32_t(c.kv_dim());
+    if (!fold_rope) {
+      // Partial rotary (Qwen 3.5) through rope_kv's ROT_DIM; full rotary keeps the plain pipeline (and the WGSL twin).
+      std::vector<gpu::SpecConstant> rot;
+      if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
+      dispatch("rope_kv_f32", rot,
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
+                {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
+               RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
+               uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+    }
+    if (split_attention) {
+      dispatch("attention_split_f16kv", {},
+               {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
+                {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
+               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
+                                    sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
+               c.n_heads, attn_splits_, "attention");
+    } else if (tiled_attention) {
+      // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
+      dispatch("attention_tiled_f16kv", {},
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+               c.n_heads, (M + 15) / 16, "attention");
+    } else {
+      if (!scores_)
+        scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
+                                        "attention scores"});
+      dispatch("attention_f16kv", {},
+               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
+                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
+                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+               c.n_heads, M, "attention");
+    }
+    if (c.attn_output_gate) {
+      uint32_t n = M * uint32_t(c.q_dim());
+      dispatch("attn_gate_apply_f32", {}, {{0, &att_, 0, uint64_t(n) * 4}, {1, &attn_gate_, 0, uint64_t(n) * 4}},
+               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
+    }
+    if (c.sandwich_norm) {
+      matmul(W("attn_out"), att_, 0, tmp_, M, false);
+      rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
+    } else {
+      matmul(W("attn_out"), att_, 0, x_, M, true);
+    }
+    }  // attention layer
 
     if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);

@@ -17,10 +17,6 @@
 #include "runtime/gpu/kernel_cache.h"
 #include "runtime/model/source.h"
 
-namespace bs::kparams {
-struct ShortConvParams;
-}
-
 namespace bs::model {
 
 struct ModelOptions {
@@ -53,17 +49,22 @@ struct IndirectTable {
   uint32_t add(uint32_t x, uint32_t y, uint32_t z);  // returns the dispatch's index
 };
 
-// What record_forward lends a layer recorder of a hybrid family (forward_<family>.cpp), for one forward
-// of `rows` rows: its weight ops over x_ and its dispatch (typed per kernel: dispatch is a template).
-struct LayerOps {
-  uint32_t rows;
-  // y = W rmsnorm(x_) per row: one norm-folded matvec in decode, rms_norm into xn_ + matmul in prefill.
-  std::function<void(const Weight& norm, const Weight& w, gpu::Buffer& y)> normed;
-  // y (+)= x W^T per row.
-  std::function<void(const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate)> matmul;
-  std::function<void(const std::string& kernel, std::vector<gpu::BindGroupEntry> entries,
-                     const kparams::ShortConvParams& params, uint32_t gx, uint32_t gy, const std::string& label)>
-      short_conv;  // LFM2
+// record_forward's dispatch helpers, handed to the per-family layer recorders (forward_<family>.cpp).
+struct LayerRecorder {
+  // One dispatch: kernel, spec constants, bindings, push constants (bytes), workgroups x / y, profile label.
+  std::function<void(const std::string&, std::vector<gpu::SpecConstant>, std::vector<gpu::BindGroupEntry>, const void*,
+                     uint32_t, uint32_t, uint32_t, const std::string&)> dispatch;
+  // y[rows, m] (+)= x[rows, k] W^T from element offset x_off (matvec for one row, matmul for more).
+  std::function<void(const Weight&, gpu::Buffer&, uint64_t, gpu::Buffer&, uint32_t, bool)> matmul;
+  // y = rmsnorm(x) over rows of n, (1 + w) where the model says so.
+  std::function<void(gpu::Buffer&, uint64_t, const Weight&, gpu::Buffer&, uint64_t, uint32_t, uint32_t, bool)> rms;
+  // Decode: y = W rmsnorm(x_) in one dispatch.
+  std::function<void(const Weight&, const Weight&, gpu::Buffer&)> normed_matvec;
+  template <class P>
+  void run(const std::string& k, std::vector<gpu::SpecConstant> s, std::vector<gpu::BindGroupEntry> e, const P& p,
+           uint32_t gx, uint32_t gy, const std::string& label) const {
+    dispatch(k, std::move(s), std::move(e), &p, uint32_t(sizeof(P)), gx, gy, label);
+  }
 };
 
 class Model {
@@ -100,8 +101,10 @@ class Model {
   std::vector<float> last_normed();
   // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
   std::vector<float> weight_row(const std::string& name, int64_t row);
-  uint64_t kv_bytes() const;     // attention layers' KV caches
-  uint64_t state_bytes() const;  // per-sequence state a decode step reads besides the KV cache (LFM2's conv state)
+  uint64_t kv_bytes() const;  // attention layers' KV caches
+  // The fixed-size per-sequence state of the other layers (f32), which each decode step reads and writes in
+  // full: LFM2's conv state, Qwen 3.5's conv + recurrent state (layer_state_bytes in model.cpp).
+  uint64_t state_bytes() const;
   const Weight* find(const std::string& name) const;
 
  private:
@@ -113,7 +116,13 @@ class Model {
   void check_fits(const ModelSource& source) const;
   // LFM2's short-conv layers (forward_lfm2.cpp): their weights, state, and recording.
   void bind_short_conv(int32_t l);
-  void record_short_conv(const LayerOps& ops, int32_t l);
+  void record_short_conv(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
+
+  // --- Qwen 3.5 / 3.6 (forward_qwen35.cpp) ---
+  void bind_linear_attention(int32_t l) const;  // a Gated DeltaNet layer's weights
+  void alloc_linear_attention();                // its activations and per-layer conv / recurrent state
+  // x_ += the layer's DeltaNet branch for `rows` tokens at state.pos (fold_norm: decode's normed matvecs).
+  void record_linear_attention(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
 
   gpu::Device& device_;
   gpu::KernelCache kernels_;
@@ -129,13 +138,22 @@ class Model {
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
-  std::vector<gpu::Buffer> kcache_, vcache_;  // empty for layers without attention
-  // LFM2: in_proj's output [max_batch, 3 * dim] (B | C | x) and per conv layer its rolling state
-  // [conv_kernel - 1, dim] (empty for other layers).
+  std::vector<gpu::Buffer> kcache_, vcache_;  // 16-byte placeholders for layers without attention
+  // LFM2: in_proj's output [max_batch, 3 * dim] (B | C | x); per short-conv layer, conv_state_ is its
+  // rolling state [conv_kernel - 1, dim].
   gpu::Buffer conv_bcx_;
-  std::vector<gpu::Buffer> conv_state_;
+  // Qwen 3.5: the gated attention's q_proj output [B, heads, 2, head_dim] and gate [B, q_dim]; the DeltaNet
+  // layers' projections, conv output and branch output; per layer, the conv state [qkv_dim, conv - 1] and
+  // the recurrent state [v_heads, k_dim, v_dim] (f32, updated in place by decode steps).
+  gpu::Buffer attn_qg_, attn_gate_;
+  gpu::Buffer lin_qkv_, lin_mix_, lin_z_, lin_a_, lin_b_, lin_o_;
+  // Per layer (empty or a placeholder for layers without one).
+  std::vector<gpu::Buffer> conv_state_, rec_state_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
 };
+
+// Tokens per chunk of the chunked delta-rule kernel for a q/k head width and a shared-memory size (0: none fits).
+uint32_t delta_chunk(int32_t k_dim, uint32_t max_shared);
 
 // The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.
 std::string weight_kernel(const char* op, DType t);

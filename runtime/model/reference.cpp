@@ -5,6 +5,7 @@
 #include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "runtime/model/repack.h"
+#include "runtime/model/reference_qwen35.h"
 
 namespace bs::model {
 
@@ -65,10 +66,11 @@ void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
 }  // namespace
 
 std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled) {
-  std::vector<double> f(c.head_dim / 2);
+  const int rot = c.rot_dim();  // partial rotary (Qwen 3.5): frequencies over the rotated width only
+  std::vector<double> f(rot / 2);
   const auto& r = c.rope;
-  for (int i = 0; i < c.head_dim / 2; ++i) {
-    double inv = 1.0 / std::pow(theta, double(2 * i) / c.head_dim);
+  for (int i = 0; i < rot / 2; ++i) {
+    double inv = 1.0 / std::pow(theta, double(2 * i) / rot);
     if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
     if (scaled && r.scaling == RopeScaling::llama3) {
       double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
@@ -113,6 +115,9 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
     if (c.sandwich_norm) rmsnorm(tmp.data(), W("ffn_post_norm").data(), D, c.norm_eps, off, tmp.data());
     for (int i = 0; i < D; ++i) xt[i] += tmp[i];
   };
+  // Qwen 3.5: q_proj rows are [head, (q | gate), head_dim]; the gate scales the attention output.
+  std::vector<double> qg(c.attn_output_gate ? size_t(2) * H * hd : 0), gate(c.attn_output_gate ? size_t(n) * H * hd : 0);
+  std::vector<double> xns, lin;  // linear-attention layers: normed rows in, branch rows out
   for (int l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
     if (c.kind(l) == LayerKind::short_conv) {  // LFM2 (reference_lfm2.cpp), then the FFN
@@ -122,12 +127,27 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
     }
     bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
     const auto& f = sliding ? fl : fg;
-    for (int t = 0; t < n; ++t) {
+    const bool linear = c.kind(l) == LayerKind::linear_attention;
+    if (linear) {
+      xns.resize(size_t(n) * D);
+      for (int t = 0; t < n; ++t) rmsnorm(&x[size_t(t) * D], W("attn_norm").data(), D, c.norm_eps, off, &xns[size_t(t) * D]);
+      deltanet_layer_reference(c, [&](const char* s) -> const std::vector<double>& { return W(s); }, xns, n, lin);
+    }
+    for (int t = 0; t < n && !linear; ++t) {
       rmsnorm(&x[size_t(t) * D], W("attn_norm").data(), D, c.norm_eps, off, xn.data());
       double* qt = &q[size_t(t) * H * hd];
       double* kt = &k[size_t(t) * KV * hd];
       double* vt = &v[size_t(t) * KV * hd];
-      matvec(W("attn_q"), xn.data(), H * hd, D, qt);
+      if (c.attn_output_gate) {
+        matvec(W("attn_q"), xn.data(), 2 * H * hd, D, qg.data());
+        for (int h = 0; h < H; ++h)
+          for (int d = 0; d < hd; ++d) {
+            qt[h * hd + d] = qg[(2 * h) * hd + d];
+            gate[(size_t(t) * H + h) * hd + d] = qg[(2 * h + 1) * hd + d];
+          }
+      } else {
+        matvec(W("attn_q"), xn.data(), H * hd, D, qt);
+      }
       matvec(W("attn_k"), xn.data(), KV * hd, D, kt);
       matvec(W("attn_v"), xn.data(), KV * hd, D, vt);
       if (c.qkv_bias) {
@@ -136,14 +156,17 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
       }
       for (int h = 0; h < H; ++h) {
         if (c.qk_norm) rmsnorm(qt + h * hd, W("attn_q_norm").data(), hd, c.norm_eps, off, qt + h * hd);
-        rope(qt + h * hd, f, t, hd);
+        rope(qt + h * hd, f, t, c.rot_dim());
       }
       for (int h = 0; h < KV; ++h) {
         if (c.qk_norm) rmsnorm(kt + h * hd, W("attn_k_norm").data(), hd, c.norm_eps, off, kt + h * hd);
-        rope(kt + h * hd, f, t, hd);
+        rope(kt + h * hd, f, t, c.rot_dim());
       }
     }
     for (int t = 0; t < n; ++t) {
+      if (linear) {  // the DeltaNet branch replaces attention; the FFN below is shared
+        std::copy(&lin[size_t(t) * D], &lin[size_t(t) * D] + D, tmp.begin());
+      } else {
       int lo = (sliding && c.sliding_window > 0) ? std::max(0, t + 1 - c.sliding_window) : 0;
       for (int h = 0; h < H; ++h) {
         int kh = h / (H / KV);
@@ -165,8 +188,11 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
           att[h * hd + d] = a / sum;
         }
       }
-      double* xt = &x[size_t(t) * D];
+      if (c.attn_output_gate)
+        for (int i = 0; i < H * hd; ++i) att[i] /= 1 + std::exp(-gate[size_t(t) * H * hd + i]);
       matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
+      }
+      double* xt = &x[size_t(t) * D];
       if (c.sandwich_norm) rmsnorm(tmp.data(), W("attn_post_norm").data(), D, c.norm_eps, off, tmp.data());
       for (int i = 0; i < D; ++i) xt[i] += tmp[i];
       ffn(l, xt);

@@ -19,7 +19,8 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
   if (src.config.eos_ids.empty()) src.config.eos_ids = manifest->eos_ids;
   src.quant = manifest->quantization;
   src.dir = dir;
-  for (auto& t : manifest->tensors) src.weight_bytes += runnable_bytes(t);
+  for (auto& t : manifest->tensors)
+    if (!t.unused) src.weight_bytes += runnable_bytes(t);
   src.for_each_tensor = [manifest, dir](const TensorSink& sink) {
     const std::string label = (dir / "manifest.json").string();
     // A tensor with companions (W4A16) is emitted once it and they have all arrived; until then the
@@ -33,6 +34,7 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
     };
     load_tensors(*manifest, dir, LoadOptions{}, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
       const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);
+      if (owner->unused) return;  // read (and hash-checked) with its shard, never bound
       if (owner->dtype != DType::W4A16) {
         if (t.companion_of.empty()) emit(t, bytes, {});
         return;  // the I4 table's scales: nothing binds that table yet

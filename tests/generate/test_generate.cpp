@@ -48,7 +48,7 @@ const fs::path& demo_model() {
 
 TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   BS_REQUIRE_SHARED();
-  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
+  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny"}) {
     auto dir = shared_dir() / "data" / "models" / name;
     json ref;
     std::ifstream(dir / "ref.json") >> ref;

@@ -89,7 +89,7 @@ TEST_P(SharedModels, MatchesTransformersThroughBothPaths) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, SharedModels, ::testing::Values("llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny",
-                                                            "lfm2-tiny"));
+                                                            "lfm2-tiny", "qwen35-tiny"));
 
 }  // namespace
 }  // namespace bs::testing

@@ -84,6 +84,17 @@ std::vector<SynthCase> cases() {
                      {"layer_types", {"conv", "full_attention", "conv", "conv"}},
                      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
                      {"tie_word_embeddings", true}},
+      // Qwen 3.5: Gated DeltaNet layers (conv state, recurrent state, 4 v heads on 2 q/k heads, k_dim != v_dim)
+      // around a gated full-attention layer with partial rotary; untied head.
+      {"qwen35_deltanet", {{"model_type", "qwen3_5_text"}, {"architectures", {"Qwen3_5ForCausalLM"}}, {"hidden_size", 192},
+                           {"intermediate_size", 320}, {"num_attention_heads", 3}, {"num_key_value_heads", 1},
+                           {"head_dim", 48}, {"num_hidden_layers", 3}, {"vocab_size", 311},
+                           {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-6}, {"hidden_act", "silu"},
+                           {"layer_types", {"linear_attention", "full_attention", "linear_attention"}},
+                           {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4}, {"linear_key_head_dim", 24},
+                           {"linear_value_head_dim", 40}, {"linear_conv_kernel_dim", 4},
+                           {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.25}}},
+                           {"tie_word_embeddings", false}},
        {"q8_0", "q4_k_m"}},
   };
 }

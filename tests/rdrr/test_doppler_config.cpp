@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "rdrr/hf_config.h"
 #include "rdrr/manifest.h"
@@ -201,8 +202,6 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
   };
   const Case cases[] = {
       {"/inference/attention/causal", false, "inference.attention.causal = false is not supported"},
-      {"/inference/attention/attentionOutputGate", true,
-       "inference.attention.attentionOutputGate = true is not supported"},
       {"/inference/attention/valueNorm", true, "inference.attention.valueNorm = true is not supported"},
       {"/inference/attention/queryKeyNormType", "layernorm",
        "inference.attention.queryKeyNormType = \"layernorm\""},
@@ -229,8 +228,8 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
       {"/inference/rope/mropeSection",
        {11, 11, 10},
        "inference.rope.mropeSection = [11,11,10] is not supported"},
-      {"/inference/rope/partialRotaryFactor", 0.25,
-       "inference.rope.partialRotaryFactor = 0.25 is not supported"},
+      {"/inference/rope/partialRotaryFactor", 0.3,
+       "inference.rope.partialRotaryFactor = 0.3 is not supported"},
       {"/inference/rope/ropeFrequencyBaseDim", 512,
        "inference.rope.ropeFrequencyBaseDim = 512 is not supported"},
       {"/inference/rope/ropeLocalScalingType", "linear", "inference.rope.ropeLocalScalingType = \"linear\""},
@@ -259,8 +258,7 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
       {"/architecture/hiddenSizePerLayerInput", 256,
        "architecture.hiddenSizePerLayerInput = 256 is not supported"},
       {"/architecture/numKvSharedLayers", 20, "architecture.numKvSharedLayers = 20 is not supported"},
-      {"/architecture/linearNumKeyHeads", 16, "architecture.linearNumKeyHeads = 16 is not supported"},
-      {"/architecture/linearNormMode", "shared", "architecture.linearNormMode = \"shared\" is not supported"},
+      {"/architecture/linearNormMode", "per_head", "architecture.linearNormMode = \"per_head\" is not supported"},
       {"/moeConfig",
        {{"numExperts", 128}, {"numExpertsPerToken", 8}},
        "moeConfig.numExperts = 128 is not supported"},
@@ -303,9 +301,9 @@ TEST(DopplerConfig, UnsupportedFieldsAreNamedWithTheirValue) {
   j["inference"]["layerPattern"] = {{"type", "custom"},
                                     {"layerTypes",
                                      {"full_attention", "sliding_attention", "sliding_attention",
-                                      "linear_attention", "sliding_attention", "full_attention"}}};
+                                      "mamba", "sliding_attention", "full_attention"}}};
   EXPECT_NE(
-      config_error(j).find("inference.layerPattern.layerTypes[3] = \"linear_attention\" is not supported"),
+      config_error(j).find("inference.layerPattern.layerTypes[3] = \"mamba\" is not supported"),
       std::string::npos)
       << config_error(j);
   j["inference"]["layerPattern"]["layerTypes"].erase(5);
@@ -518,8 +516,6 @@ TEST(DopplerConfig, SharedManifests) {
       {"gemma-4-12b-it-text-q4k-ehf16-af16", "architecture.numGlobalKeyValueHeads = 1 is not supported"},
       {"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", "architecture.globalHeadDim = 512 is not supported"},
       {"google-embeddinggemma-300m-q4k-ehf16-af32", "inference.attention.causal = false is not supported"},
-      {"qwen-3-5-0-8b-q4k-ehaf16",
-       "inference.layerPattern.layerTypes[0] = \"linear_attention\" is not supported"},
   };
   // LFM2.5 1.2B: 10 short-conv layers of width 3 around 6 attention layers; every tensor named.
   {
@@ -547,6 +543,70 @@ TEST(DopplerConfig, SharedManifests) {
   for (auto [name, message] : lacking) {
     std::string err = config_error(read(name));
     EXPECT_NE(err.find(message), std::string::npos) << name << ": " << err;
+  }
+}
+
+// Qwen 3.5 0.8B's blocks (Gated DeltaNet 3 : 1 gated full attention, partial rotary, multimodal RoPE sections)
+// map onto the ModelConfig that a qwen3_5_text config.json of the same sizes gives, field for field except
+// the display name and token ids; a linear layer without its head counts, a per-head gated norm and another
+// output gate are refused by name.
+TEST(DopplerConfig, Qwen35MapsLikeItsHfConfig) {
+  BS_REQUIRE_SHARED();
+  json m = json::parse(read_file(bs::testing::shared_dir() / "data/doppler/qwen-3-5-0-8b-q4k-ehaf16/manifest.json"));
+  ModelConfig c = config_from_doppler(m, "m.json");
+  EXPECT_EQ(c.linear_k_heads, 16);
+  EXPECT_EQ(c.linear_v_heads, 16);
+  EXPECT_EQ(c.linear_k_dim, 128);
+  EXPECT_EQ(c.linear_v_dim, 128);
+  EXPECT_EQ(c.linear_conv, 4);
+  EXPECT_EQ(c.rotary_dim, 64);
+  EXPECT_TRUE(c.attn_output_gate && c.norm_offset && c.qk_norm);
+  ASSERT_EQ(c.layer_kinds.size(), 24u);
+  for (int32_t l = 0; l < 24; ++l)
+    EXPECT_EQ(c.kind(l), l % 4 == 3 ? LayerKind::attention : LayerKind::linear_attention) << l;
+  json layer_types = json::array();
+  for (int32_t l = 0; l < 24; ++l) layer_types.push_back(l % 4 == 3 ? "full_attention" : "linear_attention");
+  json hf_config = {{"model_type", "qwen3_5_text"}, {"hidden_size", 1024}, {"intermediate_size", 3584},
+                    {"num_hidden_layers", 24}, {"num_attention_heads", 8}, {"num_key_value_heads", 2},
+                    {"head_dim", 256}, {"vocab_size", 248320}, {"max_position_embeddings", 262144},
+                    {"rms_norm_eps", 1e-6}, {"hidden_act", "silu"}, {"tie_word_embeddings", true},
+                    {"layer_types", layer_types}, {"linear_num_key_heads", 16}, {"linear_num_value_heads", 16},
+                    {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128}, {"linear_conv_kernel_dim", 4},
+                    {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1e7}, {"partial_rotary_factor", 0.25},
+                                         {"mrope_section", {11, 11, 10}}, {"mrope_interleaved", true}}}};
+  ModelConfig from_hf = config_from_hf(hf_config, nullptr, DType::BF16);
+  EXPECT_FLOAT_EQ(c.softmax_scale(), from_hf.softmax_scale());  // queryPreAttnScalar 256 = head_dim: the default
+  json doppler = config_to_json(c), hf = config_to_json(from_hf);
+  for (auto k : {"arch", "eos_ids", "bos_id", "attn_scale"}) doppler.erase(k), hf.erase(k);
+  EXPECT_EQ(doppler.dump(), hf.dump());
+  // The manifest stores a Q4_K head beside the tied F16 embedding: the reader runs that head; the vision
+  // tower and the MTP head are named unused, everything else maps to the expected shape.
+  auto path = bs::testing::shared_dir() / "data/doppler/qwen-3-5-0-8b-q4k-ehaf16";
+  Manifest man = read_manifest(path);
+  ASSERT_TRUE(man.config.has_value());
+  EXPECT_FALSE(man.config->tied_embeddings);
+  std::set<std::string> got;
+  for (auto& t : man.tensors) {
+    if (t.unused) {
+      EXPECT_TRUE(t.name.starts_with("model.visual.") || t.name.starts_with("mtp.")) << t.name;
+      continue;
+    }
+    ASSERT_FALSE(t.internal.empty()) << t.name;
+    EXPECT_EQ(t.shape, expected_shape(*man.config, t.internal)) << t.name;
+    got.insert(t.internal);
+  }
+  auto want = expected_tensors(*man.config);
+  EXPECT_EQ(got, std::set<std::string>(want.begin(), want.end()));
+
+  for (auto [pointer, value, message] :
+       {std::tuple{"/architecture/linearNumKeyHeads", json(nullptr), "linear_num_key_heads must be positive"},
+        std::tuple{"/architecture/linearNormMode", json("per_head"), "architecture.linearNormMode = \"per_head\""},
+        std::tuple{"/inference/attention/outputGateType", json("swish"),
+                   "inference.attention.outputGateType = \"swish\" is not supported"},
+        std::tuple{"/inference/rope/mropeSection", json({11, 11, 9}), "inference.rope.mropeSection = [11,11,9]"}}) {
+    json j = m;
+    j[json::json_pointer(pointer)] = value;
+    EXPECT_NE(config_error(j).find(message), std::string::npos) << pointer << ": " << config_error(j);
   }
 }
 

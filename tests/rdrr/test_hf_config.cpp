@@ -280,12 +280,58 @@ TEST(HfConfig, RejectsUnsupportedAndInconsistent) {
   EXPECT_NE(error_of(j).find("layer_types"), std::string::npos);
 }
 
+// Qwen 3.5 (qwen3_5_text, or qwen3_5 with a text_config): Gated DeltaNet layer kinds and sizes, partial
+// rotary, the gated q projection, (1 + w) norms; inconsistent DeltaNet sizes fail naming the field.
+static json qwen35_config() {
+  return json::parse(R"({"model_type": "qwen3_5_text", "hidden_size": 256, "intermediate_size": 512,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024,
+    "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "hidden_act": "silu", "tie_word_embeddings": false,
+    "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 32, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+    "linear_value_head_dim": 32, "partial_rotary_factor": 0.25,
+    "rope_parameters": {"partial_rotary_factor": 0.25, "rope_theta": 10000000.0, "rope_type": "default"}})");
+}
+
+TEST(HfConfig, Qwen35) {
+  ModelConfig c = config_from_hf(qwen35_config(), nullptr, DType::BF16);
+  EXPECT_EQ(c.rotary_dim, 16);
+  EXPECT_EQ(c.rot_dim(), 16);
+  EXPECT_TRUE(c.attn_output_gate && c.norm_offset && c.qk_norm && !c.tied_embeddings);
+  EXPECT_EQ(c.linear_qkv_dim(), 256);
+  EXPECT_EQ(c.linear_out_dim(), 128);
+  ASSERT_EQ(c.layer_kinds.size(), 4u);
+  EXPECT_EQ(c.kind(0), LayerKind::linear_attention);
+  EXPECT_EQ(c.kind(3), LayerKind::attention);
+  EXPECT_EQ(c.layer_types[0], AttentionType::full);
+  // The multimodal wrapper: the text model's config in text_config.
+  json mm = {{"model_type", "qwen3_5"}, {"text_config", qwen35_config()}};
+  EXPECT_EQ(config_to_json(config_from_hf(mm, nullptr, DType::BF16)).dump(), config_to_json(c).dump());
+  auto with = [](const char* key, json v) {
+    json j = qwen35_config();
+    j[key] = v;
+    return error_of(j);
+  };
+  EXPECT_NE(with("linear_num_value_heads", 3).find("not a multiple of linear_num_key_heads"), std::string::npos);
+  EXPECT_NE(with("linear_num_key_heads", nullptr).find("'linear_num_key_heads'"), std::string::npos);
+  EXPECT_NE(with("linear_key_head_dim", 512).find("is not supported (at most 256/256/8)"), std::string::npos);
+  EXPECT_NE(with("linear_conv_kernel_dim", 0).find("linear_conv_kernel_dim must be positive"), std::string::npos);
+  EXPECT_NE(with("linear_num_value_heads", 1 << 30).find("is too large"), std::string::npos);
+  json odd = qwen35_config();
+  odd["rope_parameters"]["partial_rotary_factor"] = 0.3;
+  EXPECT_NE(error_of(odd).find("does not give an even rotary width"), std::string::npos) << error_of(odd);
+  // linear_attention is a Qwen 3.5 layer type, not a Llama one.
+  json llama = llama_config();
+  llama["layer_types"] = {"linear_attention", "full_attention"};
+  EXPECT_NE(error_of(llama).find("'linear_attention' is not supported"), std::string::npos) << error_of(llama);
+}
+
 TEST(HfConfig, JsonRoundTrip) {
-  for (const json& j : {llama_config(), gemma_config(), gemma2_config(), phi3_config()}) {
+  for (const json& j : {llama_config(), gemma_config(), gemma2_config(), phi3_config(), qwen35_config()}) {
     ModelConfig a = config_from_hf(j, nullptr, DType::BF16);
     ModelConfig b = config_from_json(json::parse(config_to_json(a).dump()), "m");
     EXPECT_EQ(config_to_json(a).dump(), config_to_json(b).dump());
     EXPECT_EQ(a.layer_types, b.layer_types);
+    EXPECT_EQ(a.layer_kinds, b.layer_kinds);
     EXPECT_EQ(a.embed_scale, b.embed_scale);
   }
   json bad = json::parse(config_to_json(config_from_hf(llama_config(), nullptr, DType::BF16)).dump());
@@ -302,7 +348,7 @@ TEST(HfConfig, SharedConfigs) {
     EXPECT_GT(c.n_layers, 0) << e.path();
     ++n;
   }
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny"}) {
     ModelConfig c = load_hf_config(bs::testing::shared_dir() / "data/models" / m, DType::BF16);
     EXPECT_EQ(c.vocab, 1024);
     ++n;

@@ -110,7 +110,7 @@ TEST(TensorNames, Gemma2SandwichAndPhi3Fused) {
 
 TEST(TensorNames, SharedTinyModelsMapCompletely) {
   BS_REQUIRE_SHARED();
-  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny"}) {
+  for (auto m : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny"}) {
     auto dir = bs::testing::shared_dir() / "data/models" / m;
     ModelConfig c = load_hf_config(dir, DType::BF16);
     Checkpoint ck(dir);
