@@ -66,6 +66,15 @@ BS_PARAMS(BiasParams) { uint n; uint rows; uint pad0; uint pad1; };
 // softcap: x = cap * tanh(x / cap) over n elements.
 BS_PARAMS(SoftcapParams) { uint n; float cap; uint pad0; uint pad1; };
 
+// scale_by: x[i] *= s[0] over n elements (Gemma 4's layer_scalar, a weight of one element).
+BS_PARAMS(ScaleByParams) { uint n; uint pad0; uint pad1; uint pad2; };
+
+// ple_combine (Gemma 4's per-layer inputs): rows of n = ple_dim per (token, layer); ple.comp.
+BS_PARAMS(PleCombineParams) {
+  uint n; uint n_layers; uint stride; float eps;
+  float offset; float proj_scale; float combine_scale; uint pad0;
+};
+
 // get_rows: out[t, :] = table[tokens[t], :] * scale (f16 table), one workgroup per token.
 BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
 

@@ -24,6 +24,9 @@ bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
 bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
 bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
+# Gemma 4: layer_scalar, and the per-layer inputs of its E variants
+bs_kernel(scale_by_f32 elementwise.comp DEFINES SCALE_BY)
+bs_kernel(ple_combine_f32 ple.comp)
 
 # --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
 bs_kernel(matvec_q8_0 matvec_q8_0.comp)
@@ -49,6 +52,7 @@ bs_kernel(embed_f16 embed.comp DEFINES W_F16)
 bs_kernel(embed_q8_0 embed.comp DEFINES W_Q8_0)
 bs_kernel(embed_q4k embed.comp DEFINES W_Q4K)
 bs_kernel(embed_q6k embed.comp DEFINES W_Q6K)
+bs_kernel(embed_i4 embed.comp DEFINES W_I4)  # DOPPLER's int4 per-layer-embedding table (Gemma 4 E), row scales at binding 3
 bs_kernel(matmul_f16 matmul.comp DEFINES W_F16)
 bs_kernel(matmul_q8_0 matmul.comp DEFINES W_Q8_0)
 bs_kernel(matmul_q4k matmul.comp DEFINES W_Q4K)

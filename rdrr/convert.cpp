@@ -102,7 +102,7 @@ DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& i
   if (rank < 2) return DType::F32;
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
-  if (internal == "embed" || internal == "output") return DType::Q6_K;
+  if (internal == "embed" || internal == "output" || internal == "ple_embed") return DType::Q6_K;
   int32_t layer = tensor_layer(internal);
   bool sensitive = internal.ends_with(".attn_v") || internal.ends_with(".ffn_down");
   return sensitive && promoted_layer(layer, c.n_layers) ? DType::Q6_K : DType::Q4_K;

@@ -41,6 +41,7 @@ class TensorNames {
   bool sandwich_ = false;
   bool qk_norm_ = true, qkv_bias_ = true, lm_head_ = true;
   bool fused_ = false;  // Phi-3's qkv_proj and gate_up_proj
+  bool gemma4_ = false, ple_ = false;  // Gemma 4's layer_scalar; its per-layer inputs
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them

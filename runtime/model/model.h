@@ -6,6 +6,7 @@
 //             buffer, so a recorded step can be replayed without host patches.
 #pragma once
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -92,6 +93,10 @@ class Model {
   uint64_t range_offset(const Weight& w, uint32_t r0) const;
   uint64_t range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const;
   void check_fits(const ModelSource& source) const;
+  // Gemma 4's recording (forward_gemma4.cpp), called from record_forward with its helpers.
+  struct ForwardOps;
+  void record_per_layer_inputs(const ForwardOps& ops, uint32_t rows);
+  void record_layer_tail(const ForwardOps& ops, int32_t l, uint32_t rows);
 
   gpu::Device& device_;
   gpu::KernelCache kernels_;
@@ -103,12 +108,29 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
+  // Gemma 4: v's weightless norm (a weight of ones); per-layer inputs: the embedding rows [rows, L*P],
+  // the projection of the embedding [rows, L*P], the combined inputs [L, max_batch, P] (layer-major, so
+  // a layer's rows are contiguous) and the gate [rows, P].
+  Weight ones_{DType::F32, {}, {}};
+  gpu::Buffer ple_rows_, ple_proj_, ple_, ple_gate_;
   // Split-context decode attention: `attn_splits_` chunks per head, their partial softmax states, and a
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
   std::vector<gpu::Buffer> kcache_, vcache_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
+};
+
+// record_forward's helpers, for the recording code of a family kept in its own file.
+struct Model::ForwardOps {
+  // dispatch(kernel, spec constants, bindings, push constants, their size, groups x, groups y, label)
+  std::function<void(const std::string&, std::vector<gpu::SpecConstant>, std::vector<gpu::BindGroupEntry>,
+                     const void*, uint32_t, uint32_t, uint32_t, const std::string&)>
+      dispatch;
+  // y[rows, m] (+)= x[rows, k] W^T (matvec for one row, matmul for more)
+  std::function<void(const Weight&, gpu::Buffer&, uint64_t, gpu::Buffer&, uint32_t, bool)> matmul;
+  // y (+)= rmsnorm(x) * (offset + w), rows of n
+  std::function<void(gpu::Buffer&, uint64_t, const Weight&, gpu::Buffer&, uint64_t, uint32_t, uint32_t, bool)> rms;
 };
 
 // The kernel variant of `op` (matvec, matmul, embed) for a weight dtype.

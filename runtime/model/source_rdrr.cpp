@@ -25,6 +25,7 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
     // first to arrive are held here, by name (a layer's worth at most: DOPPLER writes them together).
     std::map<std::string, std::vector<std::byte>> held;
     auto emit = [&](const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c) {
+      if (t.skipped) return;
       if (t.internal.empty())
         fail("{}: tensor {} has no blueshift name (unknown to this architecture)", label, t.name);
       Runnable r = runnable_form(t, bytes, c, label);
@@ -34,7 +35,10 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
       const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);
       if (owner->dtype != DType::W4A16) {
         if (t.companion_of.empty()) emit(t, bytes, {});
-        return;  // the I4 table's scales: nothing binds that table yet
+        // The I4 table's F32 row scales: a weight of their own, INTERNAL_scales (embed_i4 binds them).
+        else if (owner->dtype == DType::I4 && !owner->internal.empty())
+          sink({owner->internal + "_scales", DType::F32, {owner->shape[0]}, bytes});
+        return;
       }
       held[t.name].assign(bytes.begin(), bytes.end());
       for (const std::string* n : {&owner->name, &owner->scales, &owner->shape_tensor})
