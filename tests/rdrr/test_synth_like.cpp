@@ -532,6 +532,10 @@ TEST_P(SynthLikeShared, SynthThenVerify) {
   if (!cs.unsupported) {
     EXPECT_EQ(info.out.find("not runnable"), std::string::npos) << info.out;
     EXPECT_EQ(info.out.find("without a blueshift name"), std::string::npos) << info.out;
+    // Gemma 4 E2B (2.8 GB of weights) and 12B exceed lavapipe's 2 GiB: the runtime says so (exit 6,
+    // resources) instead of generating; a device with the memory runs them.
+    if (gen.exit_code == 6 && gen.err.find("GiB of GPU memory") != std::string::npos)
+      GTEST_SKIP() << "synth, verify and info ran; generate needs a larger device: " << gen.err;
     ASSERT_EQ(gen.exit_code, 0) << "generate: " << gen.err;
     std::istringstream ids(gen.out);
     int n = 0;
