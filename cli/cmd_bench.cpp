@@ -19,6 +19,7 @@ namespace {
 struct Args {
   std::string model;
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
+  std::string kv_cache = "f16";
   bool json = false;
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
@@ -97,7 +98,8 @@ Peak measure_peak(bs::gpu::Device& dev) {
 void run(const Args& a) {
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
-                                         bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); });
+                                         bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); },
+                                         bs::cli::parse_kv_cache(a.kv_cache));
   auto& model = *lm.model;
   auto& dev = *lm.device;
   const auto& c = model.config();
@@ -147,7 +149,7 @@ void run(const Args& a) {
     if (auto* e = model.find("embed")) weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.vocab);
   }
   double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;
-  uint64_t kv_read = uint64_t(2.0 * c.n_layers * c.kv_dim() * 2 * avg_ctx);
+  uint64_t kv_read = uint64_t(2.0 * c.n_layers * c.kv_dim() * (a.kv_cache == "f32" ? 4 : 2) * avg_ctx);
   const double bytes_per_token = double(weights + kv_read);
   double achieved = bytes_per_token * tok_s / 1e9;
   // Achieved above the measured peak means one of the two measurements is wrong (the peak probe ran
@@ -205,6 +207,7 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_option("--gen-tokens", a->gen_tokens, "tokens to generate (default 128)");
   app.add_option("--reps", a->reps, "timed repetitions; medians are reported (default 5)");
   app.add_option("--ctx", a->ctx, "context length (default prompt + gen)");
+  bs::cli::add_kv_cache_option(app, a->kv_cache);
   bs::cli::add_sampling_options(app, a->sampling);
   app.add_flag("--json", a->json, "print one JSON object");
   app.callback([a] { run(*a); });

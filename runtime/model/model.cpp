@@ -209,7 +209,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
   for (int32_t l = 0; l < c.n_layers; ++l) {
     // KV-shared layers (Gemma 4) read an earlier layer's cache and get a token-sized placeholder.
-    uint64_t bytes = uint64_t(c.computes_kv(l) ? max_ctx_ : 1) * c.kv_dim_of(l) * 2;
+    uint64_t bytes = uint64_t(c.computes_kv(l) ? max_ctx_ : 1) * c.kv_dim_of(l) * (opts_.kv_f32 ? 4 : 2);
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
@@ -228,7 +228,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
 uint64_t Model::kv_bytes() const {
   uint64_t b = 0;
   for (int32_t l = 0; l < cfg_.n_layers; ++l)
-    if (cfg_.computes_kv(l)) b += uint64_t(2) * max_ctx_ * cfg_.kv_dim_of(l) * 2;
+    if (cfg_.computes_kv(l)) b += uint64_t(2) * max_ctx_ * cfg_.kv_dim_of(l) * (opts_.kv_f32 ? 4 : 2);
   return b;
 }
 
@@ -404,10 +404,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
-  bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
+  // The KV cache's element type names the attention kernels (kv_type.glsl): f16, or f32 (--kv-cache f32).
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_" + kvt);
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
   static const bool no_tiled = env_switch("BLUESHIFT_NO_TILED_ATTENTION");
-  bool tiled_attention = M > 1 && !no_tiled && kernels_.has("attention_tiled_f16kv") &&
+  bool tiled_attention = M > 1 && !no_tiled && !opts_.kv_f32 && kernels_.has("attention_tiled_f16kv") &&
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
@@ -417,7 +419,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
   // bias sits between the projection and the rotation.
   bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0 && c.layer_head_dims.empty() &&
-                   !c.v_norm && c.kv_shared_layers == 0 && !c.v_from_k;
+                   !c.v_norm && c.kv_shared_layers == 0 && !c.v_from_k && !opts_.kv_f32;
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
       fold_rope = fold_rope && kernels_.has(weight_kernel("matvec", find(fmt::format("blk.{}.{}", l, s))->dtype) + v);
@@ -501,7 +503,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     if (!fold_rope) {
       // A KV-shared layer rotates q only (no k/v jobs).
       const uint32_t store_heads = own_kv ? uint32_t(nkv) : 0u;
-      dispatch("rope_kv_f32", {},
+      dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", {},
                {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
                 {3, &freq}, {4, &state_}, {5, &kcache_[src]}, {6, &vcache_[src]}},
                RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)},
@@ -512,7 +514,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const float scale = c.softmax_scale_of(l);
     const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
     if (split_attention && hd <= 256) {
-      dispatch("attention_split_f16kv", {},
+      dispatch("attention_split_" + kvt, {},
                {{0, &q_, 0, uint64_t(qd) * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &att_, 0, uint64_t(qd) * 4},
                 {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
                AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window, scale,
@@ -530,7 +532,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       if (!scores_)
         scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
                                         "attention scores"});
-      dispatch("attention_f16kv", {},
+      dispatch("attention_" + kvt, {},
                {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &kcache_[src]}, {2, &vcache_[src]},
                 {3, &att_, 0, uint64_t(M) * qd * 4}, {4, &scores_}, {5, &state_}},
                AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,

@@ -24,6 +24,7 @@ struct ModelOptions {
   int32_t max_batch = 128;   // prefill chunk: rows per forward
   int32_t logits_rows = 1;   // rows of logits kept per forward (parity runs keep every row)
   bool profile = false;      // timestamp marks per kernel (forces barriers)
+  bool kv_f32 = false;       // f32 KV cache (`--kv-cache f32`): twice the bytes, no f16 rounding of k and v
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
 };
 

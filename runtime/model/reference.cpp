@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "rdrr/quant.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
+#include "runtime/base/half.h"
 
 namespace bs::model {
 
@@ -92,7 +94,13 @@ std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scale
         inv = (1 - sm) * inv / r.factor + sm * inv;
       }
     }
-    f[i] = inv;
+    // BLUESHIFT_ROPE_FREQ_BF16=1 rounds the frequencies to bfloat16, as HF's do once a model is cast with
+    // model.to(torch.bfloat16) (the inv_freq buffers are cast with the weights) and back: how the shared 2026
+    // reference logits were made (make_refs_2026.py). Real checkpoints compute them in f32; this only
+    // reproduces that reference. Gemma 4 (softmax scale 1 over normalized q and k) is the one model
+    // where the difference exceeds the parity bound: 7.5e-2 -> 3.7e-5 (CPU reference, gemma4-tiny).
+    static const bool bf16 = env_switch("BLUESHIFT_ROPE_FREQ_BF16");
+    f[i] = bf16 ? double(bf16_to_float(float_to_bf16(float(inv)))) : inv;
   }
   return f;
 }
