@@ -43,7 +43,7 @@ void setup(CLI::App& app) {
     std::vector<std::string> unnamed;
     if (m.config)
       for (const bs::TensorEntry* t : listed)
-        if (t->internal.empty() && !t->unused) unnamed.push_back(t->name);
+        if (t->internal.empty() && !t->skipped && t->companion_of.empty()) unnamed.push_back(t->name);
     if (a->json) {
       nlohmann::ordered_json j;
       j["modelId"] = m.model_id;

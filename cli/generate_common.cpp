@@ -19,10 +19,22 @@ void SamplingFlags::add_to(CLI::App& app) {
   add_sampling_options(app, opts.sampling);
   app.add_flag("--ignore-eos", opts.ignore_eos, "keep generating past end-of-sequence tokens");
   app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
+  add_kv_cache_option(app, kv_cache);
+}
+
+bool parse_kv_cache(const std::string& v) {
+  if (v != "f16" && v != "f32") fail_kind(ErrorKind::usage, "--kv-cache: expected f16 or f32, got \"{}\"", v);
+  return v == "f32";
+}
+
+void add_kv_cache_option(CLI::App& app, std::string& v) {
+  app.add_option("--kv-cache", v,
+                 "KV-cache element type: f16 (default) or f32 (twice the memory; for models whose attention "
+                 "logits are large, e.g. Gemma 4, f32 keeps parity with float32 references)");
 }
 
 LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch, gpu::KernelSource kernels,
-                                const std::function<void(gpu::Device&)>& before_load) {
+                                const std::function<void(gpu::Device&)>& before_load, bool kv_f32) {
   LoadedModel lm;
   auto t0 = std::chrono::steady_clock::now();
   auto source = model::open_model(dir);
@@ -38,6 +50,7 @@ LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max
   mo.max_batch = kernels == gpu::KernelSource::wgsl ? 1 : max_batch;
   mo.logits_rows = 1;
   mo.kernels = kernels;
+  mo.kv_f32 = kv_f32;
   lm.model = std::make_unique<model::Model>(*lm.device, source, mo);
   lm.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json")) lm.tokenizer = tok::Tokenizer::from_dir(dir);

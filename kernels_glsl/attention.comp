@@ -9,11 +9,12 @@
 // groups take positions j = g, g + G, ..., and the partial sums meet in shared memory.
 #include "common.glsl"
 #include "params.h"
+#include "kv_type.glsl"
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { AttentionParams p; };
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
-layout(std430, binding = 1) readonly buffer K { f16vec4 kc4[]; };
-layout(std430, binding = 2) readonly buffer V { f16vec4 vc4[]; };
+layout(std430, binding = 1) readonly buffer K { KV_T4 kc4[]; };
+layout(std430, binding = 2) readonly buffer V { KV_T4 vc4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 4) coherent buffer Sc { float scores[]; };
 layout(std430, binding = 5) readonly buffer S { uint state[]; };

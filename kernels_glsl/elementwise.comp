@@ -1,5 +1,6 @@
 #version 450
-// Small elementwise kernels, one variant each (variants.cmake): gated activation, bias add, softcap.
+// Small elementwise kernels, one variant each (variants.cmake): gated activation, bias add, softcap,
+// scale by a one-element buffer.
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
@@ -28,5 +29,13 @@ layout(std430, binding = 0) buffer X { float x[]; };
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   if (i < p.n) x[i] = p.cap * tanh(x[i] / p.cap);
+}
+#elif defined(SCALE_BY)
+layout(push_constant) uniform PC { ScaleByParams p; };
+layout(std430, binding = 0) buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer S { float s[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i < p.n) x[i] *= s[0];
 }
 #endif

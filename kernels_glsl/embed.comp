@@ -15,6 +15,9 @@ layout(local_size_x = 128, local_size_x_id = 0) in;
 layout(push_constant) uniform PC { EmbedParams p; };
 layout(std430, binding = 1) readonly buffer Tokens { int tokens[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
+#ifdef W_I4
+layout(std430, binding = 3) readonly buffer Scales { float row_scales[]; };  // [rows], indexed by token id
+#endif
 
 void main() {
   uint t = gl_WorkGroupID.x;
@@ -23,6 +26,11 @@ void main() {
   // Bytes the binding holds, rounded up to cover a final half word (see above).
   uint bound = uint(wt.length()) * kWeightElemBytes + 2u;
   if (row < 0 || uint(row) >= bound / weight_row_bytes(p.dim)) return;
+#ifdef W_I4
+  float scale = p.scale * row_scales[tokens[t]];
+#else
+  float scale = p.scale;
+#endif
   for (uint i = gl_LocalInvocationID.x; i < p.dim; i += gl_WorkGroupSize.x)
-    out_rows[t * p.dim + i] = weight_at(uint(row), p.dim, i) * p.scale;
+    out_rows[t * p.dim + i] = weight_at(uint(row), p.dim, i) * scale;
 }

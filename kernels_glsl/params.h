@@ -72,6 +72,15 @@ BS_PARAMS(SoftcapParams) { uint n; float cap; uint pad0; uint pad1; };
 // last kernel - 1 inputs. Workgroups: (dim / 64, rows / 16), both rounded up; kernel - 1 <= 16.
 BS_PARAMS(ShortConvParams) { uint rows; uint dim; uint kernel; uint pad0; };
 
+// scale_by: x[i] *= s[0] over n elements (Gemma 4's layer_scalar, a weight of one element).
+BS_PARAMS(ScaleByParams) { uint n; uint pad0; uint pad1; uint pad2; };
+
+// ple_combine (Gemma 4's per-layer inputs): rows of n = ple_dim per (token, layer); ple.comp.
+BS_PARAMS(PleCombineParams) {
+  uint n; uint n_layers; uint stride; float eps;
+  float offset; float proj_scale; float combine_scale; uint pad0;
+};
+
 // get_rows: out[t, :] = table[tokens[t], :] * scale (f16 table), one workgroup per token.
 BS_PARAMS(GetRowsParams) { uint dim; uint n_tokens; float scale; uint vocab; };
 

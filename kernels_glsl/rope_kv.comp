@@ -7,6 +7,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #include "params.h"
+#include "kv_type.glsl"
 #include "rope.glsl"
 layout(local_size_x = 64) in;
 // Partial rotary (Qwen 3.5): only the first ROT_DIM dims of a head rotate, the rest pass through; 0 = all.
@@ -17,8 +18,8 @@ layout(std430, binding = 1) readonly buffer K { float k[]; };
 layout(std430, binding = 2) readonly buffer V { float v[]; };
 layout(std430, binding = 3) readonly buffer F { float inv_freq[]; };
 layout(std430, binding = 4) readonly buffer S { uint state[]; };
-layout(std430, binding = 5) writeonly buffer KC { float16_t kcache[]; };
-layout(std430, binding = 6) writeonly buffer VC { float16_t vcache[]; };
+layout(std430, binding = 5) writeonly buffer KC { KV_T kcache[]; };
+layout(std430, binding = 6) writeonly buffer VC { KV_T vcache[]; };
 
 void main() {
   uint job = gl_WorkGroupID.x, row = gl_WorkGroupID.y;
@@ -37,15 +38,15 @@ void main() {
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
       vec2 r = rope_rotate(k[src + i], k[src + i + half_rot], float(pos), inv_freq[i]);
-      kcache[dst + i] = float16_t(r.x);
-      kcache[dst + i + half_rot] = float16_t(r.y);
+      kcache[dst + i] = KV_T(r.x);
+      kcache[dst + i + half_rot] = KV_T(r.y);
     }
     for (uint i = 2u * half_rot + gl_LocalInvocationID.x; i < p.head_dim; i += gl_WorkGroupSize.x)
-      kcache[dst + i] = float16_t(k[src + i]);
+      kcache[dst + i] = KV_T(k[src + i]);
   } else {
     uint h = job - p.n_heads - p.n_kv_heads;
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < p.head_dim; i += gl_WorkGroupSize.x)
-      vcache[dst + i] = float16_t(v[src + i]);
+      vcache[dst + i] = KV_T(v[src + i]);
   }
 }

@@ -47,6 +47,15 @@ float weight_at(uint row, uint k, uint e) {
   return half_at(bo) * sbyte_at(bo + 2u + (e & 31u));
 }
 
+#elif defined(W_I4)
+// DOPPLER's int4 per-row table: nibble - 8, low nibble first, rows of ceil(k / 2) bytes. The row's
+// F32 scale is the includer's to apply (embed.comp binds it).
+uint weight_row_bytes(uint k) { return (k + 1u) / 2u; }
+float weight_at(uint row, uint k, uint e) {
+  uint b = byte_at(row * ((k + 1u) / 2u) + (e >> 1));
+  return float(int((b >> (4u * (e & 1u))) & 15u) - 8);
+}
+
 #elif defined(W_Q6K)
 uint weight_row_bytes(uint k) { return k / 256u * 210u; }
 float weight_at(uint row, uint k, uint e) {

@@ -104,6 +104,20 @@ ordered_json config_to_json(const ModelConfig& c) {
   }
   j["eos_ids"] = c.eos_ids;
   j["bos_id"] = c.bos_id;
+  // Gemma 4's fields, written only where a model uses them (older manifests stay as they were).
+  if (c.rope.partial_factor != 1.0f) j["rope"]["partial_factor"] = c.rope.partial_factor;
+  if (!c.layer_head_dims.empty()) j["layer_head_dims"] = c.layer_head_dims;
+  if (!c.layer_kv_heads.empty()) j["layer_kv_heads"] = c.layer_kv_heads;
+  if (!c.layer_ffn_dims.empty()) j["layer_ffn_dims"] = c.layer_ffn_dims;
+  if (c.v_from_k) j["v_from_k"] = true;
+  if (c.v_norm) j["v_norm"] = true;
+  if (c.kv_shared_layers) j["kv_shared_layers"] = c.kv_shared_layers;
+  if (c.layer_scalar) j["layer_scalar"] = true;
+  if (c.ple_dim) {
+    j["ple_dim"] = c.ple_dim;
+    j["ple_vocab"] = c.ple_vocab;
+    j["ple_embed_scale"] = c.ple_embed_scale;
+  }
   return j;
 }
 
@@ -167,6 +181,30 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
     c.linear_k_dim = f.i32("linear_k_dim");
     c.linear_v_dim = f.i32("linear_v_dim");
     c.linear_conv = f.i32("linear_conv");
+  }
+  // Gemma 4 (optional: absent = off).
+  if (r.j.contains("partial_factor")) c.rope.partial_factor = r.f32("partial_factor");
+  auto ints = [&](const char* key, std::vector<int32_t>& out) {
+    if (!j.contains(key)) return;
+    const json& v = f.at(key);
+    if (!v.is_array()) fail("{}: x-blueshift.config.{} must be a list", label, key);
+    for (auto& e : v) {
+      if (!e.is_number_integer() || e.get<int64_t>() <= 0 || e.get<int64_t>() > INT32_MAX)
+        fail("{}: x-blueshift.config.{} must hold positive integers, got {}", label, key, e.dump());
+      out.push_back(e.get<int32_t>());
+    }
+  };
+  ints("layer_head_dims", c.layer_head_dims);
+  ints("layer_kv_heads", c.layer_kv_heads);
+  ints("layer_ffn_dims", c.layer_ffn_dims);
+  if (j.contains("v_from_k")) c.v_from_k = f.flag("v_from_k");
+  if (j.contains("v_norm")) c.v_norm = f.flag("v_norm");
+  if (j.contains("kv_shared_layers")) c.kv_shared_layers = f.i32("kv_shared_layers");
+  if (j.contains("layer_scalar")) c.layer_scalar = f.flag("layer_scalar");
+  if (j.contains("ple_dim")) {
+    c.ple_dim = f.i32("ple_dim");
+    c.ple_vocab = f.i32("ple_vocab");
+    c.ple_embed_scale = f.f32("ple_embed_scale");
   }
   validate_config(c, label);
   return c;

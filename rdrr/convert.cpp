@@ -102,7 +102,7 @@ DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& i
   if (rank != 2) return DType::F32;  // vectors, and the conv kernels of LFM2 and Qwen 3.5 ([channels, 1, width])
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
-  if (internal == "embed" || internal == "output") return DType::Q6_K;
+  if (internal == "embed" || internal == "output" || internal == "ple_embed") return DType::Q6_K;
   // Qwen 3.5's a / b projections ([v_heads, dim], a few KB) feed exp / softplus / sigmoid per head: F16, as
   // DOPPLER keeps them.
   if (internal.ends_with(".linear_a") || internal.ends_with(".linear_b")) return DType::F16;

@@ -14,8 +14,6 @@
 //                                which weights stay resident; precision choices, not the model
 //   inference.rerank             a scoring recipe over the LM's logits (yes/no token ids)
 //   inference.supports*          capability flags for DOPPLER's other workloads
-//   architecture.vocabSizePerLayerInput
-//                                only used by per-layer inputs, which hiddenSizePerLayerInput = 0 turns off
 //   inference.attention.outputGateType
 //                                only used by the output gate, which must be off
 //   inference.layerPattern.globalPattern/period/offset
@@ -273,12 +271,28 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   if (!(c.rope.theta > 0)) rope.unsupported("ropeTheta", rope.raw("ropeTheta"));
   c.rope.local_theta = float(rope.num("ropeLocalTheta", 0));
   rope.neutral("ropeInterleaved", false, "(adjacent-pair rotary layout)");
-  // Partial rotary (Qwen 3.5): the first factor * headDim dims of a head rotate.
+  // Partial rotary comes in two forms. Gemma 4's proportional RoPE on full layers (ropeFrequencyBaseDim
+  // set): frequencies over the full layers' whole head_dim, the first partialRotaryFactor of them rotating
+  // (rope.partial_factor); a base dim other than that head_dim is not supported. Qwen 3.5's (no base dim):
+  // the first factor * headDim dims of a head rotate among themselves (rotary_dim).
+  const int32_t global_hd = [&] {
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      if (!c.sliding(l)) return c.head_dim_of(l);
+    return c.head_dim;
+  }();
   double partial = rope.num("partialRotaryFactor", 1.0);
-  double rd = partial * c.head_dim;
-  if (!(partial > 0 && partial <= 1) || rd != std::floor(rd) || int64_t(rd) % 2)
-    rope.unsupported("partialRotaryFactor", rope.raw("partialRotaryFactor"), "(needs an even rotary width)");
-  if (partial != 1.0) c.rotary_dim = int32_t(rd);
+  if (rope.get("ropeFrequencyBaseDim")) {
+    if (rope.num("ropeFrequencyBaseDim", 0) != global_hd)
+      rope.unsupported("ropeFrequencyBaseDim", rope.raw("ropeFrequencyBaseDim"),
+                       fmt::format("(a frequency base other than the full layers' head_dim {})", global_hd));
+    if (!(partial > 0 && partial <= 1)) rope.unsupported("partialRotaryFactor", rope.raw("partialRotaryFactor"));
+    if (partial != 1.0) c.rope.partial_factor = float(partial);
+  } else {
+    double rd = partial * c.head_dim;
+    if (!(partial > 0 && partial <= 1) || rd != std::floor(rd) || int64_t(rd) % 2)
+      rope.unsupported("partialRotaryFactor", rope.raw("partialRotaryFactor"), "(needs an even rotary width)");
+    if (partial != 1.0) c.rotary_dim = int32_t(rd);
+  }
   // Multimodal RoPE (Qwen 3.5's vision-language checkpoints): its sections split the rotary pairs among
   // temporal / height / width positions, which are all the token position for text, so text is plain RoPE
   // as long as the sections cover the rotary pairs exactly.
@@ -297,7 +311,6 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   if (!sec) rope.neutral("mropeInterleaved", false, "(multimodal RoPE without mropeSection)");
   rope.ignore({"mropeInterleaved"});
   rope.neutral("ropeLocalPartialRotaryFactor", 1, "(partial rotary)");
-  rope.neutral("ropeFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
   rope.neutral("ropeLocalFrequencyBaseDim", c.head_dim, "(frequency base other than head_dim)");
 
   // DOPPLER scales positions by ropeScalingFactor even with no type (linear is its default).
@@ -338,6 +351,43 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
     rope.unsupported("ropeLocalScalingFactor", rope.raw("ropeLocalScalingFactor"));
   for (auto k : {"ropeLocalYarnBetaFast", "ropeLocalYarnBetaSlow", "ropeLocalYarnOriginalMaxPos"}) rope.must_be_null(k);
   rope.finish();
+}
+
+bool has_tensor(const json& m, const std::string& suffix) {
+  if (!m.contains("tensors") || !m["tensors"].is_object()) return false;
+  for (auto& [k, v] : m["tensors"].items())
+    if (k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+  return false;
+}
+
+// architecture's Gemma 4 sizes. Whether full layers take v from k (attention_k_eq_v) and whether
+// layers carry layer_scalar, DOPPLER's blocks do not say: its tensors do (a full layer with a k
+// projection and no v projection; a layer_scalar tensor).
+void read_gemma4_sizes(Block& a, const json& m, ModelConfig& c) {
+  const size_t n = size_t(c.n_layers);
+  int32_t global_kv = a.count("numGlobalKeyValueHeads", 0), global_hd = a.count("globalHeadDim", 0);
+  if ((global_kv > 0 && global_kv != c.n_kv_heads) || (global_hd > 0 && global_hd != c.head_dim)) {
+    c.layer_head_dims.assign(n, c.head_dim);
+    c.layer_kv_heads.assign(n, c.n_kv_heads);
+    for (size_t l = 0; l < n; ++l)
+      if (!c.sliding(int32_t(l))) {
+        if (global_hd > 0) c.layer_head_dims[l] = global_hd;
+        if (global_kv > 0) c.layer_kv_heads[l] = global_kv;
+      }
+  }
+  c.kv_shared_layers = a.count("numKvSharedLayers", 0);
+  if (c.kv_shared_layers >= c.n_layers) a.unsupported("numKvSharedLayers", a.raw("numKvSharedLayers"), "(every layer)");
+  c.ple_dim = a.count("hiddenSizePerLayerInput", 0);
+  c.ple_vocab = a.count("vocabSizePerLayerInput", c.vocab);
+  if (c.ple_dim > 0) c.ple_embed_scale = bf16_to_float(float_to_bf16(std::sqrt(float(c.ple_dim))));  // bf16 checkpoints
+  else c.ple_vocab = 0;
+  c.layer_scalar = has_tensor(m, "layers.0.layer_scalar");
+  for (size_t l = 0; l < n; ++l)
+    if (!c.sliding(int32_t(l))) {
+      std::string p = fmt::format("layers.{}.self_attn.", l);
+      c.v_from_k = has_tensor(m, p + "k_proj.weight") && !has_tensor(m, p + "v_proj.weight");
+      break;
+    }
 }
 
 void read_output(Block& out, ModelConfig& c) {
@@ -410,12 +460,8 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   if (c.sliding_window == 0 && std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding))
     c.sliding_window = c.max_seq;
 
-  // Sizes of architectures blueshift lacks: neutral when absent, null, zero or equal to the uniform size.
-  a.neutral("numGlobalKeyValueHeads", c.n_kv_heads, "(full layers with other KV heads)");
-  a.neutral("globalHeadDim", c.head_dim, "(full layers with another head_dim)");
-  a.neutral("hiddenSizePerLayerInput", 0, "(per-layer inputs)");
-  a.ignore({"vocabSizePerLayerInput"});
-  a.neutral("numKvSharedLayers", 0, "(KV-shared layers)");
+  // Gemma 4: full layers with their own head_dim and KV heads, KV-shared layers, per-layer inputs.
+  read_gemma4_sizes(a, m, c);
   // Qwen 3.5's Gated DeltaNet layers (validate_config requires them where layerTypes has linear_attention).
   c.linear_k_heads = a.count("linearNumKeyHeads", 0);
   c.linear_v_heads = a.count("linearNumValueHeads", 0);
@@ -431,7 +477,7 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   c.attn_output_gate = att.flag("attentionOutputGate", false);
   if (c.attn_output_gate) att.must_be_null("outputGateType", "(sigmoid is the gate blueshift has)");
   else att.ignore({"outputGateType"});
-  att.neutral("valueNorm", false);
+  c.v_norm = att.flag("valueNorm", false);
   c.qk_norm = att.flag("queryKeyNorm", false);
   att.neutral("queryKeyNormType", "rmsnorm");
   att.neutral("queryKeyNormAxis", "head");
@@ -475,7 +521,12 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
   ffn.neutral("gatedActivation", true, "(ungated MLP)");
   std::string branch = ffn.str("branchMode", "auto");
   if (branch != "auto" && branch != "dense") ffn.unsupported("branchMode", branch, "(mixture of experts)");
-  ffn.neutral("useDoubleWideMlp", false);
+  if (ffn.flag("useDoubleWideMlp", false)) {
+    // Gemma 4: the KV-shared layers' MLPs are twice as wide.
+    if (c.kv_shared_layers == 0) ffn.unsupported("useDoubleWideMlp", true, "(without KV-shared layers)");
+    if (c.layer_ffn_dims.empty()) c.layer_ffn_dims.assign(size_t(c.n_layers), c.ffn_dim);
+    for (int32_t l = c.n_layers - c.kv_shared_layers; l < c.n_layers; ++l) c.layer_ffn_dims[size_t(l)] *= 2;
+  }
   ffn.must_be_null("swigluLimit");
   ffn.finish();
 

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3",
-                                                  "lfm2", "qwen3_5_text", "qwen3_5"};
+                                                  "lfm2", "qwen3_5_text", "qwen3_5", "gemma4_text", "gemma4"};
   return kArchs;
 }
 
@@ -102,6 +102,14 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
     return p[k].get<double>();
   };
   theta = num("rope_theta", theta);
+  if (type == "proportional") {
+    // Gemma 4's full layers: frequencies over the whole head_dim, only the first fraction nonzero.
+    double f = num("partial_rotary_factor", 1.0);
+    if (!(f > 0 && f <= 1)) fail("{}: '{}.partial_rotary_factor' must be in (0, 1], got {}", label, where, f);
+    rope.scaling = RopeScaling::none;
+    rope.partial_factor = float(f);
+    return theta;
+  }
   if (double f = num("partial_rotary_factor", partial ? *partial : 1.0); partial) *partial = f;
   else if (f != 1.0)
     fail("{}: '{}.partial_rotary_factor' is {}; only full rotary embeddings (1.0) are supported", label, where, f);
@@ -144,7 +152,7 @@ void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
         RopeConfig local_rope;
         local = apply_rope_params((*p)["sliding_attention"], local_rope, local > 0 ? local : theta, label,
                                   "rope_parameters.sliding_attention");
-        if (local_rope.scaling != RopeScaling::none)
+        if (local_rope.scaling != RopeScaling::none || local_rope.partial_factor != 1.0f)
           fail("{}: rope_parameters.sliding_attention: scaled RoPE on sliding layers is not supported", label);
       }
     } else {
@@ -209,6 +217,63 @@ std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& 
   }
   any_sliding = std::count(types.begin(), types.end(), AttentionType::sliding) > 0;
   return types;
+}
+
+// Gemma 4: per-layer attention shapes (per_layer_config, or global_head_dim and
+// num_global_key_value_heads for the full layers), k = v on full layers, KV sharing, double-wide MLPs
+// on the shared layers, and per-layer inputs. Runs after read_layer_types.
+void read_gemma4(const Reader& r, DType weight_dtype, ModelConfig& c) {
+  const std::string& label = r.label;
+  if (r.flag_or("enable_moe_block", false)) fail("{}: enable_moe_block=true (mixture of experts) is not supported", label);
+  if (r.flag_or("use_bidirectional_attention", false))
+    fail("{}: use_bidirectional_attention=true is not supported", label);
+  const size_t n = size_t(c.n_layers);
+  c.layer_head_dims.assign(n, c.head_dim);
+  c.layer_kv_heads.assign(n, c.n_kv_heads);
+  c.layer_ffn_dims.assign(n, c.ffn_dim);
+  int32_t global_hd = r.int_or("global_head_dim", 0), global_kv = r.int_or("num_global_key_value_heads", 0);
+  for (size_t l = 0; l < n; ++l)
+    if (!c.sliding(int32_t(l))) {
+      if (global_hd > 0) c.layer_head_dims[l] = global_hd;
+      if (global_kv > 0) c.layer_kv_heads[l] = global_kv;
+    }
+  if (const json* plc = r.find("per_layer_config")) {
+    if (!plc->is_object()) fail("{}: 'per_layer_config' must be an object of layer index -> sizes", label);
+    for (auto& [k, v] : plc->items()) {
+      size_t l = 0;
+      try {
+        l = std::stoul(k);
+      } catch (const std::exception&) {
+        l = n;
+      }
+      if (l >= n || std::to_string(l) != k) fail("{}: per_layer_config: '{}' is not a layer index below {}", label, k, n);
+      static const json kNoDefaults = json::object();
+      Reader lr{v, kNoDefaults, label};
+      if (!v.is_object()) fail("{}: per_layer_config.{} must be an object", label, k);
+      for (auto& [f, x] : v.items())
+        if (f != "head_dim" && f != "num_key_value_heads" && f != "intermediate_size")
+          fail("{}: per_layer_config.{}.{} is not supported (head_dim, num_key_value_heads, intermediate_size)", label, k, f);
+      c.layer_head_dims[l] = lr.int_or("head_dim", c.layer_head_dims[l]);
+      c.layer_kv_heads[l] = lr.int_or("num_key_value_heads", c.layer_kv_heads[l]);
+      c.layer_ffn_dims[l] = lr.int_or("intermediate_size", c.layer_ffn_dims[l]);
+    }
+  }
+  c.v_from_k = r.flag_or("attention_k_eq_v", false);
+  c.v_norm = true;
+  c.layer_scalar = true;
+  c.kv_shared_layers = r.int_or("num_kv_shared_layers", 0);
+  if (c.kv_shared_layers >= c.n_layers)
+    fail("{}: num_kv_shared_layers {} leaves no layer to compute K/V ({} layers)", label, c.kv_shared_layers, c.n_layers);
+  if (r.flag_or("use_double_wide_mlp", false))
+    for (int32_t l = c.n_layers - c.kv_shared_layers; l < c.n_layers; ++l) c.layer_ffn_dims[size_t(l)] *= 2;
+  c.ple_dim = r.int_or("hidden_size_per_layer_input", 0);
+  if (c.ple_dim > 0) {
+    c.ple_vocab = r.int_or("vocab_size_per_layer_input", c.vocab);
+    float s = std::sqrt(float(c.ple_dim));
+    if (weight_dtype == DType::BF16) s = bf16_to_float(float_to_bf16(s));
+    else if (weight_dtype == DType::F16) s = round_half(s);
+    c.ple_embed_scale = s;
+  }
 }
 
 void add_ids(const json* v, std::vector<int32_t>& ids, const std::string& label, const char* field) {
@@ -282,6 +347,7 @@ HfArch hf_arch(const json& config, const std::string& label) {
   }
   if (mt == "gemma3") return {"gemma3_text", true};
   if (mt == "qwen3_5") return {"qwen3_5_text", true};
+  if (mt == "gemma4") return {"gemma4_text", true};
   return {mt, false};
 }
 
@@ -294,7 +360,8 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     if (!text || !text->is_object()) fail("{}: multimodal checkpoint without an object 'text_config'", label);
   }
   const std::string& mt = arch.model_type;
-  const bool gemma3 = mt == "gemma3_text", gemma = gemma3 || mt == "gemma2";
+  const bool gemma4 = mt == "gemma4_text";
+  const bool gemma3 = mt == "gemma3_text", gemma = gemma3 || gemma4 || mt == "gemma2";
   Reader r{*text, gemma3 ? kGemma3TextDefaults : mt == "gemma2" ? kGemma2Defaults : kNone, label};
 
   ModelConfig c;
@@ -322,16 +389,17 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
     fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
   }
   if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
-  c.qk_norm = mt == "qwen3" || gemma3 || mt == "lfm2" || mt == "qwen3_5_text";  // LFM2: q_layernorm / k_layernorm
+  c.qk_norm = mt == "qwen3" || gemma3 || gemma4 || mt == "lfm2" || mt == "qwen3_5_text";  // LFM2: q_layernorm / k_layernorm
   if (gemma) {
-    c.norm_offset = true;
+    c.norm_offset = !gemma4;  // Gemma 4's norms scale by w itself
     c.sandwich_norm = true;
     // Gemma's scaled embedding multiplies by sqrt(hidden) cast to the weights' dtype.
     float s = std::sqrt(float(c.dim));
     if (weight_dtype == DType::BF16) s = bf16_to_float(float_to_bf16(s));
     else if (weight_dtype == DType::F16) s = round_half(s);
     c.embed_scale = s;
-    double qpas = r.num("query_pre_attn_scalar");
+    // Gemma 4 normalizes q and k and attends with scale 1 (no query_pre_attn_scalar).
+    double qpas = gemma4 ? r.num_or("query_pre_attn_scalar", 1.0) : r.num("query_pre_attn_scalar");
     if (!(qpas > 0)) fail("{}: query_pre_attn_scalar must be positive, got {}", label, qpas);
     c.attn_scale = float(1.0 / std::sqrt(qpas));
     // An explicit null turns a softcap off (HF tests `is not None`); absent, the defaults apply.
@@ -367,6 +435,8 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   if (any_sliding && c.rope.local_theta <= 0 && c.rope.scaling != RopeScaling::none)
     fail("{}: RoPE scaling on sliding-window layers without a separate local base is not supported "
          "(model_type {}, sliding_window {})", label, mt, c.sliding_window);
+
+  if (gemma4) read_gemma4(r, weight_dtype, c);
 
   // EOS: generation_config.json first (what generate() uses), then config.json, then text_config.
   if (generation) add_ids(field(*generation, "eos_token_id"), c.eos_ids, "generation_config.json", "eos_token_id");
@@ -404,6 +474,23 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   if (sliding && c.sliding_window <= 0)
     fail("{}: sliding layers need a positive sliding_window, got {}", label, c.sliding_window);
   if (!(c.norm_eps > 0)) fail("{}: norm_eps must be positive, got {}", label, c.norm_eps);
+  // Gemma 4's per-layer shapes and sharing.
+  for (auto* v : {&c.layer_head_dims, &c.layer_kv_heads, &c.layer_ffn_dims})
+    if (!v->empty() && v->size() != size_t(c.n_layers))
+      fail("{}: per-layer sizes have {} entries, expected n_layers = {}", label, v->size(), c.n_layers);
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    int32_t hd = c.head_dim_of(l), kv = c.kv_heads_of(l);
+    if (hd <= 0 || hd % 2 || kv <= 0 || c.n_heads % kv || c.ffn_dim_of(l) <= 0)
+      fail("{}: layer {}: head_dim {}, {} KV heads, ffn {}: expected a positive even head_dim and KV heads dividing "
+           "{} heads", label, l, hd, kv, c.ffn_dim_of(l), c.n_heads);
+    int32_t src = c.kv_source(l);
+    if (!c.computes_kv(src) || c.head_dim_of(src) != hd || c.kv_heads_of(src) != kv)
+      fail("{}: layer {} shares the KV cache of layer {}, which computes none or has another shape", label, l, src);
+  }
+  if (c.kv_shared_layers < 0 || c.kv_shared_layers >= c.n_layers)
+    fail("{}: kv_shared_layers {} must be in [0, n_layers = {})", label, c.kv_shared_layers, c.n_layers);
+  if (c.ple_dim < 0 || (c.ple_dim > 0 && c.ple_vocab <= 0))
+    fail("{}: per-layer inputs of width {} need a positive vocabulary, got {}", label, c.ple_dim, c.ple_vocab);
   for (int32_t id : c.eos_ids)
     if (id >= c.vocab) fail("{}: eos id {} is outside the vocabulary ({})", label, id, c.vocab);
   // Hybrid layers: LFM2 short convs, Qwen 3.5 Gated DeltaNet.

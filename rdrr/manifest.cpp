@@ -416,7 +416,7 @@ Manifest parse_manifest_json(const json& j, const std::string& label) {
       if (t.internal.empty()) {
         auto r = map.to_internal(t.name);
         if (r.kind == TensorNames::Kind::mapped) t.internal = r.internal;
-        t.unused = r.kind == TensorNames::Kind::skipped;
+        t.skipped = r.kind == TensorNames::Kind::skipped;
       }
   }
   return m;

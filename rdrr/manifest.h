@@ -40,7 +40,7 @@ struct TensorSpan {
 struct TensorEntry {
   std::string name;              // HF name: the manifest key
   std::string internal;          // blueshift name (runtime/model/config.h); empty when unknown
-  bool unused = false;           // mapped as not part of the text model (a vision tower, an MTP head): never bound
+  bool skipped = false;          // not part of the text model (a vision or audio tower, an MTP head): never bound
   DType dtype = DType::F32;      // as stored (I4 for DOPPLER's int4 table, whose manifest dtype says F16)
   std::vector<int64_t> shape;    // HF shape, [out, in] for linear weights
   Layout layout = Layout::row;   // blocked dtypes: how elements fill blocks (dtype.h)

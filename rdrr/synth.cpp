@@ -76,6 +76,9 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
     if (role == "norm") {
       it.mean = c.norm_offset ? 0.0f : 1.0f;
       it.stddev = 0.1f;
+    } else if (internal.ends_with(".layer_scalar")) {
+      it.mean = 1.0f;  // Gemma 4's residual multiplier
+      it.stddev = 0.05f;
     } else if (role == "bias") {
       it.mean = 0.0f;
       it.stddev = 0.1f;

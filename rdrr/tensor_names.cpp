@@ -14,7 +14,7 @@ namespace {
 // `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in
 // Gemma 2/3. q/k norms and q/k/v biases exist only where the config has them; Phi-3 fuses q/k/v and
 // gate/up into one matrix each, which the converter splits by rows (fused_parts).
-enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused, linear };
+enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused, linear, gemma4, ple };
 
 struct NameRow {
   const char* hf;        // after the text-model prefix; "{}" is the layer index
@@ -54,6 +54,14 @@ constexpr NameRow kNames[] = {
     {"layers.{}.linear_attn.dt_bias", "blk.{}.linear_dt_bias", Only::linear},
     {"layers.{}.linear_attn.norm.weight", "blk.{}.linear_norm", Only::linear},
     {"layers.{}.linear_attn.out_proj.weight", "blk.{}.linear_out", Only::linear},
+    // Gemma 4: the residual's per-layer multiplier, and per-layer inputs (E variants)
+    {"layers.{}.layer_scalar", "blk.{}.layer_scalar", Only::gemma4},
+    {"embed_tokens_per_layer.weight", "ple_embed", Only::ple},
+    {"per_layer_model_projection.weight", "ple_proj", Only::ple},
+    {"per_layer_projection_norm.weight", "ple_proj_norm", Only::ple},
+    {"layers.{}.per_layer_input_gate.weight", "blk.{}.ple_gate", Only::ple},
+    {"layers.{}.per_layer_projection.weight", "blk.{}.ple_out", Only::ple},
+    {"layers.{}.post_per_layer_input_norm.weight", "blk.{}.ple_post_norm", Only::ple},
 };
 // LFM2 (Lfm2ForCausalLM) names every tensor its own way; its table replaces the one above. The final
 // norm is `embedding_norm` (applied after the last layer, before the head, despite its name).
@@ -114,14 +122,16 @@ bool ends_with(std::string_view s, std::string_view p) {
 
 TensorNames::TensorNames(std::string model_type, bool multimodal)
     : model_type_(std::move(model_type)), multimodal_(multimodal),
-      sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2"), fused_(model_type_ == "phi3"),
-      lfm2_(model_type_ == "lfm2"), linear_(model_type_ == "qwen3_5_text") {}
+      sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2" || model_type_ == "gemma4_text"),
+      fused_(model_type_ == "phi3"), lfm2_(model_type_ == "lfm2"), linear_(model_type_ == "qwen3_5_text"),
+      gemma4_(model_type_ == "gemma4_text"), ple_(gemma4_) {}
 
 TensorNames::TensorNames(const ModelConfig& c)
     : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
       qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings),
       lfm2_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0),
-      linear_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention) > 0) {}
+      linear_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention) > 0),
+      gemma4_(c.layer_scalar), ple_(c.ple_dim > 0) {}
 
 bool TensorNames::allowed(int only) const {
   switch (only) {
@@ -131,6 +141,8 @@ bool TensorNames::allowed(int only) const {
     case Only::qkv_bias: return qkv_bias_;
     case Only::fused: return fused_;
     case Only::linear: return linear_;
+    case Only::gemma4: return gemma4_;
+    case Only::ple: return ple_;
     default: return true;
   }
 }
@@ -143,6 +155,9 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
   static constexpr std::string_view kMulti[] = {"model.language_model.", "language_model.model."};
   static constexpr std::string_view kAny[] = {"model.language_model.", "language_model.model.", "model.", ""};
   if (any_prefix_) {
+    // Multimodal Gemma 4 manifests carry their vision and audio towers: not part of the text model.
+    for (auto p : {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."})
+      if (starts_with(hf, p)) return {Kind::skipped, {}};
     for (auto head : {kLmHead, "language_model.lm_head.weight", "model.language_model.lm_head.weight"})
       if (hf == head) return lm_head_ ? Result{Kind::mapped, "output"} : Result{Kind::unknown, {}};
   } else if (multimodal_) {
@@ -200,6 +215,8 @@ std::vector<FusedPart> fused_parts(const ModelConfig& c, std::string_view intern
 
 std::vector<std::string> expected_tensors(const ModelConfig& c) {
   std::vector<std::string> v{"embed"};
+  if (c.ple_dim > 0)
+    for (auto n : {"ple_embed", "ple_proj", "ple_proj_norm"}) v.push_back(n);
   for (int32_t l = 0; l < c.n_layers; ++l) {
     std::string b = "blk." + std::to_string(l) + ".";
     v.push_back(b + "attn_norm");
@@ -213,15 +230,23 @@ std::vector<std::string> expected_tensors(const ModelConfig& c) {
         v.push_back(b + n);
       continue;
     }
-    for (auto n : {"attn_q", "attn_k", "attn_v"}) v.push_back(b + n);
+    // Gemma 4: no v projection where v is k's; no k/v at all on KV-shared layers.
+    v.push_back(b + "attn_q");
+    if (c.computes_kv(l)) v.push_back(b + "attn_k");
+    if (c.computes_kv(l) && c.has_v_proj(l)) v.push_back(b + "attn_v");
     if (c.qkv_bias)
       for (auto n : {"attn_q_bias", "attn_k_bias", "attn_v_bias"}) v.push_back(b + n);
-    if (c.qk_norm)
-      for (auto n : {"attn_q_norm", "attn_k_norm"}) v.push_back(b + n);
+    if (c.qk_norm) {
+      v.push_back(b + "attn_q_norm");
+      if (c.computes_kv(l)) v.push_back(b + "attn_k_norm");
+    }
     v.push_back(b + "attn_out");
     if (c.sandwich_norm) v.push_back(b + "attn_post_norm");
     for (auto n : {"ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
     if (c.sandwich_norm) v.push_back(b + "ffn_post_norm");
+    if (c.ple_dim > 0)
+      for (auto n : {"ple_gate", "ple_out", "ple_post_norm"}) v.push_back(b + n);
+    if (c.layer_scalar) v.push_back(b + "layer_scalar");
   }
   v.push_back("output_norm");
   if (!c.tied_embeddings) v.push_back("output");
@@ -236,21 +261,27 @@ int32_t tensor_layer(std::string_view internal) {
 std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view internal) {
   if (internal == "embed" || internal == "output") return {c.vocab, c.dim};
   if (internal == "output_norm") return {c.dim};
-  if (tensor_layer(internal) < 0) fail("unknown internal tensor '{}'", internal);
+  const int64_t P = c.ple_dim, LP = int64_t(c.n_layers) * c.ple_dim;
+  if (internal == "ple_embed") return {c.ple_vocab, LP};
+  if (internal == "ple_proj") return {LP, c.dim};
+  if (internal == "ple_proj_norm") return {P};
+  const int32_t l = tensor_layer(internal);
+  if (l < 0 || l >= c.n_layers) fail("unknown internal tensor '{}'", internal);
   std::string_view n = internal.substr(internal.find('.', 4) + 1);
-  const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
+  const int64_t dim = c.dim, q = c.q_dim_of(l), kv = c.kv_dim_of(l), ffn = c.ffn_dim_of(l), hd = c.head_dim_of(l);
   const int64_t lqkv = c.linear_qkv_dim(), lout = c.linear_out_dim(), lh = c.linear_v_heads;
   struct Row { std::string_view name; std::vector<int64_t> shape; };
   const Row rows[] = {
       {"attn_norm", {dim}},      {"attn_q", {c.attn_output_gate ? 2 * q : q, dim}},       {"attn_k", {kv, dim}},       {"attn_v", {kv, dim}},
-      {"attn_q_bias", {q}},      {"attn_k_bias", {kv}},      {"attn_v_bias", {kv}},       {"attn_q_norm", {c.head_dim}},
-      {"attn_k_norm", {c.head_dim}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
+      {"attn_q_bias", {q}},      {"attn_k_bias", {kv}},      {"attn_v_bias", {kv}},       {"attn_q_norm", {hd}},
+      {"attn_k_norm", {hd}}, {"attn_out", {dim, q}}, {"attn_post_norm", {dim}},   {"ffn_norm", {dim}},
       {"ffn_gate", {ffn, dim}},  {"ffn_up", {ffn, dim}},     {"ffn_down", {dim, ffn}},    {"ffn_post_norm", {dim}},
       {"attn_qkv", {q + 2 * kv, dim}}, {"ffn_gate_up", {2 * ffn, dim}},
       {"conv_in", {3 * dim, dim}}, {"conv_kernel", {dim, 1, c.conv_kernel}}, {"conv_out", {dim, dim}},
       {"linear_qkv", {lqkv, dim}}, {"linear_z", {lout, dim}}, {"linear_b", {lh, dim}}, {"linear_a", {lh, dim}},
       {"linear_conv", {lqkv, 1, c.linear_conv}}, {"linear_a_log", {lh}}, {"linear_dt_bias", {lh}},
       {"linear_norm", {c.linear_v_dim}}, {"linear_out", {dim, lout}},
+      {"layer_scalar", {1}},     {"ple_gate", {P, dim}},     {"ple_out", {dim, P}},       {"ple_post_norm", {dim}},
   };
   for (auto& r : rows)
     if (r.name == n) return r.shape;
@@ -258,15 +289,16 @@ std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view inter
 }
 
 std::string tensor_role(std::string_view internal) {
-  if (internal == "embed") return "embedding";
+  if (internal == "embed" || internal == "ple_embed") return "embedding";
   if (internal == "output") return "lm_head";
+  if (ends_with(internal, ".layer_scalar")) return "other";
   if (ends_with(internal, "norm")) return "norm";
   if (ends_with(internal, "_bias")) return "bias";
   return "matmul";
 }
 
 std::string tensor_group(std::string_view internal) {
-  if (internal == "embed") return "embed";
+  if (internal == "embed" || internal.starts_with("ple_")) return "embed";
   int32_t l = tensor_layer(internal);
   return l >= 0 ? "layer." + std::to_string(l) : "head";
 }

@@ -43,6 +43,7 @@ class TensorNames {
   bool fused_ = false;  // Phi-3's qkv_proj and gate_up_proj
   bool lfm2_ = false;    // LFM2's names (operator_norm, conv.*, feed_forward.w1/w2/w3, ...)
   bool linear_ = false;  // Qwen 3.5's Gated DeltaNet layers
+  bool gemma4_ = false, ple_ = false;  // Gemma 4's layer_scalar; its per-layer inputs
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them

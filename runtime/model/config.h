@@ -23,6 +23,10 @@ struct RopeConfig {
   float low_freq_factor = 1.0f;            // llama3
   float high_freq_factor = 4.0f;           // llama3
   int32_t original_max_position = 8192;    // llama3
+  // Gemma 4's "proportional" RoPE on full layers: frequencies over the whole head_dim
+  // (theta^(-2i/head_dim)), only the first partial_factor * head_dim / 2 of them nonzero; the rest of
+  // the rotate-half pairs (i, i + head_dim/2) stay as they are.
+  float partial_factor = 1.0f;
 };
 
 struct ModelConfig {
@@ -67,6 +71,18 @@ struct ModelConfig {
   int32_t linear_qkv_dim() const { return 2 * linear_k_heads * linear_k_dim + linear_v_heads * linear_v_dim; }
   int32_t linear_out_dim() const { return linear_v_heads * linear_v_dim; }
   int32_t rot_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // --- Gemma 4 (issue 14): per-layer attention shapes, KV sharing, per-layer inputs ---
+  // Per-layer sizes where layers differ (full-attention layers with their own head_dim and KV heads,
+  // double-wide MLPs); empty = every layer has head_dim, n_kv_heads, ffn_dim.
+  std::vector<int32_t> layer_head_dims, layer_kv_heads, layer_ffn_dims;
+  bool v_from_k = false;            // full-attention layers have no v projection: v = k's projection (before k's norm)
+  bool v_norm = false;              // RMS-normalize each v head, without a weight
+  int32_t kv_shared_layers = 0;     // the last N layers compute no k/v: they read the cache of the
+                                    // last earlier layer of their attention type
+  bool layer_scalar = false;        // blk.N.layer_scalar [1] multiplies the residual after the layer
+  int32_t ple_dim = 0;              // per-layer input width (hidden_size_per_layer_input); 0 = none
+  int32_t ple_vocab = 0;            // rows of per_layer_embed
+  float ple_embed_scale = 1.0f;     // per_layer_embed rows are multiplied by this (sqrt(ple_dim))
 
   std::vector<int32_t> eos_ids;     // generation stops on any of these
   int32_t bos_id = -1;
@@ -75,7 +91,30 @@ struct ModelConfig {
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
   float softmax_scale() const;      // attn_scale or 1/sqrt(head_dim)
   LayerKind kind(int32_t l) const { return layer_kinds.empty() ? LayerKind::attention : layer_kinds[size_t(l)]; }
+  // Gemma 4: one layer's sizes, and where its K/V come from.
+  int32_t head_dim_of(int32_t l) const { return layer_head_dims.empty() ? head_dim : layer_head_dims[size_t(l)]; }
+  int32_t kv_heads_of(int32_t l) const { return layer_kv_heads.empty() ? n_kv_heads : layer_kv_heads[size_t(l)]; }
+  int32_t ffn_dim_of(int32_t l) const { return layer_ffn_dims.empty() ? ffn_dim : layer_ffn_dims[size_t(l)]; }
+  int32_t q_dim_of(int32_t l) const { return n_heads * head_dim_of(l); }
+  int32_t kv_dim_of(int32_t l) const { return kv_heads_of(l) * head_dim_of(l); }
+  bool sliding(int32_t l) const { return !layer_types.empty() && layer_types[size_t(l)] == AttentionType::sliding; }
+  bool has_v_proj(int32_t l) const { return !(v_from_k && !sliding(l)); }
+  bool computes_kv(int32_t l) const { return l < n_layers - kv_shared_layers; }
+  // Layer l keeps a KV cache of its own: an attention layer that is not KV-shared (hybrids' other layers
+  // keep a fixed-size state instead).
+  bool owns_kv_cache(int32_t l) const { return kind(l) == LayerKind::attention && computes_kv(l); }
+  int32_t kv_source(int32_t l) const;  // the layer whose KV cache layer l reads (itself unless shared)
+  float softmax_scale_of(int32_t l) const {
+    return attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim_of(l)));
+  }
 };
+
+inline int32_t ModelConfig::kv_source(int32_t l) const {
+  if (computes_kv(l)) return l;
+  for (int32_t s = n_layers - kv_shared_layers - 1; s >= 0; --s)
+    if (sliding(s) == sliding(l)) return s;
+  return l;  // validate_config rejects this
+}
 
 inline float ModelConfig::softmax_scale() const {
   return attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim));
@@ -98,6 +137,11 @@ inline float ModelConfig::softmax_scale() const {
 //   blk.N.linear_b / linear_a [linear_v_heads, dim]   blk.N.linear_conv [linear_qkv_dim, 1, linear_conv] (F32)
 //   blk.N.linear_a_log / linear_dt_bias [linear_v_heads]   blk.N.linear_norm [linear_v_dim] (plain w, no offset)
 //   blk.N.linear_out [dim, linear_out_dim]
+// Gemma 4 (sizes per layer: head_dim_of, kv_heads_of, ffn_dim_of; attn_v absent where !has_v_proj,
+// attn_k/attn_v/attn_k_norm absent where !computes_kv):
+//   blk.N.layer_scalar [1]
+//   ple_embed [ple_vocab, n_layers*ple_dim]   ple_proj [n_layers*ple_dim, dim]   ple_proj_norm [ple_dim]
+//   blk.N.ple_gate [ple_dim, dim]       blk.N.ple_out [dim, ple_dim]   blk.N.ple_post_norm [dim]
 // The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
 
 }  // namespace bs

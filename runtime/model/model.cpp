@@ -26,6 +26,7 @@ std::string weight_kernel(const char* op, DType t) {
     case DType::Q8_0: return std::string(op) + "_q8_0";
     case DType::Q4_K: return std::string(op) + "_q4k";
     case DType::Q6_K: return std::string(op) + "_q6k";
+    case DType::I4: return std::string(op) + "_i4";  // embed only: DOPPLER's int4 per-layer-embedding table
     default: fail("no {} kernel for weights of dtype {}", op, dtype_name(t));
   }
 }
@@ -71,15 +72,27 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
 static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
 
+static std::string shape_str(const std::vector<int64_t>& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
 Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions& options)
     : device_(device), kernels_(device, options.kernels), cfg_(source.config), opts_(options) {
   max_ctx_ = options.max_ctx > 0 ? options.max_ctx : std::min(cfg_.max_seq > 0 ? cfg_.max_seq : 4096, 4096);
   max_batch_ = std::max(1, std::min(options.max_batch, max_ctx_));
   logits_rows_ = std::max(1, std::min(options.logits_rows, max_batch_));
   check_fits(source);
-  if (cfg_.head_dim % 4 != 0 || cfg_.head_dim > 512)
-    fail("{}: head_dim {} is not supported (the attention kernel needs a multiple of 4, at most 512)",
-         source.dir.string(), cfg_.head_dim);
+  for (int32_t l = 0; l < cfg_.n_layers; ++l)
+    if (cfg_.head_dim_of(l) % 4 != 0 || cfg_.head_dim_of(l) > 512)
+      fail("{}: layer {}: head_dim {} is not supported (the attention kernel needs a multiple of 4, at most 512)",
+           source.dir.string(), l, cfg_.head_dim_of(l));
+  // One RoPE table per attention type (rope_inv_freq): its layers must share a head_dim.
+  for (int32_t l = 0; l < cfg_.n_layers; ++l)
+    if (cfg_.head_dim_of(l) != type_head_dim(cfg_, !cfg_.sliding(l)))
+      fail("{}: layer {}: head_dim {} differs from other {} layers' {}", source.dir.string(), l, cfg_.head_dim_of(l),
+           cfg_.sliding(l) ? "sliding" : "full", type_head_dim(cfg_, !cfg_.sliding(l)));
 
   {
     gpu::Uploader up(device_);
@@ -113,12 +126,27 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   bind("embed", {c.vocab, c.dim}, true);
   bind("output_norm", {c.dim}, false);
   if (!c.tied_embeddings) bind("output", {c.vocab, c.dim}, true);
+  if (c.ple_dim > 0) {
+    // Gemma 4 E: the per-layer embedding table may also be DOPPLER's int4 one, with its row scales.
+    const int64_t lp = int64_t(c.n_layers) * c.ple_dim;
+    const Weight* t = find("ple_embed");
+    if (t && t->dtype == DType::I4) {
+      if (t->shape != std::vector<int64_t>{c.ple_vocab, lp})
+        fail("weight ple_embed: expected I4 {}, got {}", shape_str({c.ple_vocab, lp}), shape_str(t->shape));
+      bind("ple_embed_scales", {c.ple_vocab}, false);
+    } else {
+      bind("ple_embed", {c.ple_vocab, lp}, true);
+    }
+    bind("ple_proj", {lp, c.dim}, true);
+    bind("ple_proj_norm", {c.ple_dim}, false);
+  }
   for (int32_t l = 0; l < c.n_layers; ++l) {
     if (c.kind(l) == LayerKind::short_conv) {
       bind_short_conv(l);
       continue;
     }
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
+    const int32_t qd = c.q_dim_of(l), kvd = c.kv_dim_of(l), ffn = c.ffn_dim_of(l);
     bind(n("attn_norm"), {c.dim}, false);
     if (c.kind(l) == LayerKind::linear_attention) {  // Qwen 3.5's Gated DeltaNet (forward_qwen35.cpp)
       bind_linear_attention(l);
@@ -127,22 +155,28 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       bind(n("ffn_down"), {c.dim, c.ffn_dim}, true);
       continue;
     }
-    bind(n("attn_q"), {c.attn_output_gate ? 2 * c.q_dim() : c.q_dim(), c.dim}, true);
-    bind(n("attn_k"), {c.kv_dim(), c.dim}, true);
-    bind(n("attn_v"), {c.kv_dim(), c.dim}, true);
-    bind(n("attn_out"), {c.dim, c.q_dim()}, true);
+    bind(n("attn_q"), {c.attn_output_gate ? 2 * qd : qd, c.dim}, true);
+    if (c.computes_kv(l)) bind(n("attn_k"), {kvd, c.dim}, true);
+    if (c.computes_kv(l) && c.has_v_proj(l)) bind(n("attn_v"), {kvd, c.dim}, true);
+    bind(n("attn_out"), {c.dim, qd}, true);
     bind(n("ffn_norm"), {c.dim}, false);
-    bind(n("ffn_gate"), {c.ffn_dim, c.dim}, true);
-    bind(n("ffn_up"), {c.ffn_dim, c.dim}, true);
-    bind(n("ffn_down"), {c.dim, c.ffn_dim}, true);
+    bind(n("ffn_gate"), {ffn, c.dim}, true);
+    bind(n("ffn_up"), {ffn, c.dim}, true);
+    bind(n("ffn_down"), {c.dim, ffn}, true);
+    if (c.layer_scalar) bind(n("layer_scalar"), {1}, false);
+    if (c.ple_dim > 0) {
+      bind(n("ple_gate"), {c.ple_dim, c.dim}, true);
+      bind(n("ple_out"), {c.dim, c.ple_dim}, true);
+      bind(n("ple_post_norm"), {c.dim}, false);
+    }
     if (c.qkv_bias) {
       bind(n("attn_q_bias"), {c.q_dim()}, false);
       bind(n("attn_k_bias"), {c.kv_dim()}, false);
       bind(n("attn_v_bias"), {c.kv_dim()}, false);
     }
     if (c.qk_norm) {
-      bind(n("attn_q_norm"), {c.head_dim}, false);
-      bind(n("attn_k_norm"), {c.head_dim}, false);
+      bind(n("attn_q_norm"), {c.head_dim_of(l)}, false);
+      if (c.computes_kv(l)) bind(n("attn_k_norm"), {c.head_dim_of(l)}, false);
     }
     if (c.sandwich_norm) {
       bind(n("attn_post_norm"), {c.dim}, false);
@@ -154,25 +188,45 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     return device_.createBuffer({std::max<uint64_t>(floats, 1) * 4, BufferUsage::storage, label});
   };
   uint64_t B = max_batch_;
+  // Sized for the widest layer (Gemma 4's layers differ in head_dim, KV heads and FFN width).
+  int32_t max_q = 0, max_kv = 0, max_ffn = 0, max_hd = 0, split_hd = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    max_q = std::max(max_q, c.q_dim_of(l)), max_kv = std::max(max_kv, c.kv_dim_of(l));
+    max_ffn = std::max(max_ffn, c.ffn_dim_of(l)), max_hd = std::max(max_hd, c.head_dim_of(l));
+    if (c.head_dim_of(l) <= 256) split_hd = std::max(split_hd, c.head_dim_of(l));
+  }
   tokens_ = act(B, "tokens");
   state_ = act(16, "step state");
   x_ = act(B * c.dim, "x");
-  xn_ = act(B * std::max(c.dim, c.q_dim()), "xn");
-  q_ = act(B * c.q_dim(), "q");
-  k_ = act(B * c.kv_dim(), "k");
-  v_ = act(B * c.kv_dim(), "v");
-  att_ = act(B * c.q_dim(), "attn out");
+  xn_ = act(B * std::max(c.dim, max_q), "xn");
+  q_ = act(B * max_q, "q");
+  k_ = act(B * max_kv, "k");
+  v_ = act(B * max_kv, "v");
+  att_ = act(B * max_q, "attn out");
   tmp_ = act(B * c.dim, "branch out");
-  gate_ = act(B * c.ffn_dim, "gate");
-  up_ = act(B * c.ffn_dim, "up");
+  gate_ = act(B * max_ffn, "gate");
+  up_ = act(B * max_ffn, "up");
+  if (c.v_norm) {
+    // v's norm has no weight: the rms kernel's (offset + w) with w = 1 - offset.
+    std::vector<float> ones(size_t(max_hd), 1.0f - (c.norm_offset ? 1.0f : 0.0f));
+    ones_.buffer = act(ones.size(), "ones");
+    device_.queue().writeBuffer(ones_.buffer, 0, ones.data(), ones.size() * 4);
+  }
+  if (c.ple_dim > 0) {
+    const uint64_t lp = uint64_t(c.n_layers) * c.ple_dim;
+    ple_rows_ = act(B * lp, "per-layer embedding rows");
+    ple_proj_ = act(B * lp, "per-layer projection");
+    ple_ = act(B * lp, "per-layer inputs");
+    ple_gate_ = act(B * c.ple_dim, "per-layer gate");
+  }
   // scores_ (attention.comp's scratch, [rows, heads, max_ctx]) is allocated when a recording first
   // needs it: the tiled prefill and split decode kernels keep their scores on chip, and at a long
   // context with 512-row prefill chunks it would be the largest activation (268 MiB for a 1B at 4096).
   // Split attention (attention_split.comp): chunks of at most 128 positions, at most 256 splits, so
   // contexts beyond 32768 take the one-workgroup-per-head kernel.
-  if (c.head_dim <= 256 && max_ctx_ <= 256 * 128) {
+  if (split_hd > 0 && max_ctx_ <= 256 * 128) {
     attn_splits_ = uint32_t((max_ctx_ + 127) / 128);
-    attn_part_ = act(uint64_t(c.n_heads) * attn_splits_ * (c.head_dim + 2), "attention partials");
+    attn_part_ = act(uint64_t(c.n_heads) * attn_splits_ * (split_hd + 2), "attention partials");
     attn_count_ = act(c.n_heads, "attention arrivals");
     std::vector<uint32_t> zeros(c.n_heads, 0);
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
@@ -180,7 +234,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
   alloc_linear_attention();
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    uint64_t bytes = c.kind(l) == LayerKind::attention ? uint64_t(max_ctx_) * c.kv_dim() * 2 : 16;
+    // Layers without a cache of their own (Gemma 4's KV-shared ones read an earlier layer's; the hybrids'
+    // conv and DeltaNet layers keep a fixed-size state) get a token-sized placeholder.
+    uint64_t bytes = uint64_t(c.owns_kv_cache(l) ? max_ctx_ : 1) * c.kv_dim_of(l) * (opts_.kv_f32 ? 4 : 2);
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
@@ -194,13 +250,6 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(inv_freq_local_, 0, lo.data(), lo.size() * 4);
   uint32_t zero[16] = {};
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
-}
-
-// Attention layers only: the others keep a fixed-size state instead (layer_state_bytes).
-static uint64_t attention_layers(const ModelConfig& c) {
-  uint64_t n = 0;
-  for (int32_t l = 0; l < c.n_layers; ++l) n += c.kind(l) == LayerKind::attention;
-  return n;
 }
 
 // The per-sequence state of the non-attention layers, f32: LFM2's short convs keep their last
@@ -217,15 +266,26 @@ static uint64_t layer_state_bytes(const ModelConfig& c) {
   return floats * 4;
 }
 
-uint64_t Model::kv_bytes() const { return attention_layers(cfg_) * 2 * max_ctx_ * cfg_.kv_dim() * 2; }
+// Attention layers with a cache of their own only: the others read an earlier layer's (KV-shared) or
+// keep a fixed-size state instead (layer_state_bytes).
+uint64_t Model::kv_bytes() const {
+  uint64_t b = 0;
+  for (int32_t l = 0; l < cfg_.n_layers; ++l)
+    if (cfg_.owns_kv_cache(l)) b += uint64_t(2) * max_ctx_ * cfg_.kv_dim_of(l) * (opts_.kv_f32 ? 4 : 2);
+  return b;
+}
 
 uint64_t Model::state_bytes() const { return layer_state_bytes(cfg_); }
 
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
   uint64_t kv = kv_bytes();
-  uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * c.q_dim() + 2 * c.kv_dim() + 2 * c.ffn_dim +
-                                         uint64_t(c.n_heads) * max_ctx_) * 4 +
+  int32_t max_q = 0, max_kv = 0, max_ffn = 0;
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    max_q = std::max(max_q, c.q_dim_of(l)), max_kv = std::max(max_kv, c.kv_dim_of(l)),
+    max_ffn = std::max(max_ffn, c.ffn_dim_of(l));
+  uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * uint64_t(max_q) + 2 * max_kv + 2 * max_ffn +
+                                         uint64_t(c.n_heads) * max_ctx_ + 3 * uint64_t(c.n_layers) * c.ple_dim) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;
   uint64_t need = source.weight_bytes + kv + acts + state_bytes();
   uint64_t have = device_.adapter().device_local_bytes;
@@ -271,11 +331,6 @@ const Weight* Model::find(const std::string& name) const {
   return it == weights_.end() ? nullptr : &it->second;
 }
 
-static std::string shape_str(const std::vector<int64_t>& s) {
-  std::string o = "[";
-  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
-  return o + "]";
-}
 
 const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const {
   const Weight* w = find(name);
@@ -333,16 +388,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto shape_label = [&](const char* op, const Weight& w) {
     return prof ? fmt::format("{} {} {}x{}", op, weight_kernel("", w.dtype).substr(1), w.shape[0], w.shape[1]) : std::string(op);
   };
-  auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
-                      const auto& params, uint32_t gx, uint32_t gy, const std::string& label) {
+  auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
+                          std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
+                          uint32_t gy, const std::string& label) {
     const auto& p = kernels_.get(kernel, spec);
     rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
     pass.setPipeline(p);
     pass.setBindGroup(0, rec.groups.back());
-    pass.setPushConstants(params);
+    pass.setPushConstants(params, params_size);
     if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
     else pass.dispatchWorkgroups(gx, gy);
     if (prof) prof->mark(enc, label);
+  };
+  auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
+                      const auto& params, uint32_t gx, uint32_t gy, const std::string& label) {
+    dispatch_raw(kernel, std::move(spec), std::move(entries), &params, uint32_t(sizeof(params)), gx, gy, label);
   };
   auto rms = [&](gpu::Buffer& x, uint64_t x_off, const Weight& w, gpu::Buffer& y, uint64_t y_off, uint32_t n,
                  uint32_t nrows, bool add) {
@@ -388,36 +448,27 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
 
   // The same helpers for the per-family layer recorders (forward_<family>.cpp).
-  LayerRecorder recorder{
-      [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
-          const void* params, uint32_t params_size, uint32_t gx, uint32_t gy, const std::string& label) {
-        const auto& p = kernels_.get(kernel, spec);
-        rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
-        pass.setPipeline(p);
-        pass.setBindGroup(0, rec.groups.back());
-        pass.setPushConstants(params, params_size);
-        if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
-        else pass.dispatchWorkgroups(gx, gy);
-        if (prof) prof->mark(enc, label);
-      },
-      matmul, rms, normed_matvec};
+  LayerRecorder recorder{dispatch_raw, matmul, rms, normed_matvec};
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
-  bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_f16kv");
+  // The KV cache's element type names the attention kernels (kv_type.glsl): f16, or f32 (--kv-cache f32).
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_" + kvt);
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
   static const bool no_tiled = env_switch("BLUESHIFT_NO_TILED_ATTENTION");
-  bool tiled_attention = M > 1 && c.head_dim <= 128 && !no_tiled && kernels_.has("attention_tiled_f16kv") &&
+  bool tiled_attention = M > 1 && !no_tiled && !opts_.kv_f32 && kernels_.has("attention_tiled_f16kv") &&
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
   for (int32_t l = 0; l < c.n_layers && fold_norm; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up", "conv_in", "linear_qkv", "linear_z",
                           "linear_a", "linear_b"})
-      if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))  // absent: not this layer's kind
+      if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))  // absent: not this layer's kind (or Gemma 4's k / v)
         fold_norm = fold_norm && kernels_.has(weight_kernel("matvec", w->dtype) + "_norm");
   // RoPE and the KV append folded into the q/k/v projections (matvec_*_q/_k/_v), where no q/k norm or
-  // bias sits between the projection and the rotation.
+  // bias sits between the projection and the rotation, and every layer is a plain attention layer.
   bool fold_rope = fold_norm && !c.qk_norm && !c.qkv_bias && c.head_dim % 4 == 0 && c.rot_dim() == c.head_dim &&
-                   !c.attn_output_gate && c.layer_kinds.empty();
+                   !c.attn_output_gate && c.layer_kinds.empty() && c.layer_head_dims.empty() && !c.v_norm &&
+                   c.kv_shared_layers == 0 && !c.v_from_k && !opts_.kv_f32;
   for (int32_t l = 0; l < c.n_layers && fold_rope; ++l)
     for (auto [s, v] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}})
       if (const Weight* w = find(fmt::format("blk.{}.{}", l, s)))
@@ -443,14 +494,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
              EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
 
+  if (c.ple_dim > 0) record_per_layer_inputs(recorder, M);
+
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
-    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
+    bool sliding = c.sliding(l);
     if (c.kind(l) == LayerKind::short_conv) {
       record_short_conv(l, M, fold_norm, recorder);
     } else if (c.kind(l) == LayerKind::linear_attention) {
       record_linear_attention(l, M, fold_norm, recorder);
     } else {
+    // Gemma 4: this layer's shape, and the layer whose KV cache it reads (itself unless KV-shared).
+    const int32_t hd = c.head_dim_of(l), nkv = c.kv_heads_of(l), src = c.kv_source(l);
+    const bool own_kv = c.computes_kv(l);
+    const char* v_weight = c.has_v_proj(l) ? "attn_v" : "attn_k";
+
     auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
     // Qwen 3.5's gated attention: q_proj writes q and gate per head into attn_qg_, split below.
     gpu::Buffer& q_out = c.attn_output_gate ? attn_qg_ : q_;
@@ -470,13 +528,18 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
       }
     } else if (fold_norm) {
-      for (auto [name, buf] : {std::pair{"attn_q", &q_out}, std::pair{"attn_k", &k_}, std::pair{"attn_v", &v_}})
-        normed_matvec(W("attn_norm"), W(name), *buf);
+      normed_matvec(W("attn_norm"), W("attn_q"), q_out);
+      if (own_kv) {
+        normed_matvec(W("attn_norm"), W("attn_k"), k_);
+        normed_matvec(W("attn_norm"), W(v_weight), v_);
+      }
     } else {
       rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
       matmul(W("attn_q"), xn_, 0, q_out, M, false);
-      matmul(W("attn_k"), xn_, 0, k_, M, false);
-      matmul(W("attn_v"), xn_, 0, v_, M, false);
+      if (own_kv) {
+        matmul(W("attn_k"), xn_, 0, k_, M, false);
+        matmul(W(v_weight), xn_, 0, v_, M, false);
+      }
     }
     if (c.attn_output_gate) {
       uint32_t n = M * uint32_t(c.q_dim());
@@ -491,44 +554,51 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
     }
     if (c.qk_norm) {
-      rms(q_, 0, W("attn_q_norm"), q_, 0, c.head_dim, M * c.n_heads, false);
-      rms(k_, 0, W("attn_k_norm"), k_, 0, c.head_dim, M * c.n_kv_heads, false);
+      rms(q_, 0, W("attn_q_norm"), q_, 0, hd, M * c.n_heads, false);
+      if (own_kv) rms(k_, 0, W("attn_k_norm"), k_, 0, hd, M * nkv, false);
     }
-    uint32_t kvd = uint32_t(c.kv_dim());
+    if (c.v_norm && own_kv) rms(v_, 0, ones_, v_, 0, hd, M * nkv, false);
+    const uint32_t qd = uint32_t(c.q_dim_of(l)), kvd = uint32_t(c.kv_dim_of(l));
     if (!fold_rope) {
-      // Partial rotary (Qwen 3.5) through rope_kv's ROT_DIM; full rotary keeps the plain pipeline (and the WGSL twin).
+      // A KV-shared layer rotates q only (no k/v jobs). Partial rotary (Qwen 3.5) through rope_kv's ROT_DIM;
+      // full rotary keeps the plain pipeline (and the WGSL twin).
+      const uint32_t store_heads = own_kv ? uint32_t(nkv) : 0u;
       std::vector<gpu::SpecConstant> rot;
       if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
-      dispatch("rope_kv_f32", rot,
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
-                {3, &freq}, {4, &state_}, {5, &kcache_[l]}, {6, &vcache_[l]}},
-               RopeKvParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim)},
-               uint32_t(c.n_heads + 2 * c.n_kv_heads), M, "rope_kv");
+      dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
+               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
+                {3, &freq}, {4, &state_}, {5, &kcache_[src]}, {6, &vcache_[src]}},
+               RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)},
+               uint32_t(c.n_heads) + 2 * store_heads, M, "rope_kv");
     }
-    if (split_attention) {
-      dispatch("attention_split_f16kv", {},
-               {{0, &q_, 0, uint64_t(c.q_dim()) * 4}, {1, &kcache_[l]}, {2, &vcache_[l]}, {3, &att_, 0, uint64_t(c.q_dim()) * 4},
+    // Per layer: split decode attention up to head_dim 256, tiled prefill up to 128, else attention.comp
+    // (up to 512: Gemma 4's full layers).
+    const float scale = c.softmax_scale_of(l);
+    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+    if (split_attention && hd <= 256) {
+      dispatch("attention_split_" + kvt, {},
+               {{0, &q_, 0, uint64_t(qd) * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &att_, 0, uint64_t(qd) * 4},
                 {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
-               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), attn_splits_,
-                                    sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap, 0},
+               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window, scale,
+                                    c.attn_softcap, 0},
                c.n_heads, attn_splits_, "attention");
-    } else if (tiled_attention) {
+    } else if (tiled_attention && hd <= 128) {
       // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
       dispatch("attention_tiled_f16kv", {},
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &kcache_[src]}, {2, &vcache_[src]},
+                {3, &att_, 0, uint64_t(M) * qd * 4}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,
+                               c.attn_softcap},
                c.n_heads, (M + 15) / 16, "attention");
     } else {
       if (!scores_)
         scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
                                         "attention scores"});
-      dispatch("attention_f16kv", {},
-               {{0, &q_, 0, uint64_t(M) * c.q_dim() * 4}, {1, &kcache_[l]}, {2, &vcache_[l]},
-                {3, &att_, 0, uint64_t(M) * c.q_dim() * 4}, {4, &scores_}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(max_ctx_),
-                               sliding ? uint32_t(c.sliding_window) : 0u, c.softmax_scale(), c.attn_softcap},
+      dispatch("attention_" + kvt, {},
+               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &kcache_[src]}, {2, &vcache_[src]},
+                {3, &att_, 0, uint64_t(M) * qd * 4}, {4, &scores_}, {5, &state_}},
+               AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,
+                               c.attn_softcap},
                c.n_heads, M, "attention");
     }
     if (c.attn_output_gate) {
@@ -555,7 +625,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
         matmul(W("ffn_up"), xn_, 0, up_, M, false);
       }
-      uint32_t n = M * uint32_t(c.ffn_dim);
+      uint32_t n = M * uint32_t(c.ffn_dim_of(l));
       dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
                GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
     }
@@ -565,6 +635,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     } else {
       matmul(W("ffn_down"), gate_, 0, x_, M, true);
     }
+    if (c.ple_dim > 0 || c.layer_scalar) record_layer_tail(recorder, l, M);
   }
 
   // Head: the last L rows only.

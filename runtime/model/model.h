@@ -24,6 +24,7 @@ struct ModelOptions {
   int32_t max_batch = 128;   // prefill chunk: rows per forward
   int32_t logits_rows = 1;   // rows of logits kept per forward (parity runs keep every row)
   bool profile = false;      // timestamp marks per kernel (forces barriers)
+  bool kv_f32 = false;       // f32 KV cache (`--kv-cache f32`): twice the bytes, no f16 rounding of k and v
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
 };
 
@@ -124,6 +125,10 @@ class Model {
   // x_ += the layer's DeltaNet branch for `rows` tokens at state.pos (fold_norm: decode's normed matvecs).
   void record_linear_attention(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
 
+  // --- Gemma 4 (forward_gemma4.cpp) ---
+  void record_per_layer_inputs(const LayerRecorder& r, uint32_t rows);
+  void record_layer_tail(const LayerRecorder& r, int32_t l, uint32_t rows);
+
   gpu::Device& device_;
   gpu::KernelCache kernels_;
   ModelConfig cfg_;
@@ -134,6 +139,11 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
+  // Gemma 4: v's weightless norm (a weight of ones); per-layer inputs: the embedding rows [rows, L*P],
+  // the projection of the embedding [rows, L*P], the combined inputs [L, max_batch, P] (layer-major, so
+  // a layer's rows are contiguous) and the gate [rows, P].
+  Weight ones_{DType::F32, {}, {}};
+  gpu::Buffer ple_rows_, ple_proj_, ple_, ple_gate_;
   // Split-context decode attention: `attn_splits_` chunks per head, their partial softmax states, and a
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;

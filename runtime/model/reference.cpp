@@ -3,9 +3,11 @@
 #include <cmath>
 
 #include "rdrr/quant.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
-#include "runtime/model/repack.h"
+#include "runtime/base/half.h"
 #include "runtime/model/reference_qwen35.h"
+#include "runtime/model/repack.h"
 
 namespace bs::model {
 
@@ -34,8 +36,7 @@ const std::vector<double>& ReferenceModel::w(const std::string& name) const {
   return it->second;
 }
 
-namespace {
-
+// The float64 building blocks, shared with reference_gemma4.cpp (reference.h).
 void rmsnorm(double* x, const double* w, int n, double eps, double offset, double* out) {
   double ss = 0;
   for (int i = 0; i < n; ++i) ss += x[i] * x[i];
@@ -53,6 +54,13 @@ void matvec(const std::vector<double>& W, const double* x, int m, int k, double*
   }
 }
 
+double activation(Activation act, double a) {
+  return act == Activation::silu ? a / (1 + std::exp(-a))
+                                 : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+}
+
+namespace {
+
 void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
   int h = head_dim / 2;
   for (int i = 0; i < h; ++i) {
@@ -65,12 +73,22 @@ void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
 
 }  // namespace
 
+int32_t type_head_dim(const ModelConfig& c, bool global) {
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    if (c.sliding(l) != global) return c.head_dim_of(l);
+  return c.head_dim;
+}
+
 std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled) {
-  const int rot = c.rot_dim();  // partial rotary (Qwen 3.5): frequencies over the rotated width only
-  std::vector<double> f(rot / 2);
+  // Qwen 3.5's partial rotary: frequencies over the rotated width only (rotary_dim of head_dim).
+  const int hd = c.rotary_dim > 0 ? c.rotary_dim : type_head_dim(c, scaled);
+  std::vector<double> f(hd / 2);
   const auto& r = c.rope;
-  for (int i = 0; i < rot / 2; ++i) {
-    double inv = 1.0 / std::pow(theta, double(2 * i) / rot);
+  // Gemma 4's proportional RoPE (global layers): frequencies over the whole head_dim, only the first
+  // partial_factor * hd / 2 of them nonzero.
+  const int rotated = scaled && r.partial_factor < 1.0f ? int(double(r.partial_factor) * hd / 2) : hd / 2;
+  for (int i = 0; i < hd / 2; ++i) {
+    double inv = i < rotated ? 1.0 / std::pow(theta, double(2 * i) / hd) : 0.0;
     if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
     if (scaled && r.scaling == RopeScaling::llama3) {
       double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
@@ -82,14 +100,20 @@ std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scale
         inv = (1 - sm) * inv / r.factor + sm * inv;
       }
     }
-    f[i] = inv;
+    // BLUESHIFT_ROPE_FREQ_BF16=1 rounds the frequencies to bfloat16, as HF's do once a model is cast with
+    // model.to(torch.bfloat16) (the inv_freq buffers are cast with the weights) and back: how the shared 2026
+    // reference logits were made (make_refs_2026.py). Real checkpoints compute them in f32; this only
+    // reproduces that reference. Gemma 4 (softmax scale 1 over normalized q and k) is the one model
+    // where the difference exceeds the parity bound: 7.5e-2 -> 3.7e-5 (CPU reference, gemma4-tiny).
+    static const bool bf16 = env_switch("BLUESHIFT_ROPE_FREQ_BF16");
+    f[i] = bf16 ? double(bf16_to_float(float_to_bf16(float(inv)))) : inv;
   }
   return f;
 }
 
 std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) const {
   const auto& c = cfg_;
-  int n = int(tokens.size()), D = c.dim, H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
+  int n = int(tokens.size()), D = c.dim, H = c.n_heads;
   double off = c.norm_offset ? 1.0 : 0.0;
   std::vector<double> x(size_t(n) * D);
   const auto& E = w("embed");
@@ -97,47 +121,59 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
     for (int i = 0; i < D; ++i) x[size_t(t) * D + i] = E[size_t(tokens[t]) * D + i] * c.embed_scale;
   auto fg = rope_inv_freq(c, c.rope.theta, true);
   auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
-  std::vector<double> xn(D), q(size_t(n) * H * hd), k(size_t(n) * KV * hd), v(size_t(n) * KV * hd), att(H * hd),
-      tmp(std::max(D, c.ffn_dim)), g(c.ffn_dim), u(c.ffn_dim), sc(n);
-  // x += ffn_down(act(ffn_gate xn) * (ffn_up xn)), xn = ffn_norm(x) (and the post-FFN norm of sandwich layers).
-  auto ffn = [&](int l, double* xt) {
+  int max_hd = 0, max_ffn = 0;
+  for (int l = 0; l < c.n_layers; ++l) max_hd = std::max(max_hd, c.head_dim_of(l)), max_ffn = std::max(max_ffn, c.ffn_dim_of(l));
+  // Gemma 4 E: per-layer inputs [n, n_layers, ple_dim] from the token and its embedding (reference_gemma4).
+  std::vector<double> pl = c.ple_dim > 0 ? per_layer_inputs(tokens, x) : std::vector<double>();
+  const std::vector<double> ones(size_t(std::max(max_hd, D)), 1.0);
+  // Keys and values per layer (KV-shared layers read an earlier layer's).
+  std::vector<std::vector<double>> kc(size_t(c.n_layers)), vc(size_t(c.n_layers));
+  std::vector<double> xn(D), q(size_t(n) * H * max_hd), att(size_t(H) * max_hd), tmp(std::max(D, max_ffn)),
+      g(max_ffn), u(max_ffn), sc(n);
+  // x_t += ffn_down(act(ffn_gate xn) * (ffn_up xn)), xn = ffn_norm(x_t) (and the post-FFN norm of sandwich layers).
+  auto ffn_block = [&](int l, double* xt) {
     auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
+    const int ffn = c.ffn_dim_of(l);
     rmsnorm(xt, W("ffn_norm").data(), D, c.norm_eps, off, xn.data());
-    matvec(W("ffn_gate"), xn.data(), c.ffn_dim, D, g.data());
-    matvec(W("ffn_up"), xn.data(), c.ffn_dim, D, u.data());
-    for (int i = 0; i < c.ffn_dim; ++i) {
-      double a = g[i];
-      a = c.act == Activation::silu ? a / (1 + std::exp(-a))
-                                    : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-      g[i] = a * u[i];
-    }
-    matvec(W("ffn_down"), g.data(), D, c.ffn_dim, tmp.data());
+    matvec(W("ffn_gate"), xn.data(), ffn, D, g.data());
+    matvec(W("ffn_up"), xn.data(), ffn, D, u.data());
+    for (int i = 0; i < ffn; ++i) g[i] = activation(c.act, g[i]) * u[i];
+    matvec(W("ffn_down"), g.data(), D, ffn, tmp.data());
     if (c.sandwich_norm) rmsnorm(tmp.data(), W("ffn_post_norm").data(), D, c.norm_eps, off, tmp.data());
     for (int i = 0; i < D; ++i) xt[i] += tmp[i];
   };
   // Qwen 3.5: q_proj rows are [head, (q | gate), head_dim]; the gate scales the attention output.
-  std::vector<double> qg(c.attn_output_gate ? size_t(2) * H * hd : 0), gate(c.attn_output_gate ? size_t(n) * H * hd : 0);
+  std::vector<double> qg(c.attn_output_gate ? size_t(2) * H * max_hd : 0);
+  std::vector<double> gate(c.attn_output_gate ? size_t(n) * H * max_hd : 0);
   std::vector<double> xns, lin;  // linear-attention layers: normed rows in, branch rows out
   for (int l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
     if (c.kind(l) == LayerKind::short_conv) {  // LFM2 (reference_lfm2.cpp), then the FFN
       short_conv_mixer(l, n, x);
-      for (int t = 0; t < n; ++t) ffn(l, &x[size_t(t) * D]);
+      for (int t = 0; t < n; ++t) ffn_block(l, &x[size_t(t) * D]);
       continue;
     }
-    bool sliding = !c.layer_types.empty() && c.layer_types[l] == AttentionType::sliding;
-    const auto& f = sliding ? fl : fg;
-    const bool linear = c.kind(l) == LayerKind::linear_attention;
-    if (linear) {
+    if (c.kind(l) == LayerKind::linear_attention) {  // Qwen 3.5's Gated DeltaNet (reference_qwen35.cpp), then the FFN
       xns.resize(size_t(n) * D);
       for (int t = 0; t < n; ++t) rmsnorm(&x[size_t(t) * D], W("attn_norm").data(), D, c.norm_eps, off, &xns[size_t(t) * D]);
       deltanet_layer_reference(c, [&](const char* s) -> const std::vector<double>& { return W(s); }, xns, n, lin);
+      for (int t = 0; t < n; ++t) {
+        double* xt = &x[size_t(t) * D];
+        for (int i = 0; i < D; ++i) xt[i] += lin[size_t(t) * D + i];
+        ffn_block(l, xt);
+      }
+      continue;
     }
-    for (int t = 0; t < n && !linear; ++t) {
+    const int hd = c.head_dim_of(l), KV = c.kv_heads_of(l);
+    const int rot = c.rotary_dim > 0 ? c.rotary_dim : hd;
+    bool sliding = c.sliding(l), own_kv = c.computes_kv(l);
+    const auto& f = sliding ? fl : fg;
+    if (own_kv) kc[l].resize(size_t(n) * KV * hd), vc[l].resize(size_t(n) * KV * hd);
+    const auto& k = kc[size_t(c.kv_source(l))];
+    const auto& v = vc[size_t(c.kv_source(l))];
+    for (int t = 0; t < n; ++t) {
       rmsnorm(&x[size_t(t) * D], W("attn_norm").data(), D, c.norm_eps, off, xn.data());
       double* qt = &q[size_t(t) * H * hd];
-      double* kt = &k[size_t(t) * KV * hd];
-      double* vt = &v[size_t(t) * KV * hd];
       if (c.attn_output_gate) {
         matvec(W("attn_q"), xn.data(), 2 * H * hd, D, qg.data());
         for (int h = 0; h < H; ++h)
@@ -148,25 +184,27 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
       } else {
         matvec(W("attn_q"), xn.data(), H * hd, D, qt);
       }
-      matvec(W("attn_k"), xn.data(), KV * hd, D, kt);
-      matvec(W("attn_v"), xn.data(), KV * hd, D, vt);
-      if (c.qkv_bias) {
+      if (c.qkv_bias)
         for (int i = 0; i < H * hd; ++i) qt[i] += W("attn_q_bias")[i];
-        for (int i = 0; i < KV * hd; ++i) kt[i] += W("attn_k_bias")[i], vt[i] += W("attn_v_bias")[i];
-      }
       for (int h = 0; h < H; ++h) {
         if (c.qk_norm) rmsnorm(qt + h * hd, W("attn_q_norm").data(), hd, c.norm_eps, off, qt + h * hd);
-        rope(qt + h * hd, f, t, c.rot_dim());
+        rope(qt + h * hd, f, t, rot);
       }
+      if (!own_kv) continue;
+      double* kt = &kc[l][size_t(t) * KV * hd];
+      double* vt = &vc[l][size_t(t) * KV * hd];
+      matvec(W("attn_k"), xn.data(), KV * hd, D, kt);
+      matvec(W(c.has_v_proj(l) ? "attn_v" : "attn_k"), xn.data(), KV * hd, D, vt);  // Gemma 4: v = k's projection
+      if (c.qkv_bias)
+        for (int i = 0; i < KV * hd; ++i) kt[i] += W("attn_k_bias")[i], vt[i] += W("attn_v_bias")[i];
       for (int h = 0; h < KV; ++h) {
         if (c.qk_norm) rmsnorm(kt + h * hd, W("attn_k_norm").data(), hd, c.norm_eps, off, kt + h * hd);
-        rope(kt + h * hd, f, t, c.rot_dim());
+        rope(kt + h * hd, f, t, rot);
+        if (c.v_norm) rmsnorm(vt + h * hd, ones.data(), hd, c.norm_eps, 0.0, vt + h * hd);
       }
     }
+    const double scale = c.softmax_scale_of(l);
     for (int t = 0; t < n; ++t) {
-      if (linear) {  // the DeltaNet branch replaces attention; the FFN below is shared
-        std::copy(&lin[size_t(t) * D], &lin[size_t(t) * D] + D, tmp.begin());
-      } else {
       int lo = (sliding && c.sliding_window > 0) ? std::max(0, t + 1 - c.sliding_window) : 0;
       for (int h = 0; h < H; ++h) {
         int kh = h / (H / KV);
@@ -175,7 +213,7 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
         for (int j = lo; j <= t; ++j) {
           double s = 0;
           for (int d = 0; d < hd; ++d) s += qh[d] * k[(size_t(j) * KV + kh) * hd + d];
-          s *= c.softmax_scale();
+          s *= scale;
           if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
           sc[j] = s;
           mx = std::max(mx, s);
@@ -190,12 +228,14 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
       }
       if (c.attn_output_gate)
         for (int i = 0; i < H * hd; ++i) att[i] /= 1 + std::exp(-gate[size_t(t) * H * hd + i]);
-      matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
-      }
       double* xt = &x[size_t(t) * D];
+      matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
       if (c.sandwich_norm) rmsnorm(tmp.data(), W("attn_post_norm").data(), D, c.norm_eps, off, tmp.data());
       for (int i = 0; i < D; ++i) xt[i] += tmp[i];
-      ffn(l, xt);
+      ffn_block(l, xt);
+      if (c.ple_dim > 0) per_layer_input_block(l, &pl[(size_t(t) * c.n_layers + l) * c.ple_dim], xt);
+      if (c.layer_scalar)
+        for (int i = 0; i < D; ++i) xt[i] *= W("layer_scalar")[0];
     }
   }
   const auto& head = c.tied_embeddings ? E : w("output");

@@ -10,8 +10,19 @@
 
 namespace bs::model {
 
-// HF's RoPE inverse frequencies (default, linear, llama3), in double; the GPU path stores them as f32.
+// HF's RoPE inverse frequencies (default, linear, llama3; Gemma 4's proportional), in double; the GPU
+// path stores them as f32. `scaled`: the global (full-attention) layers' table, else the sliding
+// layers'; head_dim / 2 entries of that layer type's head_dim (type_head_dim).
+// BLUESHIFT_ROPE_FREQ_BF16=1 rounds them to bfloat16 (reproduces references made after model.to(bf16)).
 std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled);
+// head_dim of the first full (global) or sliding layer, or the model's head_dim when there is none.
+int32_t type_head_dim(const ModelConfig& c, bool global);
+
+// The float64 building blocks: out = x / rms(x) * (offset + w) (out may be x); y[m] = W[m, k] x[k];
+// the FFN activation.
+void rmsnorm(double* x, const double* w, int n, double eps, double offset, double* out);
+void matvec(const std::vector<double>& W, const double* x, int m, int k, double* y);
+double activation(Activation act, double a);
 
 class ReferenceModel {
  public:
@@ -24,6 +35,10 @@ class ReferenceModel {
   const std::vector<double>& w(const std::string& name) const;
   // LFM2: x[t] += out_proj(C * conv(B * x)) of layer l over rows t < n (reference_lfm2.cpp).
   void short_conv_mixer(int l, int n, std::vector<double>& x) const;
+  // Gemma 4 E (reference_gemma4.cpp): per-layer inputs [tokens, n_layers, ple_dim] from the tokens and
+  // their scaled embeddings x [tokens, dim]; and the per-layer input block that adds to x_t after layer l.
+  std::vector<double> per_layer_inputs(std::span<const int32_t> tokens, const std::vector<double>& x) const;
+  void per_layer_input_block(int32_t l, const double* pl, double* xt) const;
   ModelConfig cfg_;
   std::map<std::string, std::vector<double>> weights_;
 };

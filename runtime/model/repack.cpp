@@ -100,7 +100,7 @@ void int4_row(std::span<const std::byte> table, std::span<const std::byte> scale
 }
 
 uint64_t runnable_bytes(const TensorEntry& t) {
-  if (!t.companion_of.empty()) return 0;  // folded into the tensor it serves
+  if (!t.companion_of.empty() || t.skipped) return 0;  // folded into the tensor it serves; a tower
   if (t.dtype == DType::W4A16) return t.size / 16 * 34;
   if (t.layout == Layout::flat && t.shape.size() != 2 && traits(t.dtype).block_elems > 1) {
     uint64_t n = 1;

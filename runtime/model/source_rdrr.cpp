@@ -19,14 +19,14 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
   if (src.config.eos_ids.empty()) src.config.eos_ids = manifest->eos_ids;
   src.quant = manifest->quantization;
   src.dir = dir;
-  for (auto& t : manifest->tensors)
-    if (!t.unused) src.weight_bytes += runnable_bytes(t);
+  for (auto& t : manifest->tensors) src.weight_bytes += runnable_bytes(t);
   src.for_each_tensor = [manifest, dir](const TensorSink& sink) {
     const std::string label = (dir / "manifest.json").string();
     // A tensor with companions (W4A16) is emitted once it and they have all arrived; until then the
     // first to arrive are held here, by name (a layer's worth at most: DOPPLER writes them together).
     std::map<std::string, std::vector<std::byte>> held;
     auto emit = [&](const TensorEntry& t, std::span<const std::byte> bytes, const Companions& c) {
+      if (t.skipped) return;
       if (t.internal.empty())
         fail("{}: tensor {} has no blueshift name (unknown to this architecture)", label, t.name);
       Runnable r = runnable_form(t, bytes, c, label, true);  // W4A16 and "col" Q4_K: the loader converts them
@@ -34,10 +34,13 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
     };
     load_tensors(*manifest, dir, LoadOptions{}, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
       const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);
-      if (owner->unused) return;  // read (and hash-checked) with its shard, never bound
+      if (owner->skipped) return;  // read (and hash-checked) with its shard, never bound
       if (owner->dtype != DType::W4A16) {
         if (t.companion_of.empty()) emit(t, bytes, {});
-        return;  // the I4 table's scales: nothing binds that table yet
+        // The I4 table's F32 row scales: a weight of their own, INTERNAL_scales (embed_i4 binds them).
+        else if (owner->dtype == DType::I4 && !owner->internal.empty())
+          sink({owner->internal + "_scales", DType::F32, {owner->shape[0]}, bytes});
+        return;
       }
       held[t.name].assign(bytes.begin(), bytes.end());
       for (const std::string* n : {&owner->name, &owner->scales, &owner->shape_tensor})

@@ -48,13 +48,17 @@ const fs::path& demo_model() {
 
 TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   BS_REQUIRE_SHARED();
-  for (const char* name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny"}) {
+  // As in test_parity: the references' RoPE frequencies went through bfloat16, and Gemma 4 keeps an f32 cache.
+  for (std::string name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny",
+                           "gemma4-tiny", "gemma4e-tiny"}) {
     auto dir = shared_dir() / "data" / "models" / name;
     json ref;
     std::ifstream(dir / "ref.json") >> ref;
     std::vector<int32_t> prompt = ref["prompt"], greedy = ref["greedy"];
-    auto r = run_blueshift({"generate", "--model", dir.string(), "--prompt-tokens", join(prompt), "--temperature", "0",
-                            "--ignore-eos", "--max-tokens", std::to_string(greedy.size())});
+    std::vector<std::string> args = {"generate", "--model", dir.string(), "--prompt-tokens", join(prompt), "--temperature", "0",
+                                     "--ignore-eos", "--max-tokens", std::to_string(greedy.size())};
+    if (name.rfind("gemma4", 0) == 0) args.insert(args.end(), {"--kv-cache", "f32"});
+    auto r = run_blueshift(args, {{"BLUESHIFT_ROPE_FREQ_BF16", "1"}});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(parse_ids(r.out), greedy) << name;
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -24,12 +25,14 @@ class KernelsModel : public GpuTest {
   }
   gpu::Buffer state(uint32_t pos) { return upload(std::vector<uint32_t>{0, pos, 0, 0}); }
 
-  // Causal attention in float64 over f16-rounded K and V: rows of queries at positions pos0 + r, GQA,
-  // an optional sliding window and softcap (cap 0: none). Output [rows, heads, hd].
+  // Causal attention in float64 over f16-rounded K and V (exact ones with f32_kv): rows of queries at
+  // positions pos0 + r, GQA, an optional sliding window and softcap (cap 0: none). Output [rows, heads, hd].
   static std::vector<double> attention_ref(const std::vector<float>& q, const std::vector<float>& k,
                                            const std::vector<float>& v, uint32_t rows, uint32_t heads, uint32_t kvh,
-                                           uint32_t hd, uint32_t pos0, uint32_t window, float scale, float cap) {
+                                           uint32_t hd, uint32_t pos0, uint32_t window, float scale, float cap,
+                                           bool f32_kv = false) {
     const uint32_t kvd = kvh * hd;
+    auto kv = [f32_kv](float x) { return f32_kv ? double(x) : round_half(x); };
     std::vector<double> ref(size_t(rows) * heads * hd);
     for (uint32_t r = 0; r < rows; ++r)
       for (uint32_t h = 0; h < heads; ++h) {
@@ -39,14 +42,14 @@ class KernelsModel : public GpuTest {
         double mx = -1e300, sum = 0;
         for (uint32_t j = lo; j <= pos; ++j) {
           double d = 0;
-          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * round_half(k[j * kvd + g * hd + i]);
+          for (uint32_t i = 0; i < hd; ++i) d += q[(r * heads + h) * hd + i] * kv(k[j * kvd + g * hd + i]);
           s[j] = cap > 0 ? cap * std::tanh(d * scale / cap) : d * scale;
           mx = std::max(mx, s[j]);
         }
         for (uint32_t j = lo; j <= pos; ++j) sum += (s[j] = std::exp(s[j] - mx));
         for (uint32_t i = 0; i < hd; ++i) {
           double a = 0;
-          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * round_half(v[j * kvd + g * hd + i]);
+          for (uint32_t j = lo; j <= pos; ++j) a += s[j] * kv(v[j * kvd + g * hd + i]);
           ref[(r * heads + h) * hd + i] = a / sum;
         }
       }
@@ -119,6 +122,62 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
     auto got = download<float>(out, rows * heads * hd);
     auto ref = attention_ref(q, k, v, rows, heads, kvh, hd, pos0, window, scale, cap);
     EXPECT_LT(nmse(got, ref), 1e-10) << "window " << window;
+  }
+}
+
+// The f32 KV cache (`--kv-cache f32`): kv_store_f32 and rope_kv_f32kv write exact floats only to rows
+// [pos, pos + rows), and attention_f32kv / attention_split_f32kv read them as floats — against float64 with
+// unrounded K and V, at odd sizes, with a window and a softcap, into poisoned outputs.
+TEST_F(KernelsModel, F32KvCacheStoreRopeAndAttention) {
+  const uint32_t heads = 6, kvh = 2, hd = 20, ctx = 41, rows = 3, pos0 = 23, kvd = kvh * hd, n = pos0 + rows;
+  const float scale = 0.3f, cap = 5.0f;
+  auto k = random_floats(n * kvd), v = random_floats(n * kvd);
+  auto kc = poisoned(ctx * kvd * 4), vc = poisoned(ctx * kvd * 4);
+  // Positions [0, pos0) through kv_store_f32, the last `rows` through the fused RoPE + append.
+  std::vector<float> k0(k.begin(), k.begin() + pos0 * kvd), v0(v.begin(), v.begin() + pos0 * kvd);
+  auto bk0 = upload(k0), bv0 = upload(v0), s0 = state(0);
+  run("kv_store_f32", {{0, &bk0}, {1, &kc}, {2, &s0}}, KvStoreParams{pos0, kvd, 0, 0}, (kvd + 127) / 128, pos0);
+  run("kv_store_f32", {{0, &bv0}, {1, &vc}, {2, &s0}}, KvStoreParams{pos0, kvd, 0, 0}, (kvd + 127) / 128, pos0);
+  auto cache = download<float>(kc, ctx * kvd);
+  for (uint32_t i = 0; i < pos0 * kvd; ++i) ASSERT_EQ(cache[i], k[i]) << i;
+  std::vector<float> f(hd / 2);
+  for (uint32_t i = 0; i < hd / 2; ++i) f[i] = float(1.0 / std::pow(10000.0, 2.0 * i / hd));
+  auto q = random_floats(rows * heads * hd);
+  std::vector<float> kt(k.begin() + pos0 * kvd, k.end()), vt(v.begin() + pos0 * kvd, v.end());
+  auto bq = upload(q), bkt = upload(kt), bvt = upload(vt), bf = upload(f), sp = state(pos0);
+  run("rope_kv_f32kv", {{0, &bq}, {1, &bkt}, {2, &bvt}, {3, &bf}, {4, &sp}, {5, &kc}, {6, &vc}},
+      RopeKvParams{rows, heads, kvh, hd}, heads + 2 * kvh, rows);
+  // The k rows went to the cache rotated (as rope_f32 rotates them) and as exact floats, v unrotated;
+  // rows past pos0 + rows untouched.
+  auto bkr = upload(kt);
+  run("rope_f32", {{0, &bkr}, {1, &bf}, {2, &sp}}, RopeParams{rows, kvh, hd, hd}, kvh, rows);
+  auto kr = download<float>(bkr, kt.size());
+  cache = download<float>(kc, ctx * kvd);
+  auto vcache = download<float>(vc, ctx * kvd);
+  for (uint32_t i = 0; i < rows * kvd; ++i) {
+    ASSERT_EQ(cache[pos0 * kvd + i], kr[i]) << i;
+    ASSERT_EQ(vcache[pos0 * kvd + i], vt[i]) << i;
+  }
+  uint32_t poison;
+  std::memcpy(&poison, &cache[n * kvd], 4);
+  EXPECT_EQ(poison, 0xffffffffu);
+  std::copy(kr.begin(), kr.end(), k.begin() + pos0 * kvd);
+  auto qr = download<float>(bq, q.size());
+  for (uint32_t window : {0u, 7u}) {
+    auto out = poisoned(rows * heads * hd * 4), scores = poisoned(rows * heads * ctx * 4), bqr = upload(qr);
+    run("attention_f32kv", {{0, &bqr}, {1, &kc}, {2, &vc}, {3, &out}, {4, &scores}, {5, &sp}},
+        AttentionParams{rows, heads, kvh, hd, ctx, window, scale, cap}, heads, rows);
+    auto ref = attention_ref(qr, k, v, rows, heads, kvh, hd, pos0, window, scale, cap, true);
+    EXPECT_LT(nmse(download<float>(out, rows * heads * hd), ref), 1e-12) << "window " << window;
+    // Decode: the last row alone through the split kernel (3 splits).
+    const uint32_t splits = 3, last = n - 1;
+    std::vector<float> ql(qr.end() - heads * hd, qr.end());
+    auto bql = upload(ql), outl = poisoned(heads * hd * 4), part = poisoned(heads * splits * (hd + 2) * 4);
+    auto count = upload(std::vector<uint32_t>(heads, 0)), sl = state(last);
+    run("attention_split_f32kv", {{0, &bql}, {1, &kc}, {2, &vc}, {3, &outl}, {4, &part}, {5, &count}, {6, &sl}},
+        AttentionSplitParams{heads, kvh, hd, splits, window, scale, cap, 0}, heads, splits);
+    auto refl = attention_ref(ql, k, v, 1, heads, kvh, hd, last, window, scale, cap, true);
+    EXPECT_LT(nmse(download<float>(outl, heads * hd), refl), 1e-12) << "split, window " << window;
   }
 }
 

@@ -84,6 +84,7 @@ std::vector<SynthCase> cases() {
                      {"layer_types", {"conv", "full_attention", "conv", "conv"}},
                      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
                      {"tie_word_embeddings", true}},
+       {"q8_0", "q4_k_m"}},
       // Qwen 3.5: Gated DeltaNet layers (conv state, recurrent state, 4 v heads on 2 q/k heads, k_dim != v_dim)
       // around a gated full-attention layer with partial rotary; untied head.
       {"qwen35_deltanet", {{"model_type", "qwen3_5_text"}, {"architectures", {"Qwen3_5ForCausalLM"}}, {"hidden_size", 192},

@@ -576,6 +576,10 @@ TEST_P(SynthLikeShared, SynthThenVerify) {
   if (!cs.unsupported) {
     EXPECT_EQ(info.out.find("not runnable"), std::string::npos) << info.out;
     EXPECT_EQ(info.out.find("without a blueshift name"), std::string::npos) << info.out;
+    // Gemma 4 E2B (2.8 GB of weights) and 12B exceed lavapipe's 2 GiB: the runtime says so (exit 6,
+    // resources) instead of generating; a device with the memory runs them.
+    if (gen.exit_code == 6 && gen.err.find("GiB of GPU memory") != std::string::npos)
+      GTEST_SKIP() << "synth, verify and info ran; generate needs a larger device: " << gen.err;
     ASSERT_EQ(gen.exit_code, 0) << "generate: " << gen.err;
     std::istringstream lines(gen.out);
     int n = 0;
@@ -598,8 +602,8 @@ INSTANTIATE_TEST_SUITE_P(
         SharedCase{"google-embeddinggemma-300m-q4k-ehf16-af32", "inference.attention.causal = false is not supported"},
         SharedCase{"lfm2-5-1-2b-instruct-q4k-ehf16-af32", nullptr},
         SharedCase{"qwen-3-5-0-8b-q4k-ehaf16", nullptr},
-        SharedCase{"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", "architecture.globalHeadDim = 512 is not supported"},
-        SharedCase{"gemma-4-12b-it-text-q4k-ehf16-af16", "architecture.numGlobalKeyValueHeads = 1 is not supported"}),
+        SharedCase{"gemma-4-e2b-it-q4k-ehf16-af32-int4ple", nullptr},
+        SharedCase{"gemma-4-12b-it-text-q4k-ehf16-af16", nullptr}),
     [](const auto& info) {
       std::string n = info.param.name;
       for (char& c : n)

@@ -89,6 +89,7 @@ TEST(TensorNames, Gemma2SandwichAndPhi3Fused) {
   c.head_dim = 16;
   c.dim = 96;
   c.ffn_dim = 200;
+  c.n_layers = 6;
   EXPECT_EQ(expected_shape(c, "blk.0.attn_qkv"), (std::vector<int64_t>{128 + 2 * 32, 96}));
   EXPECT_EQ(expected_shape(c, "blk.0.ffn_gate_up"), (std::vector<int64_t>{400, 96}));
   auto qkv = fused_parts(c, "blk.5.attn_qkv");
