@@ -18,7 +18,8 @@
 // the subgroup reduces with subgroupAdd alone. Weights and KV caches of all layers are reached by
 // buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
 //
-// Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL (grid barrier).
+// Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD
+// (grid barrier). p.skip (timing breakdowns only, wrong logits): bit i skips phase i + 1's work.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -58,17 +59,21 @@ vec4 xin4(uint i) { return vec4(sx[i], sx[i + 1u], sx[i + 2u], sx[i + 3u]); }
 // legacy memory barriers are not honoured there: grid-2 decode went wrong in some steps), so the
 // CPU device runs a grid of 1, where the barrier never waits.
 layout(constant_id = 2) const uint POLL_ALL = 0;
+// POLL_LOAD = 1 (GPUs): poll with volatile loads, as bs_micro's grid_sync measured (0.46 us per
+// barrier); 0 polls with atomics (lavapipe, above), which contend with the arrivals on one L2 line.
+layout(constant_id = 3) const uint POLL_LOAD = 0;
 shared uint s_gen;
+uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 void wait_gen(uint gen) {
   uint n = 0;
-  while (atomicAdd(sync_w[1], 0u) == gen && atomicAdd(sync_w[2], 0u) == 0u)
+  while (sync_read(1u) == gen && sync_read(2u) == 0u)
     if (++n > p.spin_limit) atomicOr(sync_w[2], 1u);
 }
 void grid_barrier() {
   memoryBarrier();
   barrier();
   if (gl_LocalInvocationIndex == 0u) {
-    uint gen = atomicAdd(sync_w[1], 0u);
+    uint gen = sync_read(1u);
     s_gen = gen;
     if (atomicAdd(sync_w[0], 1u) == gl_NumWorkGroups.x - 1u) {
       atomicExchange(sync_w[0], 0u);
@@ -97,11 +102,22 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
   if (dt == kPkQ4K) {
     uint nb = k / 256u;
     RU4 wa = RU4(a), wb = RU4(b);
-    for (uint part = k0 / 32u + lane; part < k1 / 32u; part += sg) {
+    uint pend = k1 / 32u;
+    // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
+    // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
+    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += 2u * sg) {
+      uvec4 hh[4], qq[4];
+      for (uint u = 0u; u < 2u; ++u) {
+        uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
+        uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
+        hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
+      }
+      for (uint u = 0u; u < 2u; ++u) {
+      uint part = p0 + u * sg;
+      if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
       uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
-      uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
-      uvec4 ha = wa.v[ba], qa = wa.v[ba + 1u + t], hb = wb.v[bb], qb = wb.v[bb + 1u + t];
+      uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
       vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
       vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
       float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
@@ -114,6 +130,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
         float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
+      }
       }
     }
   } else if (dt == kPkQ6K) {
@@ -309,7 +326,7 @@ void main() {
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;
-      for (uint t = gsub; t < n_tasks; t += nsub) {
+      for (uint t = (p.skip & 1u) != 0u ? n_tasks : gsub; t < n_tasks; t += nsub) {
         uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
         uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
         uint e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;
@@ -345,7 +362,7 @@ void main() {
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
     uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
     uint n_act = (len + chunk - 1u) / chunk;
-    for (uint item = gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
+    for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
       uint h = item / n_act, sp = item % n_act;
       attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
     }
@@ -355,7 +372,7 @@ void main() {
     {
       uvec2 w = addr(l, kPkO);
       uint dt = tbl[base + kPkO + 2u];
-      for (uint t = gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+      for (uint t = (p.skip & 4u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
         uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
         vec2 s = dot2(dt, w, ra, w, rb, p.q_dim, 0u, p.q_dim);
         if (lane0) {
@@ -370,7 +387,7 @@ void main() {
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
-      for (uint t = gsub; t < p.ffn_dim; t += nsub) {
+      for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
         vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
         if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
       }
@@ -385,7 +402,7 @@ void main() {
         uint k1 = min(p.ffn_dim, k0 + kc);
         for (uint i = gl_LocalInvocationIndex; i < k1 - k0; i += gl_WorkGroupSize.x) sx[i] = sc[p.h_off + k0 + i];
         barrier();
-        for (uint t = gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+        for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
           uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
           vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);
           if (lane0) {

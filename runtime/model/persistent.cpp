@@ -73,7 +73,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}};
+  // Polls by volatile load on GPUs, by atomic on lavapipe (whose LLVM hoists the volatile load);
+  // BLUESHIFT_PERSISTENT_POLL_LOAD=0|1 overrides.
+  uint32_t poll_load = env_uint("BLUESHIFT_PERSISTENT_POLL_LOAD", cpu ? 0 : 1) ? 1 : 0;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
@@ -114,12 +117,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   auto& p = pk->params_;
   p = {uint32_t(c.n_layers), uint32_t(c.dim), uint32_t(c.q_dim()), uint32_t(c.kv_dim()), uint32_t(c.ffn_dim),
        uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), splits, c.norm_eps,
-       c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, c.softmax_scale(), 0, 0, 0};
+       c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, c.softmax_scale(), 0, 0, 0, 0, 0, 0, 0};
   p.h_off = uint32_t(c.q_dim());
   p.part_off = p.h_off + uint32_t(c.ffn_dim);
   // A GPU polls an L2 line in ~0.3 us: 2^22 polls is ~1 s, far beyond any phase's length. A CPU polls
   // in ~1 ns and its threads share cores with other processes: 2^31 polls.
   p.spin_limit = env_uint("BLUESHIFT_PERSISTENT_SPINS", cpu ? 1u << 31 : 1u << 22);
+  p.skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0);
   uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
 
   using gpu::BufferUsage;
