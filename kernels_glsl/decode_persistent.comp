@@ -43,10 +43,17 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RF 
 layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer KVh { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4 { f16vec4 v[]; };
 
-shared float sx[SH];  // the staged input vector of the phase (columns k0.. of it)
+// The staged input vector of the phase (columns k0.. of it), as vec4s with one vec4 of skew per 16:
+// the lanes of a Q4_K row read x at float offsets 0, 16, 64, 80, ... (part t of a block), which in a
+// plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
+// ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
+shared vec4 sx4[SH / 4u + SH / 64u + 1u];
+uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
 
 uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
-vec4 xin4(uint i) { return vec4(sx[i], sx[i + 1u], sx[i + 2u], sx[i + 3u]); }
+vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
+void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
+float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
 
 // ---------------------------------------------------------------------------------------- grid barrier
 // Reusable without host resets: the last arriver zeroes the arrival count and then bumps the
@@ -211,13 +218,13 @@ void stage_norm(uvec2 nw) {
   float ss = 0.0;
   for (uint i = gl_LocalInvocationIndex; i < p.dim; i += gl_WorkGroupSize.x) {
     float v = x[i];
-    sx[i] = v;
+    sx_set(i, v);
     ss += v * v;
   }
   ss = workgroup_sum(ss);
   float scale = inversesqrt(ss / float(p.dim) + p.eps);
   RF w = RF(nw);
-  for (uint i = gl_LocalInvocationIndex; i < p.dim; i += gl_WorkGroupSize.x) sx[i] *= scale * (p.offset + w.v[i]);
+  for (uint i = gl_LocalInvocationIndex; i < p.dim; i += gl_WorkGroupSize.x) sx_set(i, sx_get(i) * scale * (p.offset + w.v[i]));
   barrier();
 }
 
@@ -242,7 +249,7 @@ void stage_attention(uint n_act) {
     uint h = i / hd, base = p.part_off + h * p.splits * ps + i % hd;
     float num = 0.0;
     for (uint s = 0u; s < n_act; ++s) num += s_w[h * p.splits + s] * sc[base + s * ps];
-    sx[i] = num;
+    sx_set(i, num);
   }
   barrier();
 }
@@ -400,7 +407,7 @@ void main() {
       uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
-        for (uint i = gl_LocalInvocationIndex; i < k1 - k0; i += gl_WorkGroupSize.x) sx[i] = sc[p.h_off + k0 + i];
+        for (uint i = gl_LocalInvocationIndex; i < k1 - k0; i += gl_WorkGroupSize.x) sx_set(i, sc[p.h_off + k0 + i]);
         barrier();
         for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
           uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);

@@ -65,7 +65,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
   const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256;
   if (ad.max_shared_memory <= other) return no("shared memory");
-  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other) / 4) & ~3u;
+  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp).
+  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 16 / 17 / 4) & ~3u;
   uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
   uint32_t sh = std::min(sh_cap, need);
   if (uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256))
