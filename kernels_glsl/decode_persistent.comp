@@ -26,8 +26,8 @@
 #include "dequant.glsl"
 #include "persistent.h"
 #include "rope.glsl"
-layout(local_size_x = 512, local_size_x_id = 0) in;
-layout(constant_id = 1) const uint SH = 8192;
+layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
+layout(constant_id = 1) const uint SH = 4096;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };

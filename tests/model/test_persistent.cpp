@@ -112,7 +112,9 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 
   std::vector<std::vector<float>> fast, slow;
   {
-    ScopedEnv env(c.env);
+    auto env_list = c.env;
+    env_list.push_back({"BLUESHIFT_PERSISTENT", "1"});  // off by default on CPU devices and small dims
+    ScopedEnv env(env_list);
     model::Model m(device(), src, opts);
     std::string why;
     ASSERT_TRUE(model::PersistentDecode::create(m, &why)) << "persistent decode not taken: " << why;
