@@ -46,6 +46,9 @@ Device::Device(int adapter_index, int enable_validation)
   f12.shaderInt8 = adapter_.int8;
   f12.storageBuffer8BitAccess = adapter_.storage8;
   f12.timelineSemaphore = VK_TRUE;
+  // BLUESHIFT_NO_BDA=1 leaves buffer device addresses off (the persistent decode kernel then falls back).
+  buffer_device_address_ = adapter_.buffer_device_address && !env_switch("BLUESHIFT_NO_BDA");
+  f12.bufferDeviceAddress = buffer_device_address_;
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12};
   f11.storageBuffer16BitAccess = VK_TRUE;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11};
@@ -177,6 +180,8 @@ Buffer::Buffer(Device& device, const BufferDesc& desc)
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
              VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
              (device.hasConditionalRendering() ? VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT : 0);
+  const bool address = device.hasBufferDeviceAddress() && desc.usage == BufferUsage::storage;
+  if (address) ci.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VK_CHECK(vkCreateBuffer(device.handle(), &ci, nullptr, &buffer_));
   VkMemoryRequirements req;
@@ -205,6 +210,9 @@ Buffer::Buffer(Device& device, const BufferDesc& desc)
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = type;
+  VkMemoryAllocateFlagsInfo af{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  af.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  if (address) ai.pNext = &af;
   VkResult r = vkAllocateMemory(device.handle(), &ai, nullptr, &memory_);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
     vkDestroyBuffer(device.handle(), buffer_, nullptr);
@@ -214,6 +222,11 @@ Buffer::Buffer(Device& device, const BufferDesc& desc)
   }
   VK_CHECK(r);
   VK_CHECK(vkBindBufferMemory(device.handle(), buffer_, memory_, 0));
+  if (address) {
+    VkBufferDeviceAddressInfo bi{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    bi.buffer = buffer_;
+    address_ = vkGetBufferDeviceAddress(device.handle(), &bi);
+  }
   VkMemoryPropertyFlags flags = 0;
   {
     VkPhysicalDeviceMemoryProperties mp;
@@ -230,7 +243,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     this->~Buffer();
     device_ = o.device_; buffer_ = o.buffer_; memory_ = o.memory_; mapped_ = o.mapped_;
-    coherent_ = o.coherent_; size_ = o.size_; usage_ = o.usage_; label_ = std::move(o.label_);
+    coherent_ = o.coherent_; size_ = o.size_; address_ = o.address_; usage_ = o.usage_; label_ = std::move(o.label_);
     o.buffer_ = VK_NULL_HANDLE; o.memory_ = VK_NULL_HANDLE; o.mapped_ = nullptr;
   }
   return *this;

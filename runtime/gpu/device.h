@@ -56,6 +56,8 @@ class Buffer {
   template <class T> T* mapped_as() const { return static_cast<T*>(mapped_); }
   // Makes GPU writes visible to the host for non-coherent memory (no-op when coherent).
   void invalidate() const;
+  // The buffer's GPU address (GL_EXT_buffer_reference) where Device::hasBufferDeviceAddress; else 0.
+  uint64_t deviceAddress() const { return address_; }
 
  private:
   Device* device_ = nullptr;
@@ -64,6 +66,7 @@ class Buffer {
   void* mapped_ = nullptr;
   bool coherent_ = true;
   uint64_t size_ = 0;
+  uint64_t address_ = 0;
   BufferUsage usage_ = BufferUsage::storage;
   std::string label_;
 };
@@ -228,6 +231,9 @@ class Device {
   bool has_coopmat_f16() const { return coopmat_f16_; }
   // VK_EXT_conditional_rendering is enabled (CommandEncoder::beginConditional works).
   bool hasConditionalRendering() const { return begin_conditional_ != nullptr; }
+  // bufferDeviceAddress is enabled: storage buffers have a GPU address (Buffer::deviceAddress), so one
+  // dispatch can reach more buffers than a stage may bind (lavapipe: 32), e.g. every layer's weights.
+  bool hasBufferDeviceAddress() const { return buffer_device_address_; }
   PFN_vkCmdBeginConditionalRenderingEXT beginConditionalFn() const { return begin_conditional_; }
   PFN_vkCmdEndConditionalRenderingEXT endConditionalFn() const { return end_conditional_; }
 
@@ -254,6 +260,7 @@ class Device {
   DeviceCounters counters_;
   uint64_t allocated_bytes_ = 0;
   bool coopmat_f16_ = false;
+  bool buffer_device_address_ = false;
   PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;
   PFN_vkCmdEndConditionalRenderingEXT end_conditional_ = nullptr;
 };

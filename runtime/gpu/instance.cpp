@@ -197,6 +197,7 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
   a.storage16 = f11.storageBuffer16BitAccess;
   a.storage8 = f12.storageBuffer8BitAccess;
   a.timeline = f12.timelineSemaphore;
+  a.buffer_device_address = f12.bufferDeviceAddress;
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
@@ -214,6 +215,12 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     if (!std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix")) a.coopmat_khr = true;
     if (!std::strcmp(e.extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) a.subgroup_size_control = true;
     if (!std::strcmp(e.extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME)) a.conditional_rendering = true;
+    if (!std::strcmp(e.extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+      VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
+      vkGetPhysicalDeviceProperties2(pd, &p2);
+      a.sm_count = sm.shaderSMCount;
+    }
   }
   if (a.conditional_rendering) {
     VkPhysicalDeviceConditionalRenderingFeaturesEXT cr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};

@@ -32,6 +32,10 @@ struct AdapterInfo {
   bool coopmat_nv = false;   // VK_NV_cooperative_matrix
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
   bool conditional_rendering = false;  // VK_EXT_conditional_rendering (extension + feature)
+  bool buffer_device_address = false;  // bufferDeviceAddress (Vulkan 1.2 feature): Buffer::deviceAddress
+  // Streaming multiprocessors (VK_NV_shader_sm_builtins), 0 where the driver does not say: how many
+  // workgroups of a persistent kernel are surely resident at once (runtime/model/persistent.cpp).
+  uint32_t sm_count = 0;
   // The tensor-core prefill matmul (matmul_cm_*) runs here: VK_NV_cooperative_matrix with a 16x16x16
   // f16 x f16 -> f32 subgroup shape in compute shaders, the Vulkan memory model, subgroups of 32.
   bool coopmat_f16 = false;

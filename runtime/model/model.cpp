@@ -11,6 +11,7 @@
 #include "runtime/base/error.h"
 #include "runtime/gpu/uploader.h"
 #include "runtime/model/gpu_repack.h"
+#include "runtime/model/persistent.h"
 #include "runtime/model/reference.h"
 #include "runtime/model/repack.h"
 
@@ -250,6 +251,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(inv_freq_local_, 0, lo.data(), lo.size() * 4);
   uint32_t zero[16] = {};
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
+  persistent_ = PersistentDecode::create(*this);
 }
 
 // The per-sequence state of the non-attention layers, f32: LFM2's short convs keep their last
@@ -494,9 +496,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
              EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
 
-  if (c.ple_dim > 0) record_per_layer_inputs(recorder, M);
+  // Decode: every layer in one dispatch with grid barriers between its phases (persistent.cpp), where
+  // the model and device allow; the loop below then records nothing.
+  const bool persistent = M == 1 && persistent_;
+  if (persistent)
+    dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
+             persistent_->grid(), 1, "decode_persistent");
+  if (c.ple_dim > 0 && !persistent) record_per_layer_inputs(recorder, M);
 
-  for (int32_t l = 0; l < c.n_layers; ++l) {
+  for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = c.sliding(l);
     if (c.kind(l) == LayerKind::short_conv) {
@@ -738,6 +746,10 @@ std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
   return out;
 }
 
-std::vector<float> Model::decode(int32_t token, int32_t pos) { return prefill(std::span(&token, 1), pos, false); }
+std::vector<float> Model::decode(int32_t token, int32_t pos) {
+  auto out = prefill(std::span(&token, 1), pos, false);
+  if (persistent_) persistent_->check();  // a grid that was not resident at once gives wrong logits
+  return out;
+}
 
 }  // namespace bs::model

@@ -19,6 +19,8 @@
 
 namespace bs::model {
 
+class PersistentDecode;
+
 struct ModelOptions {
   int32_t max_ctx = 0;       // KV-cache length; 0 = min(config.max_seq, 4096)
   int32_t max_batch = 128;   // prefill chunk: rows per forward
@@ -109,6 +111,7 @@ class Model {
   const Weight* find(const std::string& name) const;
 
  private:
+  friend class PersistentDecode;  // runtime/model/persistent.cpp reads the buffers it binds
   const Weight& bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const;
   // Binding-sized row ranges of a weight too large for one binding, and a range's bytes (model.cpp).
   std::vector<std::pair<uint32_t, uint32_t>> row_ranges(const Weight& w) const;
@@ -160,6 +163,7 @@ class Model {
   // Per layer (empty or a placeholder for layers without one).
   std::vector<gpu::Buffer> conv_state_, rec_state_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
+  std::shared_ptr<PersistentDecode> persistent_;  // every layer of a decode step in one dispatch; null: per phase
 };
 
 // Tokens per chunk of the chunked delta-rule kernel for a q/k head width and a shared-memory size (0: none fits).

@@ -1,0 +1,449 @@
+#version 450
+// One decode step's layers in ONE dispatch (issue 15): every workgroup of a grid that is resident at
+// once (runtime/model/persistent.cpp picks it: one per multiprocessor on NVIDIA, 1 on lavapipe) walks
+// all layers, and a grid-wide barrier separates the dependent phases of each layer:
+//   P1 q/k/v: RMSNorm(x) staged in shared memory, rotation pairs of q and k (RoPE, bias first) and
+//      pairs of v rows; q to scratch, k and v as f16 into the layer's caches at state.pos
+//   P2 attention: (head, context chunk) items, each a partial softmax state (m, l, o) in scratch
+//   P3 o-projection: the partials merged while staging (every workgroup merges for itself: no
+//      extra barrier), o rows added into x
+//   P4 gate/up: RMSNorm(x) staged; h = act(W_gate xn) * (W_up xn) into scratch
+//   P5 down: h staged (or read from scratch when longer than the staging area), added into x
+// A dispatch boundary costs launch + ramp + tail (~4-7 us on the H100 per phase); a grid barrier
+// costs 0.46 us (benchmarks/results/2026-11-23-h100.md, sections 1 and 5).
+//
+// Matvec work: a task is two rows (a RoPE pair, two v / o / down rows, or a gate row with its up
+// row) taken by one subgroup; tasks are spread grid-stride over every subgroup of the grid, and each
+// lane takes block parts of both rows (dequant.glsl's decoders), so the pair shares its x loads and
+// the subgroup reduces with subgroupAdd alone. Weights and KV caches of all layers are reached by
+// buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
+//
+// Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD
+// (grid barrier). p.skip (timing breakdowns only, wrong logits): bit i skips phase i + 1's work.
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#include "common.glsl"
+#include "dequant.glsl"
+#include "persistent.h"
+#include "rope.glsl"
+layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
+layout(constant_id = 1) const uint SH = 4096;
+layout(push_constant) uniform PC { PersistentParams p; };
+layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
+layout(std430, binding = 1) coherent buffer X { float x[]; };
+layout(std430, binding = 2) coherent buffer Sc { float sc[]; };
+layout(std430, binding = 3) readonly buffer St { uint state[]; };
+layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
+layout(std430, binding = 5) readonly buffer Fg { float freq_g[]; };
+layout(std430, binding = 6) readonly buffer Fl { float freq_l[]; };
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RU4 { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RU { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RF { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer KVh { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4 { f16vec4 v[]; };
+
+// The staged input vector of the phase (columns k0.. of it), as vec4s with one vec4 of skew per 16:
+// the lanes of a Q4_K row read x at float offsets 0, 16, 64, 80, ... (part t of a block), which in a
+// plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
+// ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
+shared vec4 sx4[SH / 4u + SH / 64u + 1u];
+uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
+
+uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
+vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
+void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
+float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
+
+// ---------------------------------------------------------------------------------------- grid barrier
+// Reusable without host resets: the last arriver zeroes the arrival count and then bumps the
+// generation, which the others (having read it before arriving) poll. A wait longer than
+// p.spin_limit polls means the grid is not co-resident: raise the flag and stop waiting from then on
+// (wrong logits, no hang; the host reads the flag). Polls are atomics, not volatile loads: lavapipe's
+// LLVM hoisted a volatile load out of the loop (then "infinite": the code after it was dropped).
+// POLL_ALL = 0: invocation 0 polls while the others wait at the workgroup barrier (GPUs: one poller
+// per workgroup); 1: every invocation polls. Neither makes grids > 1 reliable on lavapipe (the
+// legacy memory barriers are not honoured there: grid-2 decode went wrong in some steps), so the
+// CPU device runs a grid of 1, where the barrier never waits.
+layout(constant_id = 2) const uint POLL_ALL = 0;
+// POLL_LOAD = 1 (GPUs): poll with volatile loads, as bs_micro's grid_sync measured (0.46 us per
+// barrier); 0 polls with atomics (lavapipe, above), which contend with the arrivals on one L2 line.
+layout(constant_id = 3) const uint POLL_LOAD = 0;
+shared uint s_gen;
+uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
+void wait_gen(uint gen) {
+  uint n = 0;
+  while (sync_read(1u) == gen && sync_read(2u) == 0u)
+    if (++n > p.spin_limit) atomicOr(sync_w[2], 1u);
+}
+void grid_barrier() {
+  memoryBarrier();
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) {
+    uint gen = sync_read(1u);
+    s_gen = gen;
+    if (atomicAdd(sync_w[0], 1u) == gl_NumWorkGroups.x - 1u) {
+      atomicExchange(sync_w[0], 0u);
+      memoryBarrier();
+      atomicAdd(sync_w[1], 1u);
+    } else if (POLL_ALL == 0u) {
+      wait_gen(gen);
+    }
+    memoryBarrier();
+  }
+  barrier();
+  if (POLL_ALL != 0u) {
+    wait_gen(s_gen);
+    memoryBarrier();
+    barrier();
+  }
+}
+
+// ------------------------------------------------------------------------------------------- matvecs
+// Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
+// the subgroup. Rows ra of a and rb of b, both of dtype dt and k columns (Q4_K / Q6_K: k % 256 == 0;
+// Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
+vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1) {
+  vec2 acc = vec2(0.0);
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  if (dt == kPkQ4K) {
+    uint nb = k / 256u;
+    RU4 wa = RU4(a), wb = RU4(b);
+    uint pend = k1 / 32u;
+    // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
+    // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
+    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += 2u * sg) {
+      uvec4 hh[4], qq[4];
+      for (uint u = 0u; u < 2u; ++u) {
+        uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
+        uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
+        hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
+      }
+      for (uint u = 0u; u < 2u; ++u) {
+      uint part = p0 + u * sg;
+      if (part >= pend) break;
+      uint blk = part >> 3, t = part & 7u, j = t >> 1;
+      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
+      uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
+      vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
+      vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
+      float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
+      xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
+      xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
+      for (uint r = 0u; r < 2u; ++r) {
+        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+        vec2 dm = unpackHalf2x16(h.x);
+        vec4 sm = q4k_scales_pair(h.yzw, j);
+        float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
+        float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
+        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
+      }
+      }
+    }
+  } else if (dt == kPkQ6K) {
+    uint nb = k / 256u;
+    RU wa = RU(a), wb = RU(b);
+    for (uint part = k0 / 32u + lane; part < k1 / 32u; part += sg) {
+      uint blk = part >> 3, hh = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
+      uint xo = blk * 256u + 128u * hh + l0 - k0;
+      vec4 xq[8];
+      float sx4[4];
+      for (uint qq = 0u; qq < 4u; ++qq) {
+        xq[2u * qq] = xin4(xo + 32u * qq);
+        xq[2u * qq + 1u] = xin4(xo + 32u * qq + 4u);
+        sx4[qq] = dot(xq[2u * qq] + xq[2u * qq + 1u], vec4(1.0));
+      }
+      for (uint r = 0u; r < 2u; ++r) {
+        RU w = r == 0u ? wa : wb;
+        uint bo = ((r == 0u ? ra : rb) * nb + blk) * 210u;
+        // 8 bytes at a 2-byte aligned offset: the third word only when mid-word (then inside the block).
+        uvec2 q8[4];
+        uint offs[4] = uint[4](bo + 64u * hh + l0, bo + 64u * hh + 32u + l0, bo + 128u + 32u * hh + l0, bo + 192u + 8u * hh);
+        for (uint u = 0u; u < 4u; ++u) {
+          uint i = offs[u] >> 2, sh = (offs[u] & 2u) * 8u;
+          uint w0 = w.v[i], w1 = w.v[i + 1u], w2 = sh != 0u ? w.v[i + 2u] : 0u;
+          q8[u] = uvec2(bs_funnel(w0, w1, sh), bs_funnel(w1, w2, sh));
+        }
+        uint dw = bo + 208u;
+        float d = bs_half_at(w.v[dw >> 2], dw);
+        uvec4 c0 = q6k_codes(q8[0].x, q8[1].x, q8[2].x), c1 = q6k_codes(q8[0].y, q8[1].y, q8[2].y);
+        float s = 0.0;
+        for (uint qq = 0u; qq < 4u; ++qq) {
+          uint bi = (l0 >> 4) + 2u * qq;
+          float scl = float(int((bi < 4u ? q8[3].x : q8[3].y) << (24u - 8u * (bi & 3u))) >> 24);
+          float f = dot(bs_six(c0[qq]), xq[2u * qq]) + dot(bs_six(c1[qq]), xq[2u * qq + 1u]);
+          s += scl * (64.0 * f - 96.0 * sx4[qq]);
+        }
+        acc[r] += d * s;
+      }
+    }
+  } else if (dt == kPkQ8_0) {
+    uint nb = k / 32u;
+    RU wa = RU(a), wb = RU(b);
+    for (uint part = k0 / 16u + lane; part < k1 / 16u; part += sg) {
+      uint blk = part >> 1, t = part & 1u;
+      uint xo = blk * 32u + 16u * t - k0;
+      vec4 x0 = xin4(xo), x1 = xin4(xo + 4u), x2 = xin4(xo + 8u), x3 = xin4(xo + 12u);
+      float s = dot(x0 + x1 + x2 + x3, vec4(1.0));
+      for (uint r = 0u; r < 2u; ++r) {
+        RU w = r == 0u ? wa : wb;
+        uint bo = ((r == 0u ? ra : rb) * nb + blk) * 34u;
+        float d = bs_half_at(w.v[bo >> 2], bo);
+        uint qo = bo + 2u + 16u * t, i = qo >> 2, sh = (qo & 2u) * 8u;
+        uint w0 = w.v[i], w1 = w.v[i + 1u], w2 = w.v[i + 2u], w3 = w.v[i + 3u], w4 = sh != 0u ? w.v[i + 4u] : 0u;
+        float f = dot(bs_byte_biased(bs_funnel(w0, w1, sh)), x0) + dot(bs_byte_biased(bs_funnel(w1, w2, sh)), x1) +
+                  dot(bs_byte_biased(bs_funnel(w2, w3, sh)), x2) + dot(bs_byte_biased(bs_funnel(w3, w4, sh)), x3);
+        acc[r] += d * (256.0 * f - 384.0 * s);
+      }
+    }
+  } else {  // F16: a part is 8 values (4 words) of a row
+    RU4 wa = RU4(a), wb = RU4(b);  // rows are k * 2 bytes: 16-byte aligned when k % 8 == 0
+    uint np = k / 8u;
+    for (uint part = k0 / 8u + lane; part < k1 / 8u; part += sg) {
+      vec4 x0 = xin4(part * 8u - k0), x1 = xin4(part * 8u + 4u - k0);
+      uvec4 qa = wa.v[ra * np + part], qb = wb.v[rb * np + part];
+      for (uint r = 0u; r < 2u; ++r) {
+        uvec4 q = r == 0u ? qa : qb;
+        vec4 lo = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y)), hi = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
+        acc[r] += dot(lo, x0) + dot(hi, x1);
+      }
+    }
+  }
+  return vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+}
+
+// ------------------------------------------------------------------------------------------- staging
+// Staging loads go out kU per invocation before any is used: one L2 / DRAM round trip per kU x WG
+// values instead of one per WG (the loops were serial chains: ~4 us per phase of pure overhead in the
+// second H100 run, against a 0.46 us grid barrier).
+const uint kU = 8u;
+
+// sx = RMSNorm(x) * (offset + w) over dim.
+void stage_norm(uvec2 nw) {
+  RF w = RF(nw);
+  uint wg = gl_WorkGroupSize.x;
+  float ss = 0.0;
+  for (uint i0 = gl_LocalInvocationIndex; i0 < p.dim; i0 += kU * wg) {
+    float v[kU], g[kU];
+    for (uint u = 0u; u < kU; ++u) {
+      uint i = min(i0 + u * wg, p.dim - 1u);
+      v[u] = x[i];
+      g[u] = w.v[i];
+    }
+    for (uint u = 0u; u < kU; ++u)
+      if (i0 + u * wg < p.dim) {
+        ss += v[u] * v[u];
+        sx_set(i0 + u * wg, v[u] * (p.offset + g[u]));
+      }
+  }
+  float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);  // its barriers publish sx
+  for (uint i = gl_LocalInvocationIndex; i < p.dim; i += wg) sx_set(i, sx_get(i) * scale);
+  barrier();
+}
+
+// sx = scratch[off .. off + n).
+void stage_copy(uint off, uint n) {
+  uint wg = gl_WorkGroupSize.x;
+  for (uint i0 = gl_LocalInvocationIndex; i0 < n; i0 += kU * wg) {
+    float v[kU];
+    for (uint u = 0u; u < kU; ++u) v[u] = sc[off + min(i0 + u * wg, n - 1u)];
+    for (uint u = 0u; u < kU; ++u)
+      if (i0 + u * wg < n) sx_set(i0 + u * wg, v[u]);
+  }
+  barrier();
+}
+
+// sx = the attention output: each head's n_act partials merged, o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s.
+// The weights e^(m_s - M) / den first, one invocation per head, then every element from n_act loads.
+shared float s_w[kPkMaxItems];
+void stage_attention(uint n_act) {
+  uint hd = p.head_dim, ps = hd + 2u;
+  for (uint h = gl_LocalInvocationIndex; h < p.n_heads; h += gl_WorkGroupSize.x) {
+    uint base = p.part_off + h * p.splits * ps;
+    float big = -3.402823466e38, den = 0.0;
+    for (uint s = 0u; s < n_act; ++s) big = max(big, sc[base + s * ps + hd]);
+    for (uint s = 0u; s < n_act; ++s) {
+      float e = exp(sc[base + s * ps + hd] - big);
+      s_w[h * p.splits + s] = e;
+      den += e * sc[base + s * ps + hd + 1u];
+    }
+    for (uint s = 0u; s < n_act; ++s) s_w[h * p.splits + s] /= den;
+  }
+  barrier();
+  for (uint i = gl_LocalInvocationIndex; i < p.q_dim; i += gl_WorkGroupSize.x) {
+    uint h = i / hd, base = p.part_off + h * p.splits * ps + i % hd;
+    float num = 0.0;
+    for (uint s = 0u; s < n_act; ++s) num += s_w[h * p.splits + s] * sc[base + s * ps];
+    sx_set(i, num);
+  }
+  barrier();
+}
+
+// ----------------------------------------------------------------------------------------- attention
+const uint TPP = 4u, MAX_HD4 = 64u;
+shared vec4 s_q[MAX_HD4];
+shared float s_sc[gl_WorkGroupSize.x / TPP];
+shared vec4 s_part[gl_WorkGroupSize.x];
+
+// Item (h, sp): positions [j0, j1) of head h, in blocks of WG / 4 positions (4 invocations per
+// position for the scores), with an online softmax across blocks; the partial (o, m, l) to scratch.
+void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
+  uint tid = gl_LocalInvocationIndex, wg = gl_WorkGroupSize.x;
+  uint hd4 = p.head_dim / 4u, kvh = h / (p.n_heads / p.n_kv_heads), kv4 = p.kv_dim / 4u;
+  KV4 kc = KV4(addr(l, kPkKCache)), vc = KV4(addr(l, kPkVCache));
+  for (uint d = tid; d < hd4; d += wg)
+    s_q[d] = vec4(sc[h * p.head_dim + 4u * d], sc[h * p.head_dim + 4u * d + 1u], sc[h * p.head_dim + 4u * d + 2u],
+                  sc[h * p.head_dim + 4u * d + 3u]);
+  barrier();
+  uint groups = wg / hd4, g = tid / hd4, d = tid % hd4, quarter = tid % TPP, bsz = wg / TPP;
+  float m = -3.402823466e38, lsum = 0.0;
+  vec4 acc = vec4(0.0);
+  for (uint b0 = j0; b0 < j1; b0 += bsz) {
+    uint n = min(bsz, j1 - b0), i = tid / TPP;
+    float s = 0.0;
+    if (i < n) {
+      uint kb = (b0 + i) * kv4 + kvh * hd4;
+      for (uint dd = quarter; dd < hd4; dd += TPP) s += dot(s_q[dd], vec4(kc.v[kb + dd]));
+    }
+    s_part[tid].x = s;
+    barrier();
+    float bm = -3.402823466e38;
+    if (quarter == 0u && i < n) {
+      s = (s_part[tid].x + s_part[tid + 1u].x + s_part[tid + 2u].x + s_part[tid + 3u].x) * p.scale;
+      s_sc[i] = s;
+      bm = s;
+    }
+    float mn = max(m, workgroup_max(bm));  // its barriers publish s_sc
+    float e = 0.0;
+    if (tid < n) {
+      e = exp(s_sc[tid] - mn);
+      s_sc[tid] = e;
+    }
+    float corr = exp(m - mn);
+    lsum = lsum * corr + workgroup_sum(e);  // and these publish the weights
+    acc *= corr;
+    if (g < groups)
+      for (uint j = g; j < n; j += groups) acc += s_sc[j] * vec4(vc.v[(b0 + j) * kv4 + kvh * hd4 + d]);
+    m = mn;
+    barrier();  // s_sc and s_part are reused by the next block
+  }
+  s_part[tid] = g < groups ? acc : vec4(0.0);
+  barrier();
+  uint pbase = p.part_off + (h * p.splits + sp) * (p.head_dim + 2u);
+  if (tid < hd4) {
+    vec4 t = vec4(0.0);
+    for (uint k = 0u; k < groups; ++k) t += s_part[k * hd4 + tid];
+    sc[pbase + 4u * tid] = t.x;
+    sc[pbase + 4u * tid + 1u] = t.y;
+    sc[pbase + 4u * tid + 2u] = t.z;
+    sc[pbase + 4u * tid + 3u] = t.w;
+  }
+  if (tid == 0u) {
+    sc[pbase + p.head_dim] = m;
+    sc[pbase + p.head_dim + 1u] = lsum;
+  }
+  barrier();  // s_q and s_part are reused by the next item
+}
+
+// ------------------------------------------------------------------------------------------------ main
+void main() {
+  uint pos = state[1];
+  uint nsg = gl_NumSubgroups, gsub = gl_WorkGroupID.x * nsg + gl_SubgroupID, nsub = gl_NumWorkGroups.x * nsg;
+  bool lane0 = gl_SubgroupInvocationID == 0u;
+  uint hd = p.head_dim, half_hd = hd / 2u;
+  for (uint l = 0u; l < p.n_layers; ++l) {
+    uint base = l * kPkStride;
+    // P1: q, k, v.
+    stage_norm(addr(l, kPkAttnNorm));
+    {
+      uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
+      bool local_freq = tbl[base + kPkLocal] != 0u;
+      for (uint t = (p.skip & 1u) != 0u ? n_tasks : gsub; t < n_tasks; t += nsub) {
+        uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
+        uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
+        uint e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;
+        uint ra, rb;
+        if (which == 2u) {
+          ra = 2u * tt, rb = 2u * tt + 1u;
+        } else {
+          ra = (tt / half_hd) * hd + tt % half_hd, rb = ra + half_hd;
+        }
+        uvec2 w = addr(l, e);
+        vec2 s = dot2(tbl[base + e + 2u], w, ra, w, rb, p.dim, 0u, p.dim);
+        uvec2 bias = addr(l, kPkBiasQ + 2u * which);
+        if (lane0) {
+          if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
+          if (which < 2u) {
+            float f = local_freq ? freq_l[tt % half_hd] : freq_g[tt % half_hd];
+            s = rope_rotate(s.x, s.y, float(pos), f);
+          }
+          if (which == 0u) {
+            sc[ra] = s.x;
+            sc[rb] = s.y;
+          } else {
+            KVh c = KVh(addr(l, which == 1u ? kPkKCache : kPkVCache));
+            c.v[pos * p.kv_dim + ra] = float16_t(s.x);
+            c.v[pos * p.kv_dim + rb] = float16_t(s.y);
+          }
+        }
+      }
+    }
+    grid_barrier();
+    // P2: attention items (head, chunk); the chunking follows the position so that the grid is filled.
+    uint window = tbl[base + kPkWindow];
+    uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
+    uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
+    uint n_act = (len + chunk - 1u) / chunk;
+    for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
+      uint h = item / n_act, sp = item % n_act;
+      attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
+    }
+    grid_barrier();
+    // P3: x += W_o att.
+    stage_attention(n_act);
+    {
+      uvec2 w = addr(l, kPkO);
+      uint dt = tbl[base + kPkO + 2u];
+      for (uint t = (p.skip & 4u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+        uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
+        vec2 s = dot2(dt, w, ra, w, rb, p.q_dim, 0u, p.q_dim);
+        if (lane0) {
+          x[ra] += s.x;
+          if (rb != ra) x[rb] += s.y;
+        }
+      }
+    }
+    grid_barrier();
+    // P4: h = act(W_gate xn) * (W_up xn).
+    stage_norm(addr(l, kPkFfnNorm));
+    {
+      uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
+      uint dt = tbl[base + kPkGate + 2u];
+      for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
+        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
+        if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
+      }
+    }
+    grid_barrier();
+    // P5: x += W_down h, in column passes of what the staging area holds (k0 a multiple of 256): each
+    // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between.
+    {
+      uvec2 w = addr(l, kPkDown);
+      uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
+      for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
+        uint k1 = min(p.ffn_dim, k0 + kc);
+        stage_copy(p.h_off + k0, k1 - k0);
+        for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+          uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
+          vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);
+          if (lane0) {
+            x[ra] += s.x;
+            if (rb != ra) x[rb] += s.y;
+          }
+        }
+        barrier();  // sx is restaged by the next pass
+      }
+    }
+    if (l + 1u < p.n_layers) grid_barrier();
+  }
+}

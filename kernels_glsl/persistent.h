@@ -1,0 +1,40 @@
+// The persistent decode kernel's push constants and layer table, defined once for GLSL and C++
+// (decode_persistent.comp, runtime/model/persistent.cpp). Every member is a 32-bit scalar.
+#ifdef __cplusplus
+#pragma once
+#include <cstdint>
+namespace bs::kparams {
+using uint = uint32_t;
+#endif
+
+struct PersistentParams {
+  uint n_layers; uint dim; uint q_dim; uint kv_dim;
+  uint ffn_dim; uint n_heads; uint n_kv_heads; uint head_dim;
+  uint splits;     // attention: at most this many context chunks per head (partials per head)
+  float eps; float offset; uint act;
+  float scale;     // softmax scale
+  uint h_off;      // scratch: q at 0, the FFN hidden h at h_off, attention partials at part_off
+  uint part_off;
+  uint spin_limit; // grid-barrier spins before a workgroup gives up and raises the error flag
+  uint skip;       // timing breakdowns (BLUESHIFT_PERSISTENT_SKIP): bit i skips phase i + 1's work
+  uint pad0; uint pad1; uint pad2;
+};
+
+// Layer table: kPkStride words per layer. Addresses are buffer device addresses as (lo, hi) words; a
+// matrix entry is (lo, hi, dtype code, 0) with codes kPkF16.. below. Absent biases have address 0.
+const uint kPkStride = 48u;
+const uint kPkAttnNorm = 0u, kPkFfnNorm = 2u;
+const uint kPkQ = 4u, kPkK = 8u, kPkV = 12u, kPkO = 16u, kPkGate = 20u, kPkUp = 24u, kPkDown = 28u;
+const uint kPkKCache = 32u, kPkVCache = 34u;
+const uint kPkBiasQ = 36u, kPkBiasK = 38u, kPkBiasV = 40u;
+const uint kPkWindow = 42u;   // sliding window of the layer (0 = full causal)
+const uint kPkLocal = 43u;    // 1: the layer's RoPE uses the local (sliding) inv_freq table
+const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
+// Sync words (binding 4): [0] arrivals at the current grid barrier, [1] generation (barriers passed,
+// monotonic across dispatches), [2] error flag (a barrier timed out: workgroups not co-resident).
+const uint kPkSyncWords = 4u;
+const uint kPkMaxItems = 1024u;  // n_heads * splits: attention partials merged per layer
+
+#ifdef __cplusplus
+}  // namespace bs::kparams
+#endif

@@ -1,0 +1,171 @@
+#include "runtime/model/persistent.h"
+
+#include <algorithm>
+
+#include "runtime/base/env.h"
+#include "runtime/base/error.h"
+#include "runtime/model/model.h"
+
+namespace bs::model {
+
+using namespace kparams;
+
+namespace {
+
+// The kernel's dtype code for a weight of `k` columns, or -1 where its decoder does not cover it
+// (rows padded to whole blocks, F16 rows that are not 16-byte aligned).
+int dtype_code(DType t, int64_t k) {
+  switch (t) {
+    case DType::F16: return k % 8 == 0 ? int(kPkF16) : -1;
+    case DType::Q8_0: return k % 32 == 0 ? int(kPkQ8_0) : -1;
+    case DType::Q4_K: return k % 256 == 0 ? int(kPkQ4K) : -1;
+    case DType::Q6_K: return k % 256 == 0 ? int(kPkQ6K) : -1;
+    default: return -1;
+  }
+}
+
+void put_addr(std::vector<uint32_t>& t, size_t at, uint64_t a) {
+  t[at] = uint32_t(a);
+  t[at + 1] = uint32_t(a >> 32);
+}
+
+}  // namespace
+
+std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string* why) {
+  auto no = [&](std::string reason) -> std::shared_ptr<PersistentDecode> {
+    if (why) *why = std::move(reason);
+    return nullptr;
+  };
+  const ModelConfig& c = m.cfg_;
+  gpu::Device& dev = m.device_;
+  const auto& ad = dev.adapter();
+  if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
+  // Default: GPUs and hidden sizes of 4096 or more. Measured on the H100 (benchmarks/results/
+  // 2026-11-24-h100-persistent.md): 8B q4_k_m 214 -> 233 tok/s, but 1B (dim 2048) 803 -> 765: a phase's
+  // fixed cost (~4.5 us of barrier and staging) outweighs its small matvecs there. On lavapipe one
+  // workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
+  if (!env_switch("BLUESHIFT_PERSISTENT") && (ad.type == "cpu" || c.dim < 4096))
+    return no("off by default on CPU devices and below dim 4096 (BLUESHIFT_PERSISTENT=1 forces it)");
+  if (!dev.hasBufferDeviceAddress()) return no("the device has no buffer device addresses");
+  if (!m.kernels_.has("decode_persistent")) return no("the kernel set has no decode_persistent");
+  if (c.qk_norm || c.sandwich_norm || c.attn_softcap > 0) return no("q/k norms, sandwich norms or softcaps");
+  // Llama-family layers only: no hybrid layers, per-layer shapes, gates, partial rotary or f32 KV cache.
+  if (!c.layer_kinds.empty() || !c.layer_head_dims.empty() || !c.layer_kv_heads.empty() || !c.layer_ffn_dims.empty() ||
+      c.attn_output_gate || c.rot_dim() != c.head_dim || c.rope.partial_factor != 1.0f || c.v_norm || c.v_from_k ||
+      c.kv_shared_layers || c.layer_scalar || c.ple_dim || m.opts_.kv_f32)
+    return no("a layer other than the llama family's (hybrid, Gemma 4, partial rotary or an f32 KV cache)");
+  if (c.head_dim % 4 != 0 || c.head_dim > 256 || c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
+    return no("head_dim or the head counts");
+
+  // The grid: as many workgroups as are surely resident at once. One 512-wide workgroup per
+  // multiprocessor on NVIDIA (the SM count from VK_NV_shader_sm_builtins); 1 on a CPU device
+  // (lavapipe runs the workgroups of a dispatch on its thread pool; one needs no other to progress).
+  auto pk = std::shared_ptr<PersistentDecode>(new PersistentDecode(m));
+  const bool cpu = ad.type == "cpu";
+  uint32_t grid = env_uint("BLUESHIFT_PERSISTENT_GRID", 0);
+  if (!grid) grid = cpu ? 1 : ad.sm_count;
+  if (!grid) return no("the number of resident workgroups is unknown (no SM count; set BLUESHIFT_PERSISTENT_GRID)");
+  uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", cpu ? 64 : 512);
+  wg = std::min(wg, ad.max_workgroup_invocations);
+  if (wg < 32 || wg % 32 != 0 || uint32_t(c.head_dim / 4) > wg) return no("workgroup size");
+  pk->grid_ = grid;
+  pk->wg_ = wg;
+
+  // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
+  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
+  // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
+  const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256;
+  if (ad.max_shared_memory <= other) return no("shared memory");
+  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp).
+  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 16 / 17 / 4) & ~3u;
+  uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
+  uint32_t sh = std::min(sh_cap, need);
+  if (uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256))
+    return no("dim or q_dim exceeds the shared staging area");
+  // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
+  // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
+  uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
+  // Polls by volatile load on GPUs, by atomic on lavapipe (whose LLVM hoists the volatile load);
+  // BLUESHIFT_PERSISTENT_POLL_LOAD=0|1 overrides.
+  uint32_t poll_load = env_uint("BLUESHIFT_PERSISTENT_POLL_LOAD", cpu ? 0 : 1) ? 1 : 0;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}};
+
+  // Layer table.
+  std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (c.kind(l) != LayerKind::attention) return no("a layer that is not attention");
+    auto W = [&](const char* s) { return m.find(fmt::format("blk.{}.{}", l, s)); };
+    size_t b = size_t(l) * kPkStride;
+    put_addr(tbl, b + kPkAttnNorm, W("attn_norm")->buffer.deviceAddress());
+    put_addr(tbl, b + kPkFfnNorm, W("ffn_norm")->buffer.deviceAddress());
+    const std::pair<const char*, uint32_t> mats[] = {{"attn_q", kPkQ},     {"attn_k", kPkK},   {"attn_v", kPkV},
+                                                     {"attn_out", kPkO},   {"ffn_gate", kPkGate}, {"ffn_up", kPkUp},
+                                                     {"ffn_down", kPkDown}};
+    for (auto [name, at] : mats) {
+      const Weight* w = W(name);
+      int code = dtype_code(w->dtype, w->shape[1]);
+      if (code < 0) return no(fmt::format("blk.{}.{}: {} [{}, {}] has no persistent decoder", l, name, dtype_name(w->dtype),
+                                          w->shape[0], w->shape[1]));
+      put_addr(tbl, b + at, w->buffer.deviceAddress());
+      tbl[b + at + 2] = uint32_t(code);
+    }
+    if (tbl[b + kPkGate + 2] != tbl[b + kPkUp + 2]) return no("ffn_gate and ffn_up differ in dtype");
+    put_addr(tbl, b + kPkKCache, m.kcache_[size_t(l)].deviceAddress());
+    put_addr(tbl, b + kPkVCache, m.vcache_[size_t(l)].deviceAddress());
+    if (c.qkv_bias) {
+      put_addr(tbl, b + kPkBiasQ, W("attn_q_bias")->buffer.deviceAddress());
+      put_addr(tbl, b + kPkBiasK, W("attn_k_bias")->buffer.deviceAddress());
+      put_addr(tbl, b + kPkBiasV, W("attn_v_bias")->buffer.deviceAddress());
+    }
+    bool sliding = !c.layer_types.empty() && c.layer_types[size_t(l)] == AttentionType::sliding;
+    tbl[b + kPkWindow] = sliding ? uint32_t(c.sliding_window) : 0u;
+    tbl[b + kPkLocal] = sliding ? 1u : 0u;
+  }
+
+  // Attention: at most `splits` context chunks per head, about one item per workgroup.
+  // BLUESHIFT_PERSISTENT_SPLITS=N fixes it (tests: several chunks on a grid of 1).
+  uint32_t splits = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_SPLITS", grid / uint32_t(c.n_heads)));
+  if (uint64_t(splits) * c.n_heads > kPkMaxItems) return no("n_heads x splits exceeds the merge table");
+  auto& p = pk->params_;
+  p = {uint32_t(c.n_layers), uint32_t(c.dim), uint32_t(c.q_dim()), uint32_t(c.kv_dim()), uint32_t(c.ffn_dim),
+       uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), splits, c.norm_eps,
+       c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, c.softmax_scale(), 0, 0, 0, 0, 0, 0, 0};
+  p.h_off = uint32_t(c.q_dim());
+  p.part_off = p.h_off + uint32_t(c.ffn_dim);
+  // A GPU polls an L2 line in ~0.3 us: 2^22 polls is ~1 s, far beyond any phase's length. A CPU polls
+  // in ~1 ns and its threads share cores with other processes: 2^31 polls.
+  p.spin_limit = env_uint("BLUESHIFT_PERSISTENT_SPINS", cpu ? 1u << 31 : 1u << 22);
+  p.skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0);
+  uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
+
+  using gpu::BufferUsage;
+  pk->table_ = dev.createBuffer({tbl.size() * 4, BufferUsage::storage, "persistent layer table"});
+  dev.queue().writeBuffer(pk->table_, 0, tbl.data(), tbl.size() * 4);
+  pk->scratch_ = dev.createBuffer({scratch * 4, BufferUsage::storage, "persistent scratch"});
+  pk->sync_ = dev.createBuffer({kPkSyncWords * 4, BufferUsage::storage, "persistent grid sync"});
+  uint32_t zero[kPkSyncWords] = {};
+  dev.queue().writeBuffer(pk->sync_, 0, zero, sizeof zero);
+  return pk;
+}
+
+std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {
+  return {{0, &table_},
+          {1, &model_.x_, 0, uint64_t(params_.dim) * 4},
+          {2, &scratch_},
+          {3, &model_.state_},
+          {4, &sync_},
+          {5, &model_.inv_freq_global_},
+          {6, &model_.inv_freq_local_}};
+}
+
+void PersistentDecode::check() const {
+  uint32_t w[kPkSyncWords];
+  model_.device_.queue().readBuffer(sync_, 0, w, sizeof w);
+  if (w[2] != 0)
+    fail_kind(ErrorKind::gpu,
+              "persistent decode: a grid barrier timed out (grid {} x {} invocations not resident at once on {}); set "
+              "BLUESHIFT_PERSISTENT_GRID lower or BLUESHIFT_NO_PERSISTENT=1",
+              grid_, wg_, model_.device_.adapter().name);
+}
+
+}  // namespace bs::model

@@ -1,0 +1,51 @@
+// The persistent decode kernel (kernels_glsl/decode_persistent.comp): every layer of a one-token
+// forward in one dispatch, the dependent phases separated by grid barriers instead of dispatch
+// boundaries. Model::record_forward records it for M == 1 where create() accepted the model; the
+// embedding, the head and the sampler stay separate dispatches.
+//
+// Scope: attention layers of the llama family (Llama, Mistral, Qwen2 biases, GQA, sliding windows),
+// F16 / Q8_0 / Q4_K / Q6_K weights in whole blocks. Anything else — q/k norms, sandwich norms,
+// softcaps, other layer kinds, rows padded to whole blocks — keeps the per-phase dispatches, as does
+// a device without buffer device addresses or with no known resident grid. By default it runs on GPUs
+// for hidden sizes >= 4096 (where it measured faster); BLUESHIFT_PERSISTENT=1 takes it wherever it can
+// run, BLUESHIFT_NO_PERSISTENT=1 never (A/B runs). BLUESHIFT_PERSISTENT_GRID=N and _WG=N fix the grid and
+// workgroup size (tuning; a grid larger than fits at once trips the barrier timeout, which check() reports),
+// BLUESHIFT_PERSISTENT_SPLITS=N the context chunks per head, BLUESHIFT_PERSISTENT_SKIP=MASK skips phases'
+// work (timing breakdowns; wrong logits).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels_glsl/persistent.h"
+#include "runtime/gpu/gpu.h"
+
+namespace bs::model {
+
+class Model;
+
+class PersistentDecode {
+ public:
+  // The kernel's plan for `model`, or nullptr with the reason in `why` (for logs and tests).
+  static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
+
+  const char* kernel() const { return "decode_persistent"; }
+  const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
+  std::vector<gpu::BindGroupEntry> entries() const;
+  const kparams::PersistentParams& params() const { return params_; }
+  uint32_t grid() const { return grid_; }
+  uint32_t workgroup() const { return wg_; }
+  // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
+  // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
+  void check() const;
+
+ private:
+  explicit PersistentDecode(Model& model) : model_(model) {}
+  Model& model_;
+  uint32_t grid_ = 1, wg_ = 64;
+  std::vector<gpu::SpecConstant> spec_;
+  kparams::PersistentParams params_{};
+  gpu::Buffer table_, scratch_, sync_;
+};
+
+}  // namespace bs::model

@@ -1,0 +1,152 @@
+// The persistent decode kernel (runtime/model/persistent.cpp) against the per-phase decode path on
+// synthesized models: the same tokens decoded one by one through both, logits compared row by row.
+// On lavapipe the grid is 1 (one workgroup needs no other to make progress, and the barrier never
+// waits): lavapipe runs a dispatch's workgroups on its thread pool, so 2 are resident at once, but it
+// does not honour the legacy memory barriers across them (grid-2 decode went wrong in some steps; see
+// decode_persistent.comp). Grids > 1 are checked on GPUs (benchmarks/results/2026-11-24-h100-persistent.md).
+// Several context chunks per head (the partial-softmax merge) are exercised on the one workgroup.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "runtime/gpu/gpu.h"
+#include "runtime/model/model.h"
+#include "runtime/model/persistent.h"
+#include "tests/common/testing.h"
+
+namespace bs::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Case {
+  const char* name;
+  json config;
+  const char* quant;  // nullptr: the HF checkpoint itself (F16 matrices)
+  std::vector<std::pair<const char*, const char*>> env;  // set while the persistent model is created
+};
+
+json llama(int hidden, int ffn, int heads, int kv, int head_dim) {
+  return {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", hidden},
+          {"intermediate_size", ffn}, {"num_attention_heads", heads}, {"num_key_value_heads", kv},
+          {"head_dim", head_dim}, {"num_hidden_layers", 2}, {"vocab_size", 300}, {"max_position_embeddings", 2048},
+          {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", true}, {"hidden_act", "silu"},
+          {"rope_parameters", {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 32.0},
+                               {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                               {"original_max_position_embeddings", 64}}}};
+}
+
+std::vector<Case> cases() {
+  json qwen2 = {{"model_type", "qwen2"}, {"architectures", {"Qwen2ForCausalLM"}}, {"hidden_size", 200},
+                {"intermediate_size", 344}, {"num_attention_heads", 5}, {"num_key_value_heads", 1},
+                {"head_dim", 40}, {"num_hidden_layers", 2}, {"vocab_size", 317}, {"max_position_embeddings", 512},
+                {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0}, {"tie_word_embeddings", true}, {"hidden_act", "silu"}};
+  json phi3 = {{"model_type", "phi3"}, {"architectures", {"Phi3ForCausalLM"}}, {"hidden_size", 256},
+               {"intermediate_size", 320}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+               {"num_hidden_layers", 2}, {"vocab_size", 290}, {"max_position_embeddings", 4096},
+               {"original_max_position_embeddings", 4096}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
+               {"rope_theta", 10000.0}, {"sliding_window", 7}, {"tie_word_embeddings", false}};
+  return {
+      // Odd F16 shapes: hidden 136, head_dim 36, GQA 2/1, FFN 344.
+      {"f16_odd", llama(136, 344, 2, 1, 36), nullptr, {}},
+      // ... with 3 context chunks per head, merged in the o-projection's staging.
+      {"f16_splits", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "3"}}},
+      {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
+      // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
+      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
+      {"qwen2_bias", qwen2, nullptr, {}},
+      {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
+  };
+}
+
+struct ScopedEnv {
+  explicit ScopedEnv(const std::vector<std::pair<const char*, const char*>>& e) : env(e) {
+    for (auto [k, v] : env) setenv(k, v, 1);
+  }
+  ~ScopedEnv() {
+    for (auto [k, v] : env) unsetenv(k);
+  }
+  std::vector<std::pair<const char*, const char*>> env;
+};
+
+// Logits of every step of a token-by-token decode (position = step).
+std::vector<std::vector<float>> decode_all(model::Model& m, const std::vector<int32_t>& ids) {
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < ids.size(); ++i) out.push_back(m.decode(ids[i], int32_t(i)));
+  return out;
+}
+
+class Persistent : public ::testing::TestWithParam<size_t> {
+ protected:
+  static gpu::Device& device() {
+    static std::unique_ptr<gpu::Device> d = std::make_unique<gpu::Device>();
+    return *d;
+  }
+};
+
+TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
+  const auto c = cases()[GetParam()];
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << c.config.dump();
+  fs::path dir = tmp / "hf";
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), dir.string(), "--seed", "11"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (c.quant) {
+    fs::path out = tmp / "rdrr";
+    auto cv = run_blueshift({"convert", dir.string(), out.string(), "--quant", c.quant});
+    ASSERT_EQ(cv.exit_code, 0) << cv.err;
+    dir = out;
+  }
+  // 70 positions: past 2 chunks of the 32-position minimum and the sliding window.
+  std::vector<int32_t> ids;
+  const int vocab = c.config["vocab_size"];
+  for (int i = 0; i < 70; ++i) ids.push_back(int32_t(rng()() % uint64_t(vocab)));
+  model::ModelOptions opts;
+  opts.max_ctx = 96;
+  opts.max_batch = 8;
+  auto src = model::open_model(dir);
+
+  std::vector<std::vector<float>> fast, slow;
+  {
+    auto env_list = c.env;
+    env_list.push_back({"BLUESHIFT_PERSISTENT", "1"});  // off by default on CPU devices and small dims
+    ScopedEnv env(env_list);
+    model::Model m(device(), src, opts);
+    std::string why;
+    ASSERT_TRUE(model::PersistentDecode::create(m, &why)) << "persistent decode not taken: " << why;
+    fast = decode_all(m, ids);
+  }
+  {
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
+    model::Model m(device(), src, opts);
+    ASSERT_FALSE(model::PersistentDecode::create(m));
+    slow = decode_all(m, ids);
+  }
+  double worst = 0;
+  size_t top1 = 0;
+  for (size_t s = 0; s < ids.size(); ++s) {
+    ASSERT_EQ(fast[s].size(), size_t(vocab));
+    double num = 0, den = 0;
+    for (int i = 0; i < vocab; ++i) {
+      double d = double(fast[s][i]) - slow[s][i];
+      num += d * d;
+      den += double(slow[s][i]) * slow[s][i];
+    }
+    worst = std::max(worst, std::sqrt(num / den));
+    top1 += std::max_element(fast[s].begin(), fast[s].end()) - fast[s].begin() ==
+            std::max_element(slow[s].begin(), slow[s].end()) - slow[s].begin();
+  }
+  std::printf("%s: persistent vs per-phase decode, worst row rel L2 %.2e, top-1 %zu/%zu\n", c.name, worst, top1, ids.size());
+  EXPECT_LE(worst, 1e-3) << c.name;
+  EXPECT_GE(top1, ids.size() - 1) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
+                         [](const auto& info) { return std::string(cases()[info.param].name); });
+
+}  // namespace
+}  // namespace bs::testing
