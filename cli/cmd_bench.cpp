@@ -19,7 +19,7 @@ namespace {
 struct Args {
   std::string model;
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
-  std::string kv_cache = "f16";
+  std::string precision = "f16";
   bool json = false, load_only = false;
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
@@ -115,7 +115,7 @@ void run(const Args& a) {
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
                                          bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); },
-                                         bs::cli::parse_kv_cache(a.kv_cache));
+                                         bs::cli::parse_precision(a.precision));
   auto& model = *lm.model;
   auto& dev = *lm.device;
   const auto& c = model.config();
@@ -169,7 +169,7 @@ void run(const Args& a) {
   // and write a fixed-size state of their own in full every token.
   int32_t attn_layers = 0;
   for (int32_t l = 0; l < c.n_layers; ++l) attn_layers += c.kind(l) == bs::LayerKind::attention;
-  uint64_t kv_read = uint64_t(2.0 * attn_layers * c.kv_dim() * (a.kv_cache == "f32" ? 4 : 2) * avg_ctx);
+  uint64_t kv_read = uint64_t(2.0 * attn_layers * c.kv_dim() * (a.precision == "f32" ? 4 : 2) * avg_ctx);
   const uint64_t state_rw = 2 * model.state_bytes();
   const double bytes_per_token = double(weights + kv_read + state_rw);
   double achieved = bytes_per_token * tok_s / 1e9;
@@ -228,7 +228,7 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_option("--gen-tokens", a->gen_tokens, "tokens to generate (default 128)");
   app.add_option("--reps", a->reps, "timed repetitions; medians are reported (default 5)");
   app.add_option("--ctx", a->ctx, "context length (default prompt + gen)");
-  bs::cli::add_kv_cache_option(app, a->kv_cache);
+  bs::cli::add_precision_option(app, a->precision);
   bs::cli::add_sampling_options(app, a->sampling);
   app.add_flag("--json", a->json, "print one JSON object");
   app.add_flag("--load-only", a->load_only,

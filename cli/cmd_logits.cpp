@@ -15,7 +15,7 @@ namespace {
 struct Args {
   std::string model, tokens, out;
   bool step = false, cpu_reference = false;
-  std::string kernels = "glsl", kv_cache = "f16";
+  std::string kernels = "glsl", precision = "f16";
   int32_t ctx = 0;
 };
 
@@ -38,7 +38,7 @@ void run(const Args& a) {
   opts.max_batch = a.step ? 1 : int32_t(ids.size());
   opts.logits_rows = a.step ? 1 : int32_t(ids.size());
   opts.kernels = bs::gpu::parse_kernel_source(a.kernels);
-  opts.kv_f32 = bs::cli::parse_kv_cache(a.kv_cache);
+  opts.kv_f32 = opts.f32_prefill_matmul = bs::cli::parse_precision(a.precision);
   if (opts.kernels == bs::gpu::KernelSource::wgsl && !a.step)
     bs::fail_kind(bs::ErrorKind::usage, "--kernels wgsl covers the decode path only (no WGSL matmul kernels); add --step");
   if (int64_t(ids.size()) > source.config.max_seq && source.config.max_seq > 0)
@@ -69,7 +69,7 @@ bs::cli::Command logits_cmd{"logits", "Teacher-forced logits of a token sequence
   app.add_flag("--cpu-reference", a->cpu_reference, "compute with the float64 CPU reference instead of the GPU");
   app.add_option("--ctx", a->ctx, "KV-cache length (default: max(n_tokens, 256))");
   app.add_option("--kernels", a->kernels, "kernel set: glsl (default) or wgsl (the WGSL twins, with --step)");
-  bs::cli::add_kv_cache_option(app, a->kv_cache);
+  bs::cli::add_precision_option(app, a->precision);
   app.callback([a] { run(*a); });
 }};
 

@@ -19,22 +19,23 @@ void SamplingFlags::add_to(CLI::App& app) {
   add_sampling_options(app, opts.sampling);
   app.add_flag("--ignore-eos", opts.ignore_eos, "keep generating past end-of-sequence tokens");
   app.add_option("--ctx", ctx, "context (KV-cache) length; default min(model max, 4096)");
-  add_kv_cache_option(app, kv_cache);
+  add_precision_option(app, precision);
 }
 
-bool parse_kv_cache(const std::string& v) {
-  if (v != "f16" && v != "f32") fail_kind(ErrorKind::usage, "--kv-cache: expected f16 or f32, got \"{}\"", v);
+bool parse_precision(const std::string& v) {
+  if (v != "f16" && v != "f32") fail_kind(ErrorKind::usage, "--precision: expected f16 or f32, got \"{}\"", v);
   return v == "f32";
 }
 
-void add_kv_cache_option(CLI::App& app, std::string& v) {
-  app.add_option("--kv-cache", v,
-                 "KV-cache element type: f16 (default) or f32 (twice the memory; for models whose attention "
-                 "logits are large, e.g. Gemma 4, f32 keeps parity with float32 references)");
+void add_precision_option(CLI::App& app, std::string& v) {
+  app.add_option("--precision", v,
+                 "f16 (default): f16 KV cache, f16 inputs to the tensor-core prefill matmuls; f32: f32 KV cache and "
+                 "f32 prefill matmuls (twice the KV memory, slower prefill) for models whose attention amplifies "
+                 "rounding, e.g. Gemma 4, and for parity checks against float32 references");
 }
 
 LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch, gpu::KernelSource kernels,
-                                const std::function<void(gpu::Device&)>& before_load, bool kv_f32) {
+                                const std::function<void(gpu::Device&)>& before_load, bool f32) {
   LoadedModel lm;
   auto t0 = std::chrono::steady_clock::now();
   auto source = model::open_model(dir);
@@ -50,7 +51,7 @@ LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max
   mo.max_batch = kernels == gpu::KernelSource::wgsl ? 1 : max_batch;
   mo.logits_rows = 1;
   mo.kernels = kernels;
-  mo.kv_f32 = kv_f32;
+  mo.kv_f32 = mo.f32_prefill_matmul = f32;
   lm.model = std::make_unique<model::Model>(*lm.device, source, mo);
   lm.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json")) lm.tokenizer = tok::Tokenizer::from_dir(dir);

@@ -16,11 +16,11 @@ namespace bs::cli {
 // --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --seed.
 void add_sampling_options(CLI::App& app, generate::SamplingOptions& s);
 
-// The sampling options plus --max-tokens, --ignore-eos, --ctx and --kv-cache (generate, chat).
+// The sampling options plus --max-tokens, --ignore-eos, --ctx and --precision (generate, chat).
 struct SamplingFlags {
   generate::GenerateOptions opts;
   int32_t ctx = 0;
-  std::string kv_cache = "f16";  // --kv-cache f16|f32
+  std::string precision = "f16";  // --precision f16|f32
   void add_to(CLI::App& app);
 };
 
@@ -40,11 +40,12 @@ struct LoadedModel {
 // there); its time is not part of load_s.
 LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256,
                                 gpu::KernelSource kernels = gpu::KernelSource::glsl,
-                                const std::function<void(gpu::Device&)>& before_load = {}, bool kv_f32 = false);
+                                const std::function<void(gpu::Device&)>& before_load = {}, bool f32 = false);
 
-// --kv-cache VALUE: "f16" (default) or "f32"; anything else is a usage error naming the value.
-bool parse_kv_cache(const std::string& v);
-// Adds --kv-cache to a command (generate, chat, bench, logits).
-void add_kv_cache_option(CLI::App& app, std::string& v);
+// --precision VALUE: "f16" (default) or "f32" (ModelOptions::kv_f32 and f32_prefill_matmul); anything else is
+// a usage error naming the value.
+bool parse_precision(const std::string& v);
+// Adds --precision to a command (generate, chat, bench, logits).
+void add_precision_option(CLI::App& app, std::string& v);
 
 }  // namespace bs::cli

@@ -1,4 +1,4 @@
-// The KV cache's element type: f16 (default), or f32 with KV_F32 (the *_f32kv variants, `--kv-cache f32`:
+// The KV cache's element type: f16 (default), or f32 with KV_F32 (the *_f32kv variants, `--precision f32`:
 // models whose attention logits are large, e.g. Gemma 4's scale-1 softmax over normalized q and k, where
 // f16 keys alone move the logits by ~2%).
 #ifdef KV_F32

@@ -43,9 +43,10 @@ struct CoopmatTile {
 constexpr CoopmatTile kCoopmatTiles[] = {
     {"", 64, 64, 32}, {"_64x128", 64, 128, 32}, {"_128x128", 128, 128, 32}, {"_64x64k64", 64, 64, 64}};
 
-MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens) {
+MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
+                               bool f16_inputs) {
   std::string cm = weight_kernel("matmul_cm", t);
-  if (env_switch("BLUESHIFT_NO_COOPMAT") || k % 32 != 0 || !kernels.has(cm))
+  if (!f16_inputs || env_switch("BLUESHIFT_NO_COOPMAT") || k % 32 != 0 || !kernels.has(cm))
     return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
   // A larger tile reuses each staged weight and X value more often, but a grid smaller than the GPU
   // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens (benchmarks/results, "Cooperative-
@@ -423,7 +424,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
-      MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows);
+      MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul);
       dispatch(plan.kernel, plan.constants, e, mp, plan.groups_x, plan.groups_y, shape_label("matmul", w));
     }
   };
@@ -453,7 +454,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   LayerRecorder recorder{dispatch_raw, matmul, rms, normed_matvec};
 
   // The fused decode kernels, where the kernel set has them (the WGSL set mirrors only the basic ones).
-  // The KV cache's element type names the attention kernels (kv_type.glsl): f16, or f32 (--kv-cache f32).
+  // The KV cache's element type names the attention kernels (kv_type.glsl): f16, or f32 (--precision f32).
   const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_" + kvt);
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).

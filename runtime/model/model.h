@@ -26,7 +26,8 @@ struct ModelOptions {
   int32_t max_batch = 128;   // prefill chunk: rows per forward
   int32_t logits_rows = 1;   // rows of logits kept per forward (parity runs keep every row)
   bool profile = false;      // timestamp marks per kernel (forces barriers)
-  bool kv_f32 = false;       // f32 KV cache (`--kv-cache f32`): twice the bytes, no f16 rounding of k and v
+  bool kv_f32 = false;       // f32 KV cache (`--precision f32`): twice the bytes, no f16 rounding of k and v
+  bool f32_prefill_matmul = false;  // prefill matmuls in f32 (`--precision f32`), not on f16-input tensor cores
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
 };
 
@@ -182,6 +183,8 @@ struct MatmulPlan {
   std::vector<gpu::SpecConstant> constants;
   uint32_t groups_x = 0, groups_y = 0;  // the dispatch
 };
-MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens);
+// f16_inputs = false: the f32 kernel (matmul.comp) even where tensor cores (f16 inputs) are available.
+MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
+                               bool f16_inputs = true);
 
 }  // namespace bs::model

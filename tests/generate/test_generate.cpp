@@ -57,7 +57,7 @@ TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
     std::vector<int32_t> prompt = ref["prompt"], greedy = ref["greedy"];
     std::vector<std::string> args = {"generate", "--model", dir.string(), "--prompt-tokens", join(prompt), "--temperature", "0",
                                      "--ignore-eos", "--max-tokens", std::to_string(greedy.size())};
-    if (name.rfind("gemma4", 0) == 0) args.insert(args.end(), {"--kv-cache", "f32"});
+    if (name.rfind("gemma4", 0) == 0) args.insert(args.end(), {"--precision", "f32"});
     auto r = run_blueshift(args, {{"BLUESHIFT_ROPE_FREQ_BF16", "1"}});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(parse_ids(r.out), greedy) << name;

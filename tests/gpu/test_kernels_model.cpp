@@ -125,7 +125,7 @@ TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
   }
 }
 
-// The f32 KV cache (`--kv-cache f32`): kv_store_f32 and rope_kv_f32kv write exact floats only to rows
+// The f32 KV cache (`--precision f32`): kv_store_f32 and rope_kv_f32kv write exact floats only to rows
 // [pos, pos + rows), and attention_f32kv / attention_split_f32kv read them as floats — against float64 with
 // unrounded K and V, at odd sizes, with a window and a softcap, into poisoned outputs.
 TEST_F(KernelsModel, F32KvCacheStoreRopeAndAttention) {
