@@ -161,9 +161,13 @@ void run(const Args& a) {
 
   double tok_s = percentile(decode_tok_s, 0.5);
   uint64_t weights = model.weight_bytes();
-  if (!c.tied_embeddings) {
-    if (auto* e = model.find("embed")) weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.vocab);
-  }
+  // Lookup tables are gathered, one row per token: an untied embedding, and Gemma 4's per-layer embedding
+  // (ple_embed, [ple_vocab, layers x ple_dim]: 4.7 GB in F16 for the E2B, of which a token reads one 17.9 KB row).
+  auto gathered = [&](const char* name, int64_t rows) {
+    if (const auto* e = model.find(name)) weights -= e->buffer.size() - e->buffer.size() / uint64_t(rows);
+  };
+  if (!c.tied_embeddings) gathered("embed", c.vocab);
+  if (c.ple_dim > 0) gathered("ple_embed", c.ple_vocab), gathered("ple_embed_scales", c.ple_vocab);
   double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;
   // Attention layers read their KV cache; the others (LFM2's short convs, Qwen 3.5's Gated DeltaNet) read
   // and write a fixed-size state of their own in full every token.
