@@ -158,6 +158,9 @@ void run(const Args& a) {
   w.add("tokenizer.ggml.add_bos_token", Value::boolean(false));
 
   std::vector<float> rope_factors;
+  if (c.rope.scaling == bs::RopeScaling::longrope)
+    bs::fail("{}: LongRoPE (Phi-3 128k) is not written to GGUF yet (llama.cpp keeps its factors as rope_factors_long/"
+             "short tensors)", a.model);
   if (c.rope.scaling == bs::RopeScaling::llama3) {
     rope_factors = llama3_rope_factors(c);
     w.add_tensor("rope_freqs.weight", {rope_factors.size()}, bs::gguf::GgmlType::F32);

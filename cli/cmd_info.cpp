@@ -92,7 +92,10 @@ void setup(CLI::App& app) {
                   c.tied_embeddings ? "tied " : "", sliding ? fmt::format("sliding({} layers, window {}) ", sliding, c.sliding_window).c_str() : "",
                   c.act == bs::Activation::silu ? "silu" : "gelu_tanh", double(c.rope.theta),
                   c.rope.local_theta > 0 ? fmt::format("/local {:.0f}", c.rope.local_theta).c_str() : "",
-                  c.rope.scaling == bs::RopeScaling::llama3 ? " llama3" : c.rope.scaling == bs::RopeScaling::linear ? " linear" : "");
+                  c.rope.scaling == bs::RopeScaling::llama3     ? " llama3"
+                  : c.rope.scaling == bs::RopeScaling::linear   ? " linear"
+                  : c.rope.scaling == bs::RopeScaling::longrope ? " longrope"
+                                                                : "");
       if (auto linear = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), bs::LayerKind::linear_attention))
         std::printf("hybrid     %ld Gated DeltaNet layers (q/k heads %d, v heads %d, k %d, v %d, conv %d), %ld attention%s%s\n",
                     long(linear), c.linear_k_heads, c.linear_v_heads, c.linear_k_dim, c.linear_v_dim, c.linear_conv,

@@ -34,7 +34,10 @@ void run(const Args& a) {
   }
   bs::gpu::Device device;
   bs::model::ModelOptions opts;
-  opts.max_ctx = a.ctx > 0 ? a.ctx : std::max<int32_t>(int32_t(ids.size()), 256);
+  // LongRoPE picks its factors by the context the model is built for; HF by the positions of the forward.
+  // A logits run is one forward: build it for exactly its tokens, so both pick the same factors.
+  const bool longrope = source.config.rope.scaling == bs::RopeScaling::longrope;
+  opts.max_ctx = a.ctx > 0 ? a.ctx : longrope ? int32_t(ids.size()) : std::max<int32_t>(int32_t(ids.size()), 256);
   opts.max_batch = a.step ? 1 : int32_t(ids.size());
   opts.logits_rows = a.step ? 1 : int32_t(ids.size());
   opts.kernels = bs::gpu::parse_kernel_source(a.kernels);

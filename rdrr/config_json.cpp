@@ -13,7 +13,7 @@ using nlohmann::ordered_json;
 namespace {
 
 const char* kActivations[] = {"silu", "gelu_tanh"};
-const char* kScalings[] = {"none", "linear", "llama3"};
+const char* kScalings[] = {"none", "linear", "llama3", "longrope"};
 const char* kAttention[] = {"full", "sliding"};
 const char* kLayerKinds[] = {"attention", "linear_attention", "short_conv"};
 
@@ -106,6 +106,11 @@ ordered_json config_to_json(const ModelConfig& c) {
   j["bos_id"] = c.bos_id;
   // Gemma 4's fields, written only where a model uses them (older manifests stay as they were).
   if (c.rope.partial_factor != 1.0f) j["rope"]["partial_factor"] = c.rope.partial_factor;
+  if (c.rope.scaling == RopeScaling::longrope) {  // Phi-3 128k
+    j["rope"]["short_factor"] = c.rope.short_factor;
+    j["rope"]["long_factor"] = c.rope.long_factor;
+    j["rope"]["attention_factor"] = c.rope.attention_factor;
+  }
   if (!c.layer_head_dims.empty()) j["layer_head_dims"] = c.layer_head_dims;
   if (!c.layer_kv_heads.empty()) j["layer_kv_heads"] = c.layer_kv_heads;
   if (!c.layer_ffn_dims.empty()) j["layer_ffn_dims"] = c.layer_ffn_dims;
@@ -184,6 +189,17 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
   }
   // Gemma 4 (optional: absent = off).
   if (r.j.contains("partial_factor")) c.rope.partial_factor = r.f32("partial_factor");
+  if (c.rope.scaling == RopeScaling::longrope) {
+    for (auto [key, out] : {std::pair{"short_factor", &c.rope.short_factor}, std::pair{"long_factor", &c.rope.long_factor}}) {
+      const json& v = r.at(key);
+      if (!v.is_array()) fail("{}: x-blueshift.config.rope.{} must be a list", label, key);
+      for (auto& e : v) {
+        if (!e.is_number()) fail("{}: x-blueshift.config.rope.{} must hold numbers, got {}", label, key, e.dump());
+        out->push_back(e.get<float>());
+      }
+    }
+    c.rope.attention_factor = r.f32("attention_factor");
+  }
   auto ints = [&](const char* key, std::vector<int32_t>& out) {
     if (!j.contains(key)) return;
     const json& v = f.at(key);

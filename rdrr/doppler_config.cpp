@@ -49,10 +49,13 @@ ordered_json doppler_inference(const ModelConfig& c) {
     layer_types.push_back(c.kind(int32_t(l)) == LayerKind::short_conv ? "conv"  // LFM2
                           : c.layer_types[l] == AttentionType::full   ? "full_attention"
                                                                       : "sliding_attention");
-  const char* scaling = c.rope.scaling == RopeScaling::llama3   ? "llama3"
-                        : c.rope.scaling == RopeScaling::linear ? "linear"
-                                                                : nullptr;
-  // Sliding layers run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would scale them too).
+  const char* scaling = c.rope.scaling == RopeScaling::llama3     ? "llama3"
+                        : c.rope.scaling == RopeScaling::linear   ? "linear"
+                        : c.rope.scaling == RopeScaling::longrope ? "longrope"
+                                                                  : nullptr;
+  const bool longrope = c.rope.scaling == RopeScaling::longrope;
+  // Sliding layers with a local base run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would
+  // scale them too).
   ordered_json rope = {{"ropeTheta", c.rope.theta}, {"ropeLocalTheta", nullable(c.rope.local_theta)},
                        {"ropeInterleaved", false}, {"mropeInterleaved", false}, {"mropeSection", null},
                        {"partialRotaryFactor", null}, {"ropeLocalPartialRotaryFactor", null},
@@ -61,9 +64,14 @@ ordered_json doppler_inference(const ModelConfig& c) {
                        {"ropeScalingFactor", c.rope.factor},
                        {"ropeLocalScalingType", null}, {"ropeLocalScalingFactor", 1},
                        {"yarnBetaFast", null}, {"yarnBetaSlow", null}, {"yarnOriginalMaxPos", null},
-                       {"longropeShortFactor", null}, {"longropeLongFactor", null}, {"longropeOriginalMaxPos", null},
+                       {"longropeShortFactor", longrope ? ordered_json(c.rope.short_factor) : null},
+                       {"longropeLongFactor", longrope ? ordered_json(c.rope.long_factor) : null},
+                       {"longropeOriginalMaxPos", longrope ? ordered_json(c.rope.original_max_position) : null},
                        {"ropeLocalYarnBetaFast", null}, {"ropeLocalYarnBetaSlow", null},
                        {"ropeLocalYarnOriginalMaxPos", null}};
+  // Sliding layers without a local base are scaled like the others (Mistral, Phi-3 128k): the key absent says so.
+  const bool slides = std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding) > 0;
+  if (slides && c.rope.local_theta <= 0 && c.rope.scaling != RopeScaling::none) rope.erase("ropeLocalScalingType");
   if (c.rope.scaling == RopeScaling::llama3) {
     // Not in DOPPLER's schema (RDRR.md): written so a reader can run llama3 RoPE faithfully.
     rope["ropeLowFreqFactor"] = c.rope.low_freq_factor;
@@ -330,20 +338,46 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
     c.rope.low_freq_factor = float(rope.num("ropeLowFreqFactor", 1.0));
     c.rope.high_freq_factor = float(rope.num("ropeHighFreqFactor", 4.0));
     c.rope.original_max_position = rope.count("ropeOriginalMaxPosition", 8192);
+  } else if (scaling == "longrope") {
+    // Phi-3's 128k variants: factors per rotated pair, short up to longropeOriginalMaxPos and long beyond; the
+    // attention factor as HF and DOPPLER derive it, from the scaling factor (or maxSeqLen / original).
+    c.rope.scaling = RopeScaling::longrope;
+    for (auto [key, out] : {std::pair{"longropeShortFactor", &c.rope.short_factor},
+                            std::pair{"longropeLongFactor", &c.rope.long_factor}}) {
+      const json* v = rope.get(key);
+      bool ok = v && v->is_array() && !v->empty();
+      if (ok)
+        for (auto& e : *v) {
+          if (!e.is_number() || !(e.get<double>() > 0)) ok = false;
+          else out->push_back(e.get<float>());
+        }
+      if (!ok) rope.unsupported(key, rope.raw(key), "(LongRoPE needs a list of positive factors)");
+    }
+    c.rope.original_max_position = rope.count("longropeOriginalMaxPos", 0);
+    if (c.rope.original_max_position <= 0)
+      rope.unsupported("longropeOriginalMaxPos", rope.raw("longropeOriginalMaxPos"), "(LongRoPE needs it positive)");
+    const double f = factor != 1.0 ? factor : double(c.max_seq) / c.rope.original_max_position;
+    c.rope.factor = float(f);
+    c.rope.attention_factor =
+        f <= 1.0 ? 1.0f : float(std::sqrt(1 + std::log(f) / std::log(double(c.rope.original_max_position))));
   } else if (!scaling.empty() && scaling != "default" && scaling != "none") {
-    rope.unsupported("ropeScalingType", scaling, "(linear, llama3)");
+    rope.unsupported("ropeScalingType", scaling, "(linear, llama3, longrope)");
   }
   rope.ignore({"ropeLowFreqFactor", "ropeHighFreqFactor", "ropeOriginalMaxPosition"});
-  for (auto k : {"yarnBetaFast", "yarnBetaSlow", "yarnOriginalMaxPos", "longropeShortFactor", "longropeLongFactor",
-                 "longropeOriginalMaxPos"})
-    rope.must_be_null(k);
-  // blueshift runs sliding layers unscaled. DOPPLER scales them by the local keys, and takes the
-  // global scaling type for them when ropeLocalScalingType is absent altogether.
+  for (auto k : {"yarnBetaFast", "yarnBetaSlow", "yarnOriginalMaxPos"}) rope.must_be_null(k);
+  if (scaling != "longrope")
+    for (auto k : {"longropeShortFactor", "longropeLongFactor", "longropeOriginalMaxPos"}) rope.must_be_null(k);
+  // blueshift scales sliding layers exactly when they have no local base (rope_inv_freq). DOPPLER scales
+  // them by the local keys, and takes the global scaling type for them when ropeLocalScalingType is absent
+  // altogether: the two agree when that key is absent without a local base, or null with one.
   bool any_sliding = std::count(c.layer_types.begin(), c.layer_types.end(), AttentionType::sliding) > 0;
   bool typed = !scaling.empty() && scaling != "default" && scaling != "none";
   bool inherits = !rope.has("ropeLocalScalingType") && typed;
-  if (any_sliding && inherits)
-    rope.unsupported("ropeScalingType", scaling, "on sliding layers (set ropeLocalScalingType = null)");
+  if (any_sliding && inherits && c.rope.local_theta > 0)
+    rope.unsupported("ropeScalingType", scaling, "on sliding layers with a local base (set ropeLocalScalingType = null)");
+  if (any_sliding && typed && !inherits && c.rope.local_theta <= 0)
+    rope.unsupported("ropeLocalScalingType", rope.raw("ropeLocalScalingType"),
+                     "(sliding layers unscaled without a local base of their own; omit the key to scale them)");
   std::string local = rope.str("ropeLocalScalingType", "");
   if (any_sliding && !local.empty()) rope.unsupported("ropeLocalScalingType", local, "(scaled RoPE on sliding layers)");
   double local_factor = rope.num("ropeLocalScalingFactor", 1.0);
@@ -474,9 +508,13 @@ ModelConfig config_from_doppler(const json& m, const std::string& label) {
 
   att.neutral("causal", true, "(bidirectional attention)");
   // Qwen 3.5: attention output times sigmoid(gate), the gate from q_proj's second half per head.
+  // outputGateType: Qwen 3.6's configs say "swish" (output_gate_type), but transformers' Qwen 3.5 / 3.6
+  // attention multiplies by sigmoid(gate) whatever that key says, and DOPPLER runs sigmoid for it too; the
+  // key is read only to refuse a gate nobody implements.
   c.attn_output_gate = att.flag("attentionOutputGate", false);
-  if (c.attn_output_gate) att.must_be_null("outputGateType", "(sigmoid is the gate blueshift has)");
-  else att.ignore({"outputGateType"});
+  if (const json* g = att.get("outputGateType"); g && c.attn_output_gate)
+    if (!g->is_string() || (g->get<std::string>() != "sigmoid" && g->get<std::string>() != "swish"))
+      att.unsupported("outputGateType", *g, "(sigmoid is the gate transformers runs; swish configs mean it too)");
   c.v_norm = att.flag("valueNorm", false);
   c.qk_norm = att.flag("queryKeyNorm", false);
   att.neutral("queryKeyNormType", "rmsnorm");

@@ -113,9 +113,6 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
   if (double f = num("partial_rotary_factor", partial ? *partial : 1.0); partial) *partial = f;
   else if (f != 1.0)
     fail("{}: '{}.partial_rotary_factor' is {}; only full rotary embeddings (1.0) are supported", label, where, f);
-  if (type == "longrope" || type == "su")
-    fail("{}: '{}': rope_type '{}' (Phi-3 long-context RoPE) is not supported yet; the 4k-context "
-         "checkpoints, which have no rope_scaling, are", label, where, type);
   if (type == "default") {
     rope.scaling = RopeScaling::none;
   } else if (type == "linear") {
@@ -129,10 +126,41 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
     rope.low_freq_factor = float(num("low_freq_factor", 1.0));
     rope.high_freq_factor = float(num("high_freq_factor", 4.0));
     rope.original_max_position = int32_t(num("original_max_position_embeddings", 8192));
+  } else if (type == "longrope" || type == "su") {
+    // Phi-3's 128k variants; read_rope completes it from the config (finish_longrope).
+    rope.scaling = RopeScaling::longrope;
+    for (auto [key, out] : {std::pair{"short_factor", &rope.short_factor}, std::pair{"long_factor", &rope.long_factor}}) {
+      const json* v = p.contains(key) ? &p[key] : nullptr;
+      if (!v || !v->is_array() || v->empty())
+        fail("{}: '{}' has rope_type {} but no list '{}'", label, where, type, key);
+      for (auto& e : *v) {
+        if (!e.is_number() || !(e.get<double>() > 0) || !std::isfinite(e.get<double>()))
+          fail("{}: '{}.{}' must hold positive numbers, got {}", label, where, key, e.dump());
+        out->push_back(e.get<float>());
+      }
+    }
+    rope.factor = float(num("factor", 0.0));                    // 0: max_position / original_max_position
+    rope.attention_factor = float(num("attention_factor", 0.0));  // 0: from the factor (finish_longrope)
+    rope.original_max_position = int32_t(num("original_max_position_embeddings", 0.0));
   } else {
-    fail("{}: '{}': rope_type '{}' is not supported (default, linear, llama3)", label, where, type);
+    fail("{}: '{}': rope_type '{}' is not supported (default, linear, llama3, longrope)", label, where, type);
   }
   return theta;
+}
+
+// LongRoPE's sizes as transformers derives them (_compute_longrope_parameters): original_max_position from
+// the parameters or the config (Phi-3 keeps it there), the factor max_position / original_max_position where
+// none is given, and the attention factor sqrt(1 + ln(factor) / ln(original_max_position)) (1 for factor <= 1).
+void finish_longrope(const Reader& r, ModelConfig& c) {
+  auto& rp = c.rope;
+  if (rp.original_max_position <= 0) rp.original_max_position = r.int_or("original_max_position_embeddings", c.max_seq);
+  if (rp.original_max_position <= 0)
+    fail("{}: longrope needs a positive original_max_position_embeddings, got {}", r.label, rp.original_max_position);
+  const double factor = rp.factor > 0 ? rp.factor : double(c.max_seq) / rp.original_max_position;
+  rp.factor = float(factor);
+  if (!(rp.attention_factor > 0))
+    rp.attention_factor =
+        factor <= 1.0 ? 1.0f : float(std::sqrt(1 + std::log(factor) / std::log(double(rp.original_max_position))));
 }
 
 void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
@@ -171,6 +199,7 @@ void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
     fail("{}: partial_rotary_factor is {}; only full rotary embeddings (1.0) are supported", label, f);
   }
   if (!(theta > 0)) fail("{}: rope_theta must be positive, got {}", label, theta);
+  if (c.rope.scaling == RopeScaling::longrope) finish_longrope(r, c);
   c.rope.theta = float(theta);
   c.rope.local_theta = float(local);
 }
@@ -429,12 +458,8 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   c.layer_types = read_layer_types(r, mt, c.n_layers, any_sliding, mt == "qwen3_5_text" ? &c.layer_kinds : nullptr);
   if (any_sliding) c.sliding_window = r.int_("sliding_window");
   if (mt == "lfm2") read_lfm2(r, c);
-  // The runtime rotates sliding layers with the unscaled local-base table (Gemma 3's scheme). Where
-  // sliding layers share the global base (Mistral, Phi-3), HF scales them too: refuse rather than
-  // run them unscaled.
-  if (any_sliding && c.rope.local_theta <= 0 && c.rope.scaling != RopeScaling::none)
-    fail("{}: RoPE scaling on sliding-window layers without a separate local base is not supported "
-         "(model_type {}, sliding_window {})", label, mt, c.sliding_window);
+  // Sliding layers with a local base of their own (Gemma) rotate unscaled; where they share the global base
+  // (Mistral, Phi-3 128k with its sliding_window 262144) HF scales them too, and so does rope_inv_freq.
 
   if (gemma4) read_gemma4(r, weight_dtype, c);
 
@@ -464,6 +489,15 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   positive("head_dim", c.head_dim);
   positive("vocab", c.vocab);
   positive("max_seq", c.max_seq);
+  if (c.rope.scaling == RopeScaling::longrope) {
+    const size_t pairs = size_t(c.rot_dim() / 2);
+    if (c.rope.short_factor.size() != pairs || c.rope.long_factor.size() != pairs)
+      fail("{}: longrope short_factor / long_factor have {} / {} entries, expected one per rotated pair ({})", label,
+           c.rope.short_factor.size(), c.rope.long_factor.size(), pairs);
+    if (!(c.rope.attention_factor > 0) || c.rope.original_max_position <= 0)
+      fail("{}: longrope needs a positive attention factor and original_max_position, got {} and {}", label,
+           c.rope.attention_factor, c.rope.original_max_position);
+  }
   if (c.n_heads % c.n_kv_heads)
     fail("{}: n_heads {} is not a multiple of n_kv_heads {}", label, c.n_heads, c.n_kv_heads);
   if (c.head_dim % 2) fail("{}: head_dim {} must be even for RoPE", label, c.head_dim);

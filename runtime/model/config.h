@@ -8,7 +8,7 @@
 namespace bs {
 
 enum class Activation : uint8_t { silu, gelu_tanh };
-enum class RopeScaling : uint8_t { none, linear, llama3 };
+enum class RopeScaling : uint8_t { none, linear, llama3, longrope };
 enum class AttentionType : uint8_t { full, sliding };
 // What mixes tokens in a layer: attention (full or sliding: layer_types), a Gated DeltaNet linear
 // attention with a recurrent state (Qwen 3.5 / 3.6), or a short causal convolution with a rolling conv
@@ -22,7 +22,13 @@ struct RopeConfig {
   float factor = 1.0f;                     // linear and llama3
   float low_freq_factor = 1.0f;            // llama3
   float high_freq_factor = 4.0f;           // llama3
-  int32_t original_max_position = 8192;    // llama3
+  int32_t original_max_position = 8192;    // llama3, longrope
+  // LongRoPE (Phi-3's 128k variants): per-frequency divisors, short_factor for contexts up to
+  // original_max_position and long_factor beyond (chosen by the context the model is built for, as
+  // llama.cpp and DOPPLER do; HF switches by the positions of each forward), and attention_factor, which
+  // HF multiplies into cos and sin and so into q and k: attention logits scale by its square.
+  std::vector<float> short_factor, long_factor;
+  float attention_factor = 1.0f;
   // Gemma 4's "proportional" RoPE on full layers: frequencies over the whole head_dim
   // (theta^(-2i/head_dim)), only the first partial_factor * head_dim / 2 of them nonzero; the rest of
   // the rotate-half pairs (i, i + head_dim/2) stay as they are.
@@ -105,7 +111,8 @@ struct ModelConfig {
   bool owns_kv_cache(int32_t l) const { return kind(l) == LayerKind::attention && computes_kv(l); }
   int32_t kv_source(int32_t l) const;  // the layer whose KV cache layer l reads (itself unless shared)
   float softmax_scale_of(int32_t l) const {
-    return attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim_of(l)));
+    return (attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim_of(l)))) * rope.attention_factor *
+           rope.attention_factor;
   }
 };
 
@@ -116,8 +123,10 @@ inline int32_t ModelConfig::kv_source(int32_t l) const {
   return l;  // validate_config rejects this
 }
 
+// The scale of q.k, LongRoPE's attention factor (on q and k both) included.
 inline float ModelConfig::softmax_scale() const {
-  return attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim));
+  return (attn_scale > 0 ? attn_scale : 1.0f / __builtin_sqrtf(float(head_dim))) * rope.attention_factor *
+         rope.attention_factor;
 }
 
 // Internal tensor names, written once. The converter maps HF names onto these; the model binds by them.

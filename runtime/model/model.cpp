@@ -243,8 +243,8 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
   // Computed in double (HF's formulas), stored as f32 for the rope kernel.
-  auto gd = rope_inv_freq(c, c.rope.theta, true);
-  auto ld = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  auto gd = rope_inv_freq(c, c.rope.theta, true, max_ctx_);
+  auto ld = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false, max_ctx_);
   std::vector<float> g(gd.begin(), gd.end()), lo(ld.begin(), ld.end());
   inv_freq_global_ = act(g.size(), "inv_freq global");
   inv_freq_local_ = act(lo.size(), "inv_freq local");

@@ -79,17 +79,23 @@ int32_t type_head_dim(const ModelConfig& c, bool global) {
   return c.head_dim;
 }
 
-std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled) {
+std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool global, int64_t ctx) {
+  // Scaling (linear, llama3, LongRoPE) applies to the global table, and to the sliding layers' where they
+  // have no base of their own (Mistral, Phi-3: one rotary embedding for every layer, as in HF); Gemma's
+  // sliding layers, with their local base, run unscaled.
+  const bool scaled = global || c.rope.local_theta <= 0;
   // Qwen 3.5's partial rotary: frequencies over the rotated width only (rotary_dim of head_dim).
-  const int hd = c.rotary_dim > 0 ? c.rotary_dim : type_head_dim(c, scaled);
+  const int hd = c.rotary_dim > 0 ? c.rotary_dim : type_head_dim(c, global);
   std::vector<double> f(hd / 2);
   const auto& r = c.rope;
   // Gemma 4's proportional RoPE (global layers): frequencies over the whole head_dim, only the first
   // partial_factor * hd / 2 of them nonzero.
-  const int rotated = scaled && r.partial_factor < 1.0f ? int(double(r.partial_factor) * hd / 2) : hd / 2;
+  const int rotated = global && r.partial_factor < 1.0f ? int(double(r.partial_factor) * hd / 2) : hd / 2;
   for (int i = 0; i < hd / 2; ++i) {
     double inv = i < rotated ? 1.0 / std::pow(theta, double(2 * i) / hd) : 0.0;
     if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
+    if (scaled && r.scaling == RopeScaling::longrope)  // validate_config: a factor per rotated pair
+      inv /= ctx > r.original_max_position ? r.long_factor[size_t(i)] : r.short_factor[size_t(i)];
     if (scaled && r.scaling == RopeScaling::llama3) {
       double low_wl = r.original_max_position / r.low_freq_factor, high_wl = r.original_max_position / r.high_freq_factor;
       double wl = 2 * M_PI / inv;
@@ -105,8 +111,10 @@ std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scale
     // reference logits were made (make_refs_2026.py). Real checkpoints compute them in f32; this only
     // reproduces that reference. Gemma 4 (softmax scale 1 over normalized q and k) is the one model
     // where the difference exceeds the parity bound: 7.5e-2 -> 3.7e-5 (CPU reference, gemma4-tiny).
+    // Not LongRoPE's: HF's longrope update puts its f32 original_inv_freq (a plain attribute, not cast) back
+    // before every forward of up to original_max_position positions.
     static const bool bf16 = env_switch("BLUESHIFT_ROPE_FREQ_BF16");
-    f[i] = bf16 ? double(bf16_to_float(float_to_bf16(float(inv)))) : inv;
+    f[i] = bf16 && r.scaling != RopeScaling::longrope ? double(bf16_to_float(float_to_bf16(float(inv)))) : inv;
   }
   return f;
 }
@@ -119,8 +127,8 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
   const auto& E = w("embed");
   for (int t = 0; t < n; ++t)
     for (int i = 0; i < D; ++i) x[size_t(t) * D + i] = E[size_t(tokens[t]) * D + i] * c.embed_scale;
-  auto fg = rope_inv_freq(c, c.rope.theta, true);
-  auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false);
+  auto fg = rope_inv_freq(c, c.rope.theta, true, n);  // HF: the forward's positions pick LongRoPE's factors
+  auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false, n);
   int max_hd = 0, max_ffn = 0;
   for (int l = 0; l < c.n_layers; ++l) max_hd = std::max(max_hd, c.head_dim_of(l)), max_ffn = std::max(max_ffn, c.ffn_dim_of(l));
   // Gemma 4 E: per-layer inputs [n, n_layers, ple_dim] from the token and its embedding (reference_gemma4).

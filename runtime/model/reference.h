@@ -10,11 +10,12 @@
 
 namespace bs::model {
 
-// HF's RoPE inverse frequencies (default, linear, llama3; Gemma 4's proportional), in double; the GPU
-// path stores them as f32. `scaled`: the global (full-attention) layers' table, else the sliding
-// layers'; head_dim / 2 entries of that layer type's head_dim (type_head_dim).
+// HF's RoPE inverse frequencies (default, linear, llama3, longrope; Gemma 4's proportional), in double; the
+// GPU path stores them as f32. `global`: the global (full-attention) layers' table, else the sliding
+// layers' (scaled only where they have no local base); head_dim / 2 entries of that layer type's head_dim.
 // BLUESHIFT_ROPE_FREQ_BF16=1 rounds them to bfloat16 (reproduces references made after model.to(bf16)).
-std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool scaled);
+// LongRoPE: the long factors when `ctx` (the context the model is built for) exceeds original_max_position.
+std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool global, int64_t ctx = 0);
 // head_dim of the first full (global) or sliding layer, or the model's head_dim when there is none.
 int32_t type_head_dim(const ModelConfig& c, bool global);
 

@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/npy.h"
 #include "runtime/model/reference.h"
 #include "tests/common/testing.h"
+#include "tests/rdrr/st_builder.h"
 
 namespace bs::testing {
 namespace {
@@ -102,6 +104,56 @@ TEST_P(SharedModels, MatchesTransformersThroughBothPaths) {
       EXPECT_GE(p.top1, 0.98) << m << (step ? " decode" : " prefill");
     }
   }
+}
+
+// Phi-3 128k's LongRoPE against transformers (tests/model/goldens/phi3-longrope, scripts/make_longrope_ref.py:
+// original_max_position_embeddings 32, float32 inverse frequencies): 48 tokens (HF: long factors) and 24
+// (short), each a run built for exactly its tokens, through both paths, from the HF checkpoint, from its RDRR
+// conversion, and from that conversion described DOPPLER's way (no x-blueshift: the inference block's
+// longrope* fields); greedy ids at --ctx 32 (short factors, as HF's 32 positions are).
+TEST(LongRope, Phi3MatchesTransformersInBothRegimes) {
+  auto dir = source_dir() / "tests" / "model" / "goldens" / "phi3-longrope";
+  nlohmann::json ref;
+  std::ifstream(dir / "ref.json") >> ref;
+  std::vector<int32_t> tokens = ref["tokens"];
+  TempDir tmp;
+  auto cv = run_blueshift({"convert", dir.string(), (tmp / "rdrr").string(), "--quant", "f16"});
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  // The DOPPLER form: the same manifest without blueshift's own config.
+  nlohmann::json m = nlohmann::json::parse(read_file(tmp / "rdrr" / "manifest.json"));
+  EXPECT_EQ(m["inference"]["rope"]["ropeScalingType"], "longrope");
+  m.erase("x-blueshift");
+  for (auto& [name, t] : m["tensors"].items()) t.erase("x-blueshift");
+  fs::create_directories(tmp / "doppler");
+  write_file(tmp / "doppler" / "manifest.json", m.dump(1));
+  for (auto& e : fs::directory_iterator(tmp / "rdrr"))
+    if (e.path().filename() != "manifest.json") fs::copy(e.path(), tmp / "doppler" / e.path().filename());
+  for (auto [file, n] : {std::pair{"logits_full.npy", size_t(48)}, std::pair{"logits_short.npy", size_t(24)}}) {
+    auto ref_logits = read_npy_f32(dir / file);
+    ASSERT_EQ(ref_logits.shape[0], n);
+    std::vector<double> want(ref_logits.data.begin(), ref_logits.data.end());
+    std::vector<int32_t> ids(tokens.begin(), tokens.begin() + n);
+    for (auto model : {dir, tmp / "rdrr", tmp / "doppler"})
+      for (bool step : {false, true}) {
+        auto got = run_logits(model, ids, step, tmp);
+        ASSERT_EQ(got.size(), want.size()) << model;
+        auto p = compare(got, want, n, ref_logits.shape[1]);
+        std::printf("phi3-longrope %zu tokens, %s via %s: worst row rel L2 %.2e, top-1 %.1f%%\n", n,
+                    model.filename().c_str(), step ? "decode" : "prefill", p.worst_rel_l2, 100 * p.top1);
+        EXPECT_LE(p.worst_rel_l2, 1e-2) << model << " " << n << (step ? " decode" : " prefill");
+        EXPECT_GE(p.top1, 0.98) << model << " " << n;
+      }
+  }
+  std::vector<int32_t> prompt = ref["prompt"], greedy = ref["greedy"];
+  auto r = run_blueshift({"generate", "--model", dir.string(), "--prompt-tokens", join(prompt), "--temperature", "0",
+                          "--ignore-eos", "--max-tokens", std::to_string(greedy.size()), "--ctx", "32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<int32_t> got;
+  for (std::istringstream in(r.out); in;) {
+    int32_t id;
+    if (in >> id) got.push_back(id);
+  }
+  EXPECT_EQ(got, greedy);
 }
 
 // F16, Q8_0 and Q4_K_M conversions of each shared model run, and their logits are what the float64

@@ -21,6 +21,19 @@ struct SynthCase {
   std::vector<const char*> quants;  // conversions to check besides the HF checkpoint itself
 };
 
+// A Phi-3 with LongRoPE (as the 128k checkpoints' config.json has it: factors per rotated pair under
+// rope_scaling, original_max_position_embeddings at the top level, no factor).
+json phi3_longrope(int original_max, int max_position) {
+  json shortf = json::array(), longf = json::array();
+  for (int i = 0; i < 16; ++i) shortf.push_back(1.0 + 0.05 * i), longf.push_back(1.0 + 1.5 * i);
+  return {{"model_type", "phi3"}, {"architectures", {"Phi3ForCausalLM"}}, {"hidden_size", 128},
+          {"intermediate_size", 192}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+          {"num_hidden_layers", 2}, {"vocab_size", 280}, {"max_position_embeddings", max_position},
+          {"original_max_position_embeddings", original_max}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"},
+          {"rope_theta", 10000.0}, {"tie_word_embeddings", false},
+          {"rope_scaling", {{"type", "longrope"}, {"short_factor", shortf}, {"long_factor", longf}}}};
+}
+
 // Small configs that together exercise every flag the forward pass has.
 std::vector<SynthCase> cases() {
   return {
@@ -85,6 +98,10 @@ std::vector<SynthCase> cases() {
                      {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
                      {"tie_word_embeddings", true}},
        {"q8_0", "q4_k_m"}},
+      // Phi-3 128k's LongRoPE, both regimes: 20 tokens past original_max_position_embeddings 16 (long
+      // factors) and within 32 (short), the attention factor from max_position / original.
+      {"phi3_longrope_long", phi3_longrope(16, 64), {"q8_0"}},
+      {"phi3_longrope_short", phi3_longrope(32, 4096), {}},
       // Qwen 3.5: Gated DeltaNet layers (conv state, recurrent state, 4 v heads on 2 q/k heads, k_dim != v_dim)
       // around a gated full-attention layer with partial rotary; untied head.
       {"qwen35_deltanet", {{"model_type", "qwen3_5_text"}, {"architectures", {"Qwen3_5ForCausalLM"}}, {"hidden_size", 192},

@@ -162,10 +162,13 @@ TEST(HfConfig, MistralSlidingWindow) {
   EXPECT_EQ(c.layer_types[0], AttentionType::sliding);
   m["sliding_window"] = nullptr;
   EXPECT_EQ(config_from_hf(m, nullptr, DType::BF16).layer_types[0], AttentionType::full);
-  // llama_config's llama3 RoPE with a window: sliding layers would run unscaled, so it is refused.
+  // llama_config's llama3 RoPE with a window: the sliding layers, without a base of their own, are scaled
+  // as HF scales them (one table for every layer).
   m["sliding_window"] = 4096;
   m["rope_parameters"] = llama_config()["rope_parameters"];
-  EXPECT_NE(error_of(m).find("sliding-window layers"), std::string::npos);
+  c = config_from_hf(m, nullptr, DType::BF16);
+  EXPECT_EQ(c.rope.scaling, RopeScaling::llama3);
+  EXPECT_EQ(c.rope.local_theta, 0.0f);  // rope_inv_freq scales the sliding table exactly then
 }
 
 json gemma2_config() {
@@ -245,7 +248,8 @@ TEST(HfConfig, Phi3) {
   j["rope_parameters"] = {{"partial_rotary_factor", 1.0}, {"rope_theta", 250000.0}, {"rope_type", "default"}};
   EXPECT_FLOAT_EQ(config_from_hf(j, nullptr, DType::BF16).rope.theta, 250000.0f);
 
-  // Fail closed on what blueshift does not run yet: long-context RoPE and partial rotary embeddings.
+  // Fail closed on what blueshift does not run: partial rotary embeddings outside Qwen 3.5, and LongRoPE
+  // whose factors do not cover the rotated pairs.
   j["rope_parameters"]["partial_rotary_factor"] = 0.75;
   EXPECT_NE(error_of(j).find("partial_rotary_factor"), std::string::npos);
   j = phi3_config();
@@ -254,10 +258,24 @@ TEST(HfConfig, Phi3) {
   j = phi3_config();
   j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {2.0}}};
   std::string e = error_of(j);
-  EXPECT_NE(e.find("rope_scaling"), std::string::npos) << e;
-  EXPECT_NE(e.find("longrope"), std::string::npos) << e;
-  j["rope_scaling"]["type"] = "su";
-  EXPECT_NE(error_of(j).find("'su'"), std::string::npos);
+  EXPECT_NE(e.find("longrope short_factor / long_factor have 1 / 1 entries, expected one per rotated pair"),
+            std::string::npos) << e;
+  j["rope_scaling"]["short_factor"] = json::array();
+  EXPECT_NE(error_of(j).find("no list 'short_factor'"), std::string::npos) << error_of(j);
+  // Phi-3 128k as its config.json has it ("su" is the older name): the factors per pair, the original
+  // context at the top level, the attention factor sqrt(1 + ln(32) / ln(4096)) from 131072 / 4096.
+  j = phi3_config();
+  j["max_position_embeddings"] = 131072;
+  j["original_max_position_embeddings"] = 4096;
+  const int32_t pairs = config_from_hf(phi3_config(), nullptr, DType::BF16).head_dim / 2;
+  j["rope_scaling"] = {{"type", "su"}, {"short_factor", std::vector<double>(size_t(pairs), 1.0)},
+                       {"long_factor", std::vector<double>(size_t(pairs), 4.0)}};
+  auto lr = config_from_hf(j, nullptr, DType::BF16);
+  EXPECT_EQ(lr.rope.scaling, RopeScaling::longrope);
+  EXPECT_EQ(lr.rope.original_max_position, 4096);
+  EXPECT_FLOAT_EQ(lr.rope.factor, 32.0f);
+  EXPECT_NEAR(lr.rope.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-6);
+  EXPECT_FLOAT_EQ(lr.softmax_scale(), lr.rope.attention_factor * lr.rope.attention_factor / std::sqrt(float(lr.head_dim)));
 }
 
 TEST(HfConfig, RejectsUnsupportedAndInconsistent) {
