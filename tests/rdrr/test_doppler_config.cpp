@@ -602,6 +602,10 @@ TEST(DopplerConfig, Qwen35MapsLikeItsHfConfig) {
     j[json::json_pointer(pointer)] = value;
     EXPECT_NE(config_error(j).find(message), std::string::npos) << pointer << ": " << config_error(j);
   }
+  // Qwen 3.6 27B's manifests say outputGateType "swish": transformers (and DOPPLER) run sigmoid(gate) for it.
+  json q36 = m;
+  q36["inference"]["attention"]["outputGateType"] = "swish";
+  EXPECT_EQ(config_to_json(config_from_doppler(q36, "m.json")).dump(), config_to_json(c).dump());
 }
 
 // The same Gemma 3 weights described DOPPLER's way (no x-blueshift, modelType "transformer", an inference
