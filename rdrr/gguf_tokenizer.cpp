@@ -7,6 +7,7 @@
 
 #include "rdrr/gguf_import.h"
 #include "runtime/base/error.h"
+#include "runtime/tokenizer/tokenizer_json.h"
 
 namespace bs {
 
@@ -130,51 +131,15 @@ std::optional<GgufTokenizer> gguf_tokenizer(const gguf::Header& h, const std::st
   GgufTokenizer out;
   if (const gguf::Value* ab = h.find("tokenizer.ggml.add_bos_token"))
     out.add_bos = ab->as_uint().value_or(0) != 0;
-  json post = nullptr;
-  if (out.add_bos && bos) {
-    const std::string& b = (*tokens)[size_t(*bos)];
-    post = {
-        {"type", "TemplateProcessing"},
-        {"single",
-         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"pair",
-         {{{"SpecialToken", {{"id", b}, {"type_id", 0}}}},
-          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-          {{"SpecialToken", {{"id", b}, {"type_id", 1}}}},
-          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-        {"special_tokens", {{b, {{"id", b}, {"ids", {*bos}}, {"tokens", {b}}}}}}};
-  }
-  out.tokenizer = {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer",
-       {{"type", "Sequence"},
-        {"pretokenizers",
-         {{{"type", "Split"},
-           {"pattern", {{"Regex", pt->split}}},
-           {"behavior", "Isolated"},
-           {"invert", false}},
-          {{"type", "ByteLevel"},
-           {"add_prefix_space", false},
-           {"trim_offsets", true},
-           {"use_regex", false}}}}}},
-      {"post_processor", post},
-      {"decoder",
-       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"model",
-       {{"type", "BPE"},
-        {"dropout", nullptr},
-        {"unk_token", unk ? json((*tokens)[size_t(*unk)]) : json(nullptr)},
-        {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr},
-        {"fuse_unk", false},
-        {"byte_fallback", false},
-        {"ignore_merges", pt->ignore_merges},
-        {"vocab", vocab},
-        {"merges", merges}}}};
+  tok::ByteLevelBpeJson spec;
+  spec.added_tokens = added;
+  spec.split_pattern = pt->split;
+  if (out.add_bos && bos) spec.post_processor = tok::bos_template_processing((*tokens)[size_t(*bos)], *bos);
+  if (unk) spec.unk_token = (*tokens)[size_t(*unk)];
+  spec.ignore_merges = pt->ignore_merges;
+  spec.vocab = vocab;
+  spec.merges = merges;
+  out.tokenizer = tok::byte_level_bpe_json(spec);
   out.config = {{"add_bos_token", out.add_bos}, {"tokenizer_class", "PreTrainedTokenizerFast"}};
   if (bos) out.config["bos_token"] = (*tokens)[size_t(*bos)];
   if (eos) out.config["eos_token"] = (*tokens)[size_t(*eos)];

@@ -7,6 +7,7 @@
 
 #include "runtime/base/error.h"
 #include "runtime/tokenizer/regex.h"
+#include "runtime/tokenizer/tokenizer_json.h"
 #include "runtime/tokenizer/unicode.h"
 
 namespace bs::tok {
@@ -115,38 +116,13 @@ json train_byte_bpe(std::string_view corpus, int vocab_size, const TrainOptions&
   for (auto [a, b] : merges) merge_list.push_back(token[size_t(a)] + " " + token[size_t(b)]);
 
   const std::string& bos = opt.special_tokens.at(0);
-  json tok = {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer",
-       {{"type", "Sequence"},
-        {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", opt.pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
-          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}}},
-      {"post_processor",
-       {{"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"pair",
-         {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
-          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-          {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
-          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-        {"special_tokens", {{bos, {{"id", bos}, {"ids", {0}}, {"tokens", {bos}}}}}}}},
-      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"model",
-       {{"type", "BPE"},
-        {"dropout", nullptr},
-        {"unk_token", nullptr},
-        {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr},
-        {"fuse_unk", false},
-        {"byte_fallback", false},
-        {"ignore_merges", false},
-        {"vocab", vocab},
-        {"merges", merge_list}}}};
+  ByteLevelBpeJson spec;
+  spec.added_tokens = added;
+  spec.split_pattern = opt.pattern;
+  spec.post_processor = bos_template_processing(bos, 0);
+  spec.vocab = vocab;
+  spec.merges = merge_list;
+  json tok = byte_level_bpe_json(spec);
   return tok;
 }
 

@@ -1,0 +1,44 @@
+#include "runtime/tokenizer/tokenizer_json.h"
+
+namespace bs::tok {
+
+using nlohmann::json;
+
+json byte_level_bpe_json(const ByteLevelBpeJson& s) {
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", s.added_tokens},
+          {"normalizer", nullptr},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"}, {"pattern", {{"Regex", s.split_pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}}},
+          {"post_processor", s.post_processor},
+          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", s.unk_token},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"ignore_merges", s.ignore_merges},
+            {"vocab", s.vocab},
+            {"merges", s.merges}}}};
+}
+
+json bos_template_processing(const std::string& bos, int64_t bos_id) {
+  return {{"type", "TemplateProcessing"},
+          {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+          {"pair",
+           {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+            {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+            {{"SpecialToken", {{"id", bos}, {"type_id", 1}}}},
+            {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+          {"special_tokens", {{bos, {{"id", bos}, {"ids", {bos_id}}, {"tokens", {bos}}}}}}};
+}
+
+}  // namespace bs::tok
