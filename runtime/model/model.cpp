@@ -513,114 +513,141 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     } else if (c.kind(l) == LayerKind::linear_attention) {
       record_linear_attention(l, M, fold_norm, recorder);
     } else {
-    // Gemma 4: this layer's shape, and the layer whose KV cache it reads (itself unless KV-shared).
-    const int32_t hd = c.head_dim_of(l), nkv = c.kv_heads_of(l), src = c.kv_source(l);
-    const bool own_kv = c.computes_kv(l);
-    const char* v_weight = c.has_v_proj(l) ? "attn_v" : "attn_k";
+      // Gemma 4: this layer's shape, and the layer whose KV cache it reads (itself unless KV-shared).
+      const int32_t hd = c.head_dim_of(l), nkv = c.kv_heads_of(l), src = c.kv_source(l);
+      const bool own_kv = c.computes_kv(l);
+      const char* v_weight = c.has_v_proj(l) ? "attn_v" : "attn_k";
 
-    auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-    // Qwen 3.5's gated attention: q_proj writes q and gate per head into attn_qg_, split below.
-    gpu::Buffer& q_out = c.attn_output_gate ? attn_qg_ : q_;
-    if (fold_rope) {
-      // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
-      const Weight& norm = W("attn_norm");
-      for (auto [name, suffix] : {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
-        const Weight& w = W(name);
-        uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-        std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
-        if (suffix[1] != 'v') e.push_back({5, &freq});
-        if (suffix[1] == 'q') e.push_back({2, &q_, 0, uint64_t(m) * 4});
-        else e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
-        const uint32_t rope_rows = 4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
-        dispatch(weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
-                 MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
-                 (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
+      auto& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+      // Qwen 3.5's gated attention: q_proj writes q and gate per head into attn_qg_, split below.
+      gpu::Buffer& q_out = c.attn_output_gate ? attn_qg_ : q_;
+      if (fold_rope) {
+        // q rotated into q_; k rotated and v as they are, as f16, into the caches at state.pos.
+        const Weight& norm = W("attn_norm");
+        for (auto [name, suffix] :
+             {std::pair{"attn_q", "_q"}, std::pair{"attn_k", "_k"}, std::pair{"attn_v", "_v"}}) {
+          const Weight& w = W(name);
+          uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+          std::vector<BindGroupEntry> e = {
+              {0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {3, &norm.buffer}, {6, &state_}};
+          if (suffix[1] != 'v') e.push_back({5, &freq});
+          if (suffix[1] == 'q')
+            e.push_back({2, &q_, 0, uint64_t(m) * 4});
+          else
+            e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
+          const uint32_t rope_rows =
+              4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
+          dispatch(
+              weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
+              MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
+              (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
+        }
+      } else if (fold_norm) {
+        normed_matvec(W("attn_norm"), W("attn_q"), q_out);
+        if (own_kv) {
+          normed_matvec(W("attn_norm"), W("attn_k"), k_);
+          normed_matvec(W("attn_norm"), W(v_weight), v_);
+        }
+      } else {
+        rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+        matmul(W("attn_q"), xn_, 0, q_out, M, false);
+        if (own_kv) {
+          matmul(W("attn_k"), xn_, 0, k_, M, false);
+          matmul(W(v_weight), xn_, 0, v_, M, false);
+        }
       }
-    } else if (fold_norm) {
-      normed_matvec(W("attn_norm"), W("attn_q"), q_out);
-      if (own_kv) {
-        normed_matvec(W("attn_norm"), W("attn_k"), k_);
-        normed_matvec(W("attn_norm"), W(v_weight), v_);
+      if (c.attn_output_gate) {
+        uint32_t n = M * uint32_t(c.q_dim());
+        dispatch("attn_gate_split_f32", {},
+                 {{0, &attn_qg_, 0, uint64_t(n) * 8},
+                  {1, &q_, 0, uint64_t(n) * 4},
+                  {2, &attn_gate_, 0, uint64_t(n) * 4}},
+                 AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
       }
-    } else {
-      rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
-      matmul(W("attn_q"), xn_, 0, q_out, M, false);
-      if (own_kv) {
-        matmul(W("attn_k"), xn_, 0, k_, M, false);
-        matmul(W(v_weight), xn_, 0, v_, M, false);
+      if (c.qkv_bias) {
+        for (auto [name, buf, n] :
+             {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
+              std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
+          dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
+                   BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
       }
-    }
-    if (c.attn_output_gate) {
-      uint32_t n = M * uint32_t(c.q_dim());
-      dispatch("attn_gate_split_f32", {},
-               {{0, &attn_qg_, 0, uint64_t(n) * 8}, {1, &q_, 0, uint64_t(n) * 4}, {2, &attn_gate_, 0, uint64_t(n) * 4}},
-               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
-    }
-    if (c.qkv_bias) {
-      for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, c.q_dim()}, std::tuple{"attn_k_bias", &k_, c.kv_dim()},
-                                  std::tuple{"attn_v_bias", &v_, c.kv_dim()}})
-        dispatch("add_bias_f32", {}, {{0, buf, 0, uint64_t(M) * n * 4}, {1, &W(name).buffer}},
-                 BiasParams{uint32_t(n), M, 0, 0}, (n + 255) / 256, M, "bias");
-    }
-    if (c.qk_norm) {
-      rms(q_, 0, W("attn_q_norm"), q_, 0, hd, M * c.n_heads, false);
-      if (own_kv) rms(k_, 0, W("attn_k_norm"), k_, 0, hd, M * nkv, false);
-    }
-    if (c.v_norm && own_kv) rms(v_, 0, ones_, v_, 0, hd, M * nkv, false);
-    const uint32_t qd = uint32_t(c.q_dim_of(l)), kvd = uint32_t(c.kv_dim_of(l));
-    if (!fold_rope) {
-      // A KV-shared layer rotates q only (no k/v jobs). Partial rotary (Qwen 3.5) through rope_kv's ROT_DIM;
-      // full rotary keeps the plain pipeline (and the WGSL twin).
-      const uint32_t store_heads = own_kv ? uint32_t(nkv) : 0u;
-      std::vector<gpu::SpecConstant> rot;
-      if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
-      dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
-               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &k_, 0, uint64_t(M) * kvd * 4}, {2, &v_, 0, uint64_t(M) * kvd * 4},
-                {3, &freq}, {4, &state_}, {5, &kcache_[src]}, {6, &vcache_[src]}},
-               RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)},
-               uint32_t(c.n_heads) + 2 * store_heads, M, "rope_kv");
-    }
-    // Per layer: split decode attention up to head_dim 256, tiled prefill up to 128, else attention.comp
-    // (up to 512: Gemma 4's full layers).
-    const float scale = c.softmax_scale_of(l);
-    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
-    if (split_attention && hd <= 256) {
-      dispatch("attention_split_" + kvt, {},
-               {{0, &q_, 0, uint64_t(qd) * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &att_, 0, uint64_t(qd) * 4},
-                {4, &attn_part_}, {5, &attn_count_}, {6, &state_}},
-               AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window, scale,
-                                    c.attn_softcap, 0},
-               c.n_heads, attn_splits_, "attention");
-    } else if (tiled_attention && hd <= 128) {
-      // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
-      dispatch("attention_tiled_f16kv", {},
-               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &kcache_[src]}, {2, &vcache_[src]},
-                {3, &att_, 0, uint64_t(M) * qd * 4}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,
-                               c.attn_softcap},
-               c.n_heads, (M + 15) / 16, "attention");
-    } else {
-      if (!scores_)
-        scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4, BufferUsage::storage,
-                                        "attention scores"});
-      dispatch("attention_" + kvt, {},
-               {{0, &q_, 0, uint64_t(M) * qd * 4}, {1, &kcache_[src]}, {2, &vcache_[src]},
-                {3, &att_, 0, uint64_t(M) * qd * 4}, {4, &scores_}, {5, &state_}},
-               AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,
-                               c.attn_softcap},
-               c.n_heads, M, "attention");
-    }
-    if (c.attn_output_gate) {
-      uint32_t n = M * uint32_t(c.q_dim());
-      dispatch("attn_gate_apply_f32", {}, {{0, &att_, 0, uint64_t(n) * 4}, {1, &attn_gate_, 0, uint64_t(n) * 4}},
-               AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
-    }
-    if (c.sandwich_norm) {
-      matmul(W("attn_out"), att_, 0, tmp_, M, false);
-      rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
-    } else {
-      matmul(W("attn_out"), att_, 0, x_, M, true);
-    }
+      if (c.qk_norm) {
+        rms(q_, 0, W("attn_q_norm"), q_, 0, hd, M * c.n_heads, false);
+        if (own_kv) rms(k_, 0, W("attn_k_norm"), k_, 0, hd, M * nkv, false);
+      }
+      if (c.v_norm && own_kv) rms(v_, 0, ones_, v_, 0, hd, M * nkv, false);
+      const uint32_t qd = uint32_t(c.q_dim_of(l)), kvd = uint32_t(c.kv_dim_of(l));
+      if (!fold_rope) {
+        // A KV-shared layer rotates q only (no k/v jobs). Partial rotary (Qwen 3.5) through rope_kv's
+        // ROT_DIM; full rotary keeps the plain pipeline (and the WGSL twin).
+        const uint32_t store_heads = own_kv ? uint32_t(nkv) : 0u;
+        std::vector<gpu::SpecConstant> rot;
+        if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
+        dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
+                 {{0, &q_, 0, uint64_t(M) * qd * 4},
+                  {1, &k_, 0, uint64_t(M) * kvd * 4},
+                  {2, &v_, 0, uint64_t(M) * kvd * 4},
+                  {3, &freq},
+                  {4, &state_},
+                  {5, &kcache_[src]},
+                  {6, &vcache_[src]}},
+                 RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)},
+                 uint32_t(c.n_heads) + 2 * store_heads, M, "rope_kv");
+      }
+      // Per layer: split decode attention up to head_dim 256, tiled prefill up to 128, else attention.comp
+      // (up to 512: Gemma 4's full layers).
+      const float scale = c.softmax_scale_of(l);
+      const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+      if (split_attention && hd <= 256) {
+        dispatch("attention_split_" + kvt, {},
+                 {{0, &q_, 0, uint64_t(qd) * 4},
+                  {1, &kcache_[src]},
+                  {2, &vcache_[src]},
+                  {3, &att_, 0, uint64_t(qd) * 4},
+                  {4, &attn_part_},
+                  {5, &attn_count_},
+                  {6, &state_}},
+                 AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window,
+                                      scale, c.attn_softcap, 0},
+                 c.n_heads, attn_splits_, "attention");
+      } else if (tiled_attention && hd <= 128) {
+        // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
+        dispatch("attention_tiled_f16kv", {},
+                 {{0, &q_, 0, uint64_t(M) * qd * 4},
+                  {1, &kcache_[src]},
+                  {2, &vcache_[src]},
+                  {3, &att_, 0, uint64_t(M) * qd * 4},
+                  {5, &state_}},
+                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_),
+                                 window, scale, c.attn_softcap},
+                 c.n_heads, (M + 15) / 16, "attention");
+      } else {
+        if (!scores_)
+          scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4,
+                                          BufferUsage::storage, "attention scores"});
+        dispatch("attention_" + kvt, {},
+                 {{0, &q_, 0, uint64_t(M) * qd * 4},
+                  {1, &kcache_[src]},
+                  {2, &vcache_[src]},
+                  {3, &att_, 0, uint64_t(M) * qd * 4},
+                  {4, &scores_},
+                  {5, &state_}},
+                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_),
+                                 window, scale, c.attn_softcap},
+                 c.n_heads, M, "attention");
+      }
+      if (c.attn_output_gate) {
+        uint32_t n = M * uint32_t(c.q_dim());
+        dispatch("attn_gate_apply_f32", {},
+                 {{0, &att_, 0, uint64_t(n) * 4}, {1, &attn_gate_, 0, uint64_t(n) * 4}},
+                 AttnGateParams{n, uint32_t(c.head_dim), 0, 0}, grid_x(n), grid_y(n), "attn_gate");
+      }
+      if (c.sandwich_norm) {
+        matmul(W("attn_out"), att_, 0, tmp_, M, false);
+        rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
+      } else {
+        matmul(W("attn_out"), att_, 0, x_, M, true);
+      }
     }  // attention layer
 
     if (fold_gated) {
