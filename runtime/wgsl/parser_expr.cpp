@@ -179,11 +179,12 @@ Expr* Parser::unary() {
   }
   if (is("&&")) {  // "&&x" is '&' '&' x: address-of an address-of, which the resolver rejects
     Token op = next();
+    // assign(1, '&'), not = "&": gcc 12 at -O3 reports a false -Wrestrict overlap for the literal's copy.
     Expr* inner = m_.new_expr(ExprKind::unary, op.loc);
-    inner->name = "&";
+    inner->name.assign(1, '&');
     inner->args = {unary()};
     Expr* e = m_.new_expr(ExprKind::unary, op.loc);
-    e->name = "&";
+    e->name.assign(1, '&');
     e->args = {inner};
     return e;
   }
