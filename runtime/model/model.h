@@ -152,7 +152,7 @@ class Model {
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
-  std::vector<gpu::Buffer> kcache_, vcache_;  // 16-byte placeholders for layers without attention
+  std::vector<gpu::Buffer> kcache_, vcache_;  // one-token placeholders for layers without a cache of their own
   // LFM2: in_proj's output [max_batch, 3 * dim] (B | C | x); per short-conv layer, conv_state_ is its
   // rolling state [conv_kernel - 1, dim].
   gpu::Buffer conv_bcx_;
