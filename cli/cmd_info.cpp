@@ -101,6 +101,26 @@ void setup(CLI::App& app) {
                     long(linear), c.linear_k_heads, c.linear_v_heads, c.linear_k_dim, c.linear_v_dim, c.linear_conv,
                     long(c.n_layers - linear), c.attn_output_gate ? " (output-gated)" : "",
                     c.rotary_dim ? fmt::format(", rotary {} of {}", c.rotary_dim, c.head_dim).c_str() : "");
+      // Gemma 4: full layers with a shape of their own, v from k, proportional RoPE, KV sharing, per-layer inputs.
+      if (!c.layer_head_dims.empty() || !c.layer_ffn_dims.empty() || c.kv_shared_layers || c.ple_dim || c.v_from_k ||
+          c.rope.partial_factor != 1.0f) {
+        std::string s;
+        for (int32_t l = 0; l < c.n_layers; ++l)
+          if (!c.sliding(l)) {
+            s = fmt::format("full layers head_dim {}, {} kv heads", c.head_dim_of(l), c.kv_heads_of(l));
+            break;
+          }
+        auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+        if (c.v_from_k) add("v = k");
+        if (c.v_norm) add("v norm");
+        if (c.rope.partial_factor != 1.0f) add(fmt::format("proportional RoPE {:g}", double(c.rope.partial_factor)));
+        int32_t wide = 0;
+        for (int32_t l = 0; l < c.n_layers; ++l) wide += c.ffn_dim_of(l) != c.ffn_dim;
+        if (wide) add(fmt::format("{} layers with other FFN widths", wide));
+        if (c.kv_shared_layers) add(fmt::format("last {} layers share KV", c.kv_shared_layers));
+        if (c.ple_dim) add(fmt::format("per-layer inputs {}", c.ple_dim));
+        std::printf("per-layer  %s\n", s.c_str());
+      }
       std::printf("scales     softmax %.6g, embed %.6g, softcap %g attn / %g logits, norm eps %g\n",
                   double(c.softmax_scale()), double(c.embed_scale), double(c.attn_softcap),
                   double(c.final_softcap), double(c.norm_eps));
