@@ -32,6 +32,7 @@ constexpr ArchSpec kArchs[] = {
     {"llama", "llama", "LlamaForCausalLM", true},  // Llama 1-3, Mistral (llama.cpp writes Mistral as llama)
     {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
     {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+    {"phi3", "phi3", "Phi3ForCausalLM", false},  // fused attn_qkv and gate|up ffn_up, split at import
 };
 
 // llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
@@ -49,7 +50,7 @@ constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
 
 // The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
 // a plain decimal below n_layers).
-std::string internal_name(std::string_view name, uint64_t n_layers) {
+std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
   for (auto [g, i] : kTopNames)
     if (name == g) return std::string(i);
   if (!name.starts_with("blk.")) return {};
@@ -61,8 +62,13 @@ std::string internal_name(std::string_view name, uint64_t n_layers) {
     layer = layer * 10 + uint64_t(ch - '0');
   }
   if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
+  const std::string b = "blk." + std::to_string(layer) + ".";
+  if (arch == "phi3") {  // Phi-3 keeps HF's fused projections: qkv, and gate|up under llama.cpp's ffn_up name
+    if (name.substr(dot + 1) == "attn_qkv.weight") return b + "attn_qkv";
+    if (name.substr(dot + 1) == "ffn_up.weight") return b + "ffn_gate_up";
+  }
   for (auto [g, i] : kLayerNames)
-    if (name.substr(dot + 1) == g) return "blk." + std::to_string(layer) + "." + std::string(i);
+    if (name.substr(dot + 1) == g) return b + std::string(i);
   return {};
 }
 
@@ -137,7 +143,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   for (const auto& a : kArchs)
     if (a.gguf == p.gguf_arch) spec = &a;
   if (!spec)
-    fail("{}: general.architecture '{}': import reads llama, qwen2 and qwen3 GGUFs", label, p.gguf_arch);
+    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3 and phi3 GGUFs", label, p.gguf_arch);
   Meta m{h, label, p.gguf_arch};
   const std::string a = p.gguf_arch + ".";
 
@@ -208,6 +214,13 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   }
   if (h.tensor("rope_freqs.weight"))
     fail("{}: tensor 'rope_freqs.weight' (llama3-style per-frequency RoPE scaling): not imported yet", label);
+  if (h.tensor("rope_factors_long.weight") || h.tensor("rope_factors_short.weight"))
+    fail("{}: tensor 'rope_factors_long.weight' (Phi-3 128k's LongRoPE factors): not imported yet; convert the "
+         "safetensors checkpoint instead", label);
+  if (const gguf::Value* sw = h.find(a + "attention.sliding_window"); sw && spec->model_type == "phi3")
+    c["sliding_window"] = m.uint(a + "attention.sliding_window");  // Phi-3: every layer slides
+  else if (spec->model_type == "phi3")
+    c["sliding_window"] = nullptr;
   p.hf_config = c;
   DType embed_type = dtype_of(embd->type).value_or(DType::F16);
   p.config = config_from_hf(c, nullptr, embed_type, label + " (metadata as config.json)");
@@ -216,15 +229,28 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   // Every GGUF tensor must map; every tensor the config needs must be there.
   TensorNames names(std::string(spec->model_type), false);
   std::map<std::string, const gguf::TensorInfo*> by_internal;
+  // Parts of fused tensors (Phi-3): the internal name of each part -> the fused one's and its rows.
+  std::map<std::string, std::pair<std::string, FusedPart>> part_of;
   for (const auto& t : h.tensors) {
-    std::string internal = internal_name(t.name, uint64_t(cfg.n_layers));
+    std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
     if (internal.empty())
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
     by_internal[internal] = &t;
+    for (const FusedPart& part : fused_parts(cfg, internal)) part_of[part.internal] = {internal, part};
   }
+  std::set<std::string> fused_used;
   std::set<DType> matrix_types;
   for (const std::string& internal : expected_tensors(cfg)) {
     auto it = by_internal.find(internal);
+    const FusedPart* part = nullptr;
+    if (it == by_internal.end()) {
+      auto pit = part_of.find(internal);
+      if (pit != part_of.end()) {
+        it = by_internal.find(pit->second.first);
+        part = &pit->second.second;
+        fused_used.insert(pit->second.first);
+      }
+    }
     if (it == by_internal.end())
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
@@ -237,11 +263,16 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
            type_name);
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
-    std::vector<int64_t> want = expected_shape(cfg, internal);
+    std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
     if (pt.shape != want)
       fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, t.name, json(want).dump(),
            json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
            json(t.ne).dump());
+    pt.total_rows = pt.shape[0];
+    if (part) {  // this part's rows of the fused tensor
+      pt.row0 = part->row0;
+      pt.shape[0] = part->rows;
+    }
     if (pt.shape.size() == 1) {
       if (traits->block_elems != 1)
         fail("{}: tensor '{}': a 1-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
@@ -259,8 +290,9 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
       pt.unpermute_heads = q ? cfg.n_heads : cfg.n_kv_heads;
     }
     p.tensors.push_back(std::move(pt));
-    by_internal.erase(it);
+    if (!part) by_internal.erase(it);
   }
+  for (const std::string& f : fused_used) by_internal.erase(f);
   if (!by_internal.empty())
     fail("{}: tensor '{}' ('{}') is not used by a model of this metadata", label,
          by_internal.begin()->second->name, by_internal.begin()->first);
@@ -276,10 +308,14 @@ namespace {
 // order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
 std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
                                         int32_t head_dim, std::vector<std::byte>& out) {
+  if (t.total_rows > 0 && t.shape[0] != t.total_rows) {  // a part of a fused tensor: its rows
+    const size_t row = in.size() / size_t(t.total_rows);
+    in = in.subspan(size_t(t.row0) * row, size_t(t.shape[0]) * row);
+  }
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
   if (t.stored != t.source) {
-    const uint64_t n = t.info->size / traits(t.source).block_bytes;
+    const uint64_t n = in.size() / traits(t.source).block_bytes;
     converted.resize(n * traits(t.stored).block_bytes);
     for (uint64_t i = 0; i < n; ++i) {
       float f;
@@ -329,7 +365,11 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   MappedFile file(gguf_file);
   if (file.bytes().size() < h.data_offset) fail("{}: changed while being read", label);
   uint64_t source_bytes = 0;
-  for (const auto& t : plan.tensors) source_bytes += t.info->size;
+  // A part of a fused tensor counts its rows' share.
+  auto part_bytes = [](const GgufImportPlan::Tensor& t) {
+    return t.total_rows > 0 ? t.info->size / uint64_t(t.total_rows) * uint64_t(t.shape[0]) : t.info->size;
+  };
+  for (const auto& t : plan.tensors) source_bytes += part_bytes(t);
 
   SignalGuard signals;
   PartialDir tmp(out_dir, opt.keep_partial);
@@ -360,7 +400,7 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
       writer.write(bytes);
       release_pages(in);
-      done += t.info->size;
+      done += part_bytes(t);
       if (opt.progress) opt.progress(done, source_bytes);
       m.tensors.push_back(std::move(e));
     }

@@ -34,6 +34,9 @@ struct GgufImportPlan {
     std::vector<int64_t> shape;  // HF order
     DType source = DType::F32, stored = DType::F32;
     int32_t unpermute_heads = 0;  // > 0: undo llama.cpp's q/k row permutation over this many heads
+    // Rows [row0, row0 + shape[0]) of the GGUF tensor, which has total_rows: a part of a fused one (Phi-3's
+    // attn_qkv and gate|up ffn_up), split as convert splits HF's qkv_proj / gate_up_proj.
+    int64_t row0 = 0, total_rows = 0;
   };
   std::string gguf_arch;     // general.architecture
   nlohmann::json hf_config;  // the config.json it stands for

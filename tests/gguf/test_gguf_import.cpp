@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "rdrr/gguf.h"
 #include "rdrr/gguf_import.h"
 #include "rdrr/manifest.h"
@@ -98,6 +100,105 @@ TEST(GgufImport, RoundTripThroughExportKeepsBytesAndLogits) {
     EXPECT_LE(std::sqrt(num / den), 1e-6) << "rel L2 of the logits";
     EXPECT_GT(den, 0);
   }
+}
+
+// Phi-3 as llama.cpp writes it: HF's fused qkv_proj as attn_qkv, gate_up_proj under the name ffn_up, every
+// layer sliding. Written here from an F16 conversion of a synthesized Phi-3 (q|k|v and gate|up rows
+// concatenated), imported, and split back by rows: the same bytes in every tensor and the same logits.
+TEST(GgufImport, Phi3FusedTensorsSplitBackToTheSameModel) {
+  TempDir d;
+  const nlohmann::json cfg = {{"model_type", "phi3"}, {"architectures", {"Phi3ForCausalLM"}}, {"hidden_size", 128},
+                              {"intermediate_size", 192}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                              {"num_hidden_layers", 2}, {"vocab_size", 260}, {"max_position_embeddings", 4096},
+                              {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}, {"rope_theta", 10000.0},
+                              {"sliding_window", 7}, {"tie_word_embeddings", false}};
+  std::ofstream(d / "config.json") << cfg.dump();
+  auto r = run({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run({"convert", (d / "hf").string(), (d / "orig").string(), "--quant", "f16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto bytes = tensor_bytes_by_internal(d / "orig");
+  auto orig = bs::read_manifest(d / "orig");
+  {
+    Writer w((d / "phi3.gguf").string());
+    w.add("general.architecture", Value::str("phi3"));
+    w.add("phi3.block_count", Value::u32(2));
+    w.add("phi3.embedding_length", Value::u32(128));
+    w.add("phi3.feed_forward_length", Value::u32(192));
+    w.add("phi3.attention.head_count", Value::u32(4));
+    w.add("phi3.attention.head_count_kv", Value::u32(2));
+    w.add("phi3.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
+    w.add("phi3.rope.freq_base", Value::f32(10000.0f));
+    w.add("phi3.context_length", Value::u32(4096));
+    w.add("phi3.attention.sliding_window", Value::u32(7));
+    std::vector<std::vector<std::byte>> data;
+    auto tensor = [&](const std::string& name, std::vector<std::string> parts) {
+      std::vector<std::byte> b;
+      std::vector<int64_t> shape = orig.find(parts[0])->shape;
+      int64_t rows = 0;
+      for (auto& part : parts) {
+        b.insert(b.end(), bytes.at(part).begin(), bytes.at(part).end());
+        rows += orig.find(part)->shape[0];
+      }
+      shape[0] = rows;
+      auto type = orig.find(parts[0])->dtype == bs::DType::F32 ? GgmlType::F32 : GgmlType::F16;
+      w.add_tensor(name, std::vector<uint64_t>(shape.rbegin(), shape.rend()), type);
+      data.push_back(std::move(b));
+    };
+    tensor("token_embd.weight", {"embed"});
+    for (int l = 0; l < 2; ++l) {
+      const std::string b = "blk." + std::to_string(l) + ".";
+      tensor(b + "attn_norm.weight", {b + "attn_norm"});
+      tensor(b + "attn_qkv.weight", {b + "attn_q", b + "attn_k", b + "attn_v"});
+      tensor(b + "attn_output.weight", {b + "attn_out"});
+      tensor(b + "ffn_norm.weight", {b + "ffn_norm"});
+      tensor(b + "ffn_up.weight", {b + "ffn_gate", b + "ffn_up"});
+      tensor(b + "ffn_down.weight", {b + "ffn_down"});
+    }
+    tensor("output_norm.weight", {"output_norm"});
+    tensor("output.weight", {"output"});
+    w.write_header();
+    for (auto& b : data) w.write_tensor(b);
+    w.finish();
+  }
+  r = run({"convert", (d / "phi3.gguf").string(), (d / "back").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto back = bs::read_manifest(d / "back");
+  EXPECT_EQ(back.model_type, "phi3");
+  EXPECT_EQ(back.model_config().sliding_window, 7);
+  auto again = tensor_bytes_by_internal(d / "back");
+  ASSERT_EQ(again.size(), bytes.size());
+  for (const auto& [internal, b] : bytes) {
+    ASSERT_TRUE(again.count(internal)) << internal;
+    EXPECT_TRUE(again[internal] == b) << internal;
+    EXPECT_EQ(back.find(internal)->shape, orig.find(internal)->shape) << internal;
+    EXPECT_EQ(back.find(internal)->name, orig.find(internal)->name) << internal;
+  }
+  const std::string tokens = "1,17,200,42,7,59,99,3,250";
+  for (auto [model, npy] : {std::pair{"orig", "a.npy"}, std::pair{"back", "b.npy"}}) {
+    r = run({"logits", "--model", (d / model).string(), "--tokens", tokens, "--out", (d / npy).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto la = bs::read_npy_f32(d / "a.npy"), lb = bs::read_npy_f32(d / "b.npy");
+  EXPECT_EQ(la.data, lb.data);
+  // Phi-3 128k's LongRoPE factors are tensors in GGUF: refused by name, not run without them.
+  {
+    Writer w((d / "lr.gguf").string());
+    for (const char* k : {"general.architecture"}) w.add(k, Value::str("phi3"));
+    w.add("phi3.block_count", Value::u32(1));
+    w.add("phi3.embedding_length", Value::u32(64));
+    w.add("phi3.feed_forward_length", Value::u32(96));
+    w.add("phi3.attention.head_count", Value::u32(2));
+    w.add("phi3.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
+    w.add_tensor("token_embd.weight", {64, 80}, GgmlType::F32);
+    w.add_tensor("rope_factors_long.weight", {16}, GgmlType::F32);
+    w.write_header();
+    for (const auto& t : w.tensors()) w.write_tensor(std::vector<std::byte>(t.size));
+    w.finish();
+  }
+  r = run({"convert", (d / "lr.gguf").string(), (d / "lr").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("rope_factors_long.weight"), std::string::npos) << r.err;
 }
 
 // A minimal valid llama GGUF (F32 everywhere), with hooks to break it.
