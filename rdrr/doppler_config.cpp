@@ -283,11 +283,7 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
   // set): frequencies over the full layers' whole head_dim, the first partialRotaryFactor of them rotating
   // (rope.partial_factor); a base dim other than that head_dim is not supported. Qwen 3.5's (no base dim):
   // the first factor * headDim dims of a head rotate among themselves (rotary_dim).
-  const int32_t global_hd = [&] {
-    for (int32_t l = 0; l < c.n_layers; ++l)
-      if (!c.sliding(l)) return c.head_dim_of(l);
-    return c.head_dim;
-  }();
+  const int32_t global_hd = c.head_dim_of_type(true);
   double partial = rope.num("partialRotaryFactor", 1.0);
   if (rope.get("ropeFrequencyBaseDim")) {
     if (rope.num("ropeFrequencyBaseDim", 0) != global_hd)
@@ -358,8 +354,7 @@ void read_rope(Block& rope, double arch_theta, ModelConfig& c) {
       rope.unsupported("longropeOriginalMaxPos", rope.raw("longropeOriginalMaxPos"), "(LongRoPE needs it positive)");
     const double f = factor != 1.0 ? factor : double(c.max_seq) / c.rope.original_max_position;
     c.rope.factor = float(f);
-    c.rope.attention_factor =
-        f <= 1.0 ? 1.0f : float(std::sqrt(1 + std::log(f) / std::log(double(c.rope.original_max_position))));
+    c.rope.attention_factor = longrope_attention_factor(f, c.rope.original_max_position);
   } else if (!scaling.empty() && scaling != "default" && scaling != "none") {
     rope.unsupported("ropeScalingType", scaling, "(linear, llama3, longrope)");
   }

@@ -150,7 +150,7 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
 
 // LongRoPE's sizes as transformers derives them (_compute_longrope_parameters): original_max_position from
 // the parameters or the config (Phi-3 keeps it there), the factor max_position / original_max_position where
-// none is given, and the attention factor sqrt(1 + ln(factor) / ln(original_max_position)) (1 for factor <= 1).
+// none is given, and the attention factor from the factor (longrope_attention_factor) where none is given.
 void finish_longrope(const Reader& r, ModelConfig& c) {
   auto& rp = c.rope;
   if (rp.original_max_position <= 0) rp.original_max_position = r.int_or("original_max_position_embeddings", c.max_seq);
@@ -158,9 +158,7 @@ void finish_longrope(const Reader& r, ModelConfig& c) {
     fail("{}: longrope needs a positive original_max_position_embeddings, got {}", r.label, rp.original_max_position);
   const double factor = rp.factor > 0 ? rp.factor : double(c.max_seq) / rp.original_max_position;
   rp.factor = float(factor);
-  if (!(rp.attention_factor > 0))
-    rp.attention_factor =
-        factor <= 1.0 ? 1.0f : float(std::sqrt(1 + std::log(factor) / std::log(double(rp.original_max_position))));
+  if (!(rp.attention_factor > 0)) rp.attention_factor = longrope_attention_factor(factor, rp.original_max_position);
 }
 
 void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {

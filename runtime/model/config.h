@@ -1,6 +1,7 @@
 // One struct describes the model. The converter (rdrr/hf_config.cpp) resolves every architecture
 // quirk into these fields; the runtime reads flags, never architecture names.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct RopeConfig {
   // the rotate-half pairs (i, i + head_dim/2) stay as they are.
   float partial_factor = 1.0f;
 };
+
+// LongRoPE's attention factor where the checkpoint gives none, as transformers and DOPPLER derive it:
+// sqrt(1 + ln(factor) / ln(original_max_position)), 1 for factor <= 1.
+inline float longrope_attention_factor(double factor, int32_t original_max_position) {
+  return factor <= 1.0 ? 1.0f : float(std::sqrt(1 + std::log(factor) / std::log(double(original_max_position))));
+}
 
 struct ModelConfig {
   std::string arch;                 // HF model_type or DOPPLER's modelType, for display only ("llama", "transformer", ...)
@@ -103,6 +110,19 @@ struct ModelConfig {
   int32_t ffn_dim_of(int32_t l) const { return layer_ffn_dims.empty() ? ffn_dim : layer_ffn_dims[size_t(l)]; }
   int32_t q_dim_of(int32_t l) const { return n_heads * head_dim_of(l); }
   int32_t kv_dim_of(int32_t l) const { return kv_heads_of(l) * head_dim_of(l); }
+  // head_dim of the first full (global) or sliding layer; the model's head_dim when there is none. One RoPE
+  // table serves each attention type, so its layers share this head_dim (Model checks it).
+  int32_t head_dim_of_type(bool global) const {
+    for (int32_t l = 0; l < n_layers; ++l)
+      if (sliding(l) != global) return head_dim_of(l);
+    return head_dim;
+  }
+  // The widest layer's sizes (Gemma 4's layers differ), for buffers planned once for every layer.
+  int32_t max_over_layers(int32_t (ModelConfig::*of)(int32_t) const) const {
+    int32_t m = 0;
+    for (int32_t l = 0; l < n_layers; ++l) m = m > (this->*of)(l) ? m : (this->*of)(l);
+    return m;
+  }
   bool sliding(int32_t l) const { return !layer_types.empty() && layer_types[size_t(l)] == AttentionType::sliding; }
   bool has_v_proj(int32_t l) const { return !(v_from_k && !sliding(l)); }
   bool computes_kv(int32_t l) const { return l < n_layers - kv_shared_layers; }

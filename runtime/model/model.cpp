@@ -92,9 +92,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
            source.dir.string(), l, cfg_.head_dim_of(l));
   // One RoPE table per attention type (rope_inv_freq): its layers must share a head_dim.
   for (int32_t l = 0; l < cfg_.n_layers; ++l)
-    if (cfg_.head_dim_of(l) != type_head_dim(cfg_, !cfg_.sliding(l)))
+    if (cfg_.head_dim_of(l) != cfg_.head_dim_of_type(!cfg_.sliding(l)))
       fail("{}: layer {}: head_dim {} differs from other {} layers' {}", source.dir.string(), l, cfg_.head_dim_of(l),
-           cfg_.sliding(l) ? "sliding" : "full", type_head_dim(cfg_, !cfg_.sliding(l)));
+           cfg_.sliding(l) ? "sliding" : "full", cfg_.head_dim_of_type(!cfg_.sliding(l)));
 
   {
     gpu::Uploader up(device_);
@@ -191,12 +191,11 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   };
   uint64_t B = max_batch_;
   // Sized for the widest layer (Gemma 4's layers differ in head_dim, KV heads and FFN width).
-  int32_t max_q = 0, max_kv = 0, max_ffn = 0, max_hd = 0, split_hd = 0;
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    max_q = std::max(max_q, c.q_dim_of(l)), max_kv = std::max(max_kv, c.kv_dim_of(l));
-    max_ffn = std::max(max_ffn, c.ffn_dim_of(l)), max_hd = std::max(max_hd, c.head_dim_of(l));
+  const int32_t max_q = c.max_over_layers(&ModelConfig::q_dim_of), max_kv = c.max_over_layers(&ModelConfig::kv_dim_of),
+                max_ffn = c.max_over_layers(&ModelConfig::ffn_dim_of), max_hd = c.max_over_layers(&ModelConfig::head_dim_of);
+  int32_t split_hd = 0;  // the widest head split decode attention takes (head_dim <= 256)
+  for (int32_t l = 0; l < c.n_layers; ++l)
     if (c.head_dim_of(l) <= 256) split_hd = std::max(split_hd, c.head_dim_of(l));
-  }
   tokens_ = act(B, "tokens");
   state_ = act(16, "step state");
   x_ = act(B * c.dim, "x");
@@ -283,10 +282,8 @@ uint64_t Model::state_bytes() const { return layer_state_bytes(cfg_); }
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
   uint64_t kv = kv_bytes();
-  int32_t max_q = 0, max_kv = 0, max_ffn = 0;
-  for (int32_t l = 0; l < c.n_layers; ++l)
-    max_q = std::max(max_q, c.q_dim_of(l)), max_kv = std::max(max_kv, c.kv_dim_of(l)),
-    max_ffn = std::max(max_ffn, c.ffn_dim_of(l));
+  const int32_t max_q = c.max_over_layers(&ModelConfig::q_dim_of), max_kv = c.max_over_layers(&ModelConfig::kv_dim_of),
+                max_ffn = c.max_over_layers(&ModelConfig::ffn_dim_of);
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * uint64_t(max_q) + 2 * max_kv + 2 * max_ffn +
                                          uint64_t(c.n_heads) * max_ctx_ + 3 * uint64_t(c.n_layers) * c.ple_dim) * 4 +
                   uint64_t(logits_rows_) * c.vocab * 4;

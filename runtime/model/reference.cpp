@@ -73,19 +73,13 @@ void rope(double* v, const std::vector<double>& f, int pos, int head_dim) {
 
 }  // namespace
 
-int32_t type_head_dim(const ModelConfig& c, bool global) {
-  for (int32_t l = 0; l < c.n_layers; ++l)
-    if (c.sliding(l) != global) return c.head_dim_of(l);
-  return c.head_dim;
-}
-
 std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool global, int64_t ctx) {
   // Scaling (linear, llama3, LongRoPE) applies to the global table, and to the sliding layers' where they
   // have no base of their own (Mistral, Phi-3: one rotary embedding for every layer, as in HF); Gemma's
   // sliding layers, with their local base, run unscaled.
   const bool scaled = global || c.rope.local_theta <= 0;
   // Qwen 3.5's partial rotary: frequencies over the rotated width only (rotary_dim of head_dim).
-  const int hd = c.rotary_dim > 0 ? c.rotary_dim : type_head_dim(c, global);
+  const int hd = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim_of_type(global);
   std::vector<double> f(hd / 2);
   const auto& r = c.rope;
   // Gemma 4's proportional RoPE (global layers): frequencies over the whole head_dim, only the first
@@ -129,8 +123,7 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
     for (int i = 0; i < D; ++i) x[size_t(t) * D + i] = E[size_t(tokens[t]) * D + i] * c.embed_scale;
   auto fg = rope_inv_freq(c, c.rope.theta, true, n);  // HF: the forward's positions pick LongRoPE's factors
   auto fl = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false, n);
-  int max_hd = 0, max_ffn = 0;
-  for (int l = 0; l < c.n_layers; ++l) max_hd = std::max(max_hd, c.head_dim_of(l)), max_ffn = std::max(max_ffn, c.ffn_dim_of(l));
+  const int max_hd = c.max_over_layers(&ModelConfig::head_dim_of), max_ffn = c.max_over_layers(&ModelConfig::ffn_dim_of);
   // Gemma 4 E: per-layer inputs [n, n_layers, ple_dim] from the token and its embedding (reference_gemma4).
   std::vector<double> pl = c.ple_dim > 0 ? per_layer_inputs(tokens, x) : std::vector<double>();
   const std::vector<double> ones(size_t(std::max(max_hd, D)), 1.0);

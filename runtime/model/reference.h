@@ -12,12 +12,11 @@ namespace bs::model {
 
 // HF's RoPE inverse frequencies (default, linear, llama3, longrope; Gemma 4's proportional), in double; the
 // GPU path stores them as f32. `global`: the global (full-attention) layers' table, else the sliding
-// layers' (scaled only where they have no local base); head_dim / 2 entries of that layer type's head_dim.
+// layers' (scaled only where they have no local base); head_dim / 2 entries of that layer type's head_dim
+// (ModelConfig::head_dim_of_type).
 // BLUESHIFT_ROPE_FREQ_BF16=1 rounds them to bfloat16 (reproduces references made after model.to(bf16)).
 // LongRoPE: the long factors when `ctx` (the context the model is built for) exceeds original_max_position.
 std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool global, int64_t ctx = 0);
-// head_dim of the first full (global) or sliding layer, or the model's head_dim when there is none.
-int32_t type_head_dim(const ModelConfig& c, bool global);
 
 // The float64 building blocks: out = x / rms(x) * (offset + w) (out may be x); y[m] = W[m, k] x[k];
 // the FFN activation.

@@ -17,6 +17,12 @@ std::filesystem::path shared_dir();
     if (::bs::testing::shared_dir().empty()) GTEST_SKIP() << "needs ../shared (reference data)"; \
   } while (0)
 
+// The tiny HF checkpoints of ../shared/data/models with HF float32 logits that blueshift runs (parity,
+// quantized conversions, greedy ids).
+inline const std::vector<std::string> kSharedTinyModels = {"llama-tiny", "qwen3-tiny",  "gemma3-tiny",
+                                                           "gemma2-tiny", "phi3-tiny",  "lfm2-tiny",
+                                                           "qwen35-tiny", "gemma4-tiny", "gemma4e-tiny"};
+
 std::filesystem::path binary();      // the blueshift executable under test
 std::filesystem::path source_dir();  // repository root
 

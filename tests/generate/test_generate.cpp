@@ -49,8 +49,7 @@ const fs::path& demo_model() {
 TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   BS_REQUIRE_SHARED();
   // As in test_parity: the references' RoPE frequencies went through bfloat16, and Gemma 4 keeps an f32 cache.
-  for (std::string name : {"llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny", "lfm2-tiny", "qwen35-tiny",
-                           "gemma4-tiny", "gemma4e-tiny"}) {
+  for (const std::string& name : kSharedTinyModels) {
     auto dir = shared_dir() / "data" / "models" / name;
     json ref;
     std::ifstream(dir / "ref.json") >> ref;

@@ -201,12 +201,9 @@ TEST_P(QuantizedShared, ConversionsRunAndStayWithinTheirQuantizationDistance) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, QuantizedShared, ::testing::Values("llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny",
-                                                                  "phi3-tiny", "lfm2-tiny", "qwen35-tiny", "gemma4-tiny",
-                                                                  "gemma4e-tiny"));
+INSTANTIATE_TEST_SUITE_P(Tiny, QuantizedShared, ::testing::ValuesIn(kSharedTinyModels));
 
-INSTANTIATE_TEST_SUITE_P(Tiny, SharedModels, ::testing::Values("llama-tiny", "qwen3-tiny", "gemma3-tiny", "gemma2-tiny", "phi3-tiny",
-                                                            "lfm2-tiny", "qwen35-tiny", "gemma4-tiny", "gemma4e-tiny"));
+INSTANTIATE_TEST_SUITE_P(Tiny, SharedModels, ::testing::ValuesIn(kSharedTinyModels));
 
 }  // namespace
 }  // namespace bs::testing
