@@ -19,16 +19,8 @@ void ReferenceModel::short_conv_mixer(int l, int n, std::vector<double>& x) cons
   double off = c.norm_offset ? 1.0 : 0.0;
   std::vector<double> bx(size_t(n) * D), cg(size_t(n) * D), xn(D), bcx(3 * size_t(D)), y(D), o(D);
   for (int t = 0; t < n; ++t) {
-    const double* xt = &x[size_t(t) * D];
-    double ss = 0;
-    for (int i = 0; i < D; ++i) ss += xt[i] * xt[i];
-    double s = 1.0 / std::sqrt(ss / D + c.norm_eps);
-    for (int i = 0; i < D; ++i) xn[i] = xt[i] * s * (off + norm[i]);
-    for (int r = 0; r < 3 * D; ++r) {
-      double a = 0;
-      for (int i = 0; i < D; ++i) a += in[size_t(r) * D + i] * xn[i];
-      bcx[r] = a;
-    }
+    rmsnorm(&x[size_t(t) * D], norm.data(), D, c.norm_eps, off, xn.data());
+    matvec(in, xn.data(), 3 * D, D, bcx.data());
     for (int i = 0; i < D; ++i) {
       bx[size_t(t) * D + i] = bcx[i] * bcx[2 * size_t(D) + i];
       cg[size_t(t) * D + i] = bcx[size_t(D) + i];
@@ -43,11 +35,7 @@ void ReferenceModel::short_conv_mixer(int l, int n, std::vector<double>& x) cons
       }
       y[i] = cg[size_t(t) * D + i] * a;
     }
-    for (int r = 0; r < D; ++r) {
-      double a = 0;
-      for (int i = 0; i < D; ++i) a += out[size_t(r) * D + i] * y[i];
-      o[r] = a;
-    }
+    matvec(out, y.data(), D, D, o.data());
     for (int i = 0; i < D; ++i) x[size_t(t) * D + i] += o[i];
   }
 }

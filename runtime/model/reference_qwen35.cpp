@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "runtime/model/reference.h"
+
 namespace bs::model {
 
 namespace {
@@ -83,12 +85,7 @@ void deltanet_layer_reference(const ModelConfig& c, const WeightLookup& W, const
   auto project = [&](const char* name, int m, std::vector<double>& y) {
     const auto& w = W(name);
     y.assign(size_t(n) * m, 0);
-    for (int t = 0; t < n; ++t)
-      for (int r = 0; r < m; ++r) {
-        double s = 0;
-        for (int i = 0; i < D; ++i) s += w[size_t(r) * D + i] * xn[size_t(t) * D + i];
-        y[size_t(t) * m + r] = s;
-      }
+    for (int t = 0; t < n; ++t) matvec(w, &xn[size_t(t) * D], m, D, &y[size_t(t) * m]);
   };
   std::vector<double> qkv, z, a, b;
   project("linear_qkv", C, qkv);
