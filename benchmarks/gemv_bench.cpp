@@ -195,14 +195,11 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
     // The tensor-core kernel in each tile variants.cmake declares, where the device has it; "planned"
     // marks the one the model records for this shape (plan_prefill_matmul).
     std::string planned = model::plan_prefill_matmul(kc, t, m, k, tokens).kernel;
-    for (auto [suffix, bm, bn, bk] : {std::tuple{"", 64u, 64u, 32u}, {"_64x128", 64u, 128u, 32u},
-                                      {"_128x128", 128u, 128u, 32u}, {"_64x64k64", 64u, 64u, 64u}}) {
-      std::string name = "matmul_cm_" + dname + suffix;
-      if (kc.has(name) && k % bk == 0)
-        try_config(kc.get(name), (m + bn - 1) / bn, (tokens + bm - 1) / bm,
-                   {{"kernel", "matmul_cm"},
-                    {"tile", fmt::format("{}x{}{}", bm, bn, bk == 32 ? "" : "k64")},
-                    {"planned", name == planned}});
+    for (const model::CoopmatTile& c : model::coopmat_tiles()) {
+      std::string name = "matmul_cm_" + dname + c.suffix;
+      if (kc.has(name) && k % c.bk == 0)
+        try_config(kc.get(name), (m + c.bn - 1) / c.bn, (tokens + c.bm - 1) / c.bm,
+                   {{"kernel", "matmul_cm"}, {"tile", c.label()}, {"planned", name == planned}});
     }
     // Tuning builds: DIR/<dtype>.<label>-<BM>x<BN>.spv (the tile sets the dispatch).
     if (!o.cm_spv_dir.empty() && kc.has("matmul_cm_" + dname))

@@ -1,6 +1,6 @@
 #version 450
 // Small elementwise kernels, one variant each (variants.cmake): gated activation, bias add, softcap,
-// scale by a one-element buffer.
+// scale by a one-element buffer, f32 -> f16 conversion.
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
@@ -37,5 +37,16 @@ layout(std430, binding = 1) readonly buffer S { float s[]; };
 void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   if (i < p.n) x[i] *= s[0];
+}
+#elif defined(TO_F16)
+// Four values per invocation (one 16-byte load, one 8-byte store), rounded to nearest even.
+layout(push_constant) uniform PC { ToF16Params p; };
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };
+layout(std430, binding = 1) writeonly buffer Y { uvec2 y4[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i >= p.n / 4u) return;
+  vec4 v = x4[i];
+  y4[i] = uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
 }
 #endif

@@ -1,16 +1,18 @@
 #version 450
-// Prefill GEMM on tensor cores: Y[M, m] (+)= X[M, k] . W[m, k]^T, as matmul.comp (same bindings and
-// MatvecParams: m, k, batch = M, accumulate), with f16 x f16 -> f32 multiply-adds through
-// GL_NV_cooperative_matrix (16 x 16 x 16 subgroup fragments). X is rounded to f16, W decoded to f16
-// (weight_chunk.glsl); products and sums stay f32. Needs k % BK == 0 (the host falls back otherwise)
-// and subgroups of 32 (Device::has_coopmat_f16).
+// Prefill GEMM on tensor cores: Y[M, m] (+)= X[M, k] . W[m, k]^T, as matmul.comp (same MatvecParams:
+// m, k, batch = M, accumulate) but with X in f16 (the model converts each input once, to_f16), with
+// f16 x f16 -> f32 multiply-adds through GL_NV_cooperative_matrix (16 x 16 x 16 subgroup fragments). W
+// is decoded to f16 (weight_chunk.glsl); products and sums stay f32. X in f16 halves the bytes of the
+// kernel's heaviest traffic: every workgroup of a column of tiles re-reads its X rows (m / BN times in
+// all), which in f32 cost 40% of a 4096x4096 GEMM on the H100 (2026-11-24-h100-gemm.md). Needs
+// k % BK == 0 (the host falls back otherwise) and subgroups of 32 (Device::has_coopmat_f16).
 //
 // Dispatch: ((m + BN - 1) / BN, (M + BM - 1) / BM). The tile is fixed at compile time (CM_BM, CM_BN,
 // CM_BK, CM_WARPS_M x CM_WARPS_N subgroups; variants.cmake), so every loop over fragments unrolls and
 // the accumulators live in registers. A workgroup computes a BM x BN tile of Y, each subgroup a
 // (BM / WARPS_M) x (BN / WARPS_N) part of it as FM x FN accumulator fragments. It steps through k BK
 // at a time:
-//   * staging: X [BM, BK] converted to f16 and W [BN, BK] decoded to f16 go to shared memory, so every
+//   * staging: X [BM, BK] (f16) and W [BN, BK] decoded to f16 go to shared memory, so every
 //     weight is decoded once per workgroup and reused by all BM tokens;
 //   * the global loads of step s + 1 are issued before the multiply-adds of step s and stored after
 //     them into the other of two shared buffers: one barrier per step, load latency behind the math.
@@ -43,7 +45,7 @@ const uint BM = CM_BM, BN = CM_BN, BK = CM_BK, WARPS_M = CM_WARPS_M, WARPS_N = C
 const uint NT = 32 * WARPS_M * WARPS_N;  // invocations
 layout(local_size_x = NT) in;
 layout(push_constant) uniform PC { MatvecParams p; };
-layout(std430, binding = 1) readonly buffer X { vec4 x4[]; };
+layout(std430, binding = 1) readonly buffer X { uvec4 x8[]; };  // 8 f16 values each
 layout(std430, binding = 2) buffer Y { float y[]; };
 
 #define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -56,7 +58,8 @@ const uint FM = BM / WARPS_M / 16, FN = BN / WARPS_N / 16;  // fragments per sub
 const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 weights, per tile row
 const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WG + NT - 1) / NT;  // ... per invocation (at most)
 // Shared memory: 2 (BM + BN) LD 16 B of tiles + 1 KiB of scratch per subgroup; 128x128 with 8 subgroups
-// is 48 KiB, the most the H100 driver offers a workgroup (maxComputeSharedMemorySize): keep within it.
+// is 48 KiB, the most the H100 driver offers a workgroup (maxComputeSharedMemorySize): keep within it
+// (256x128 fits only at BK 16: 45 KiB).
 shared uvec4 xs[2 * BM * LD];
 shared uvec4 ws[2 * BN * LD];
 shared float scratch[WARPS_M * WARPS_N * 256];
@@ -64,17 +67,15 @@ shared float scratch[WARPS_M * WARPS_N * 256];
 // The raw loads of one k step, held in registers between fetch and store. Invocation tid stages the X
 // groups g = tid + NT i (token g / XG, values 8 (g % XG) ..) and the W chunks c = tid + NT j (row
 // c / WG, weights 16 (c % WG) ..): consecutive invocations read consecutive bytes of a row.
-vec4 staged_x[XV][2];
+uvec4 staged_x[XV];
 WChunk staged_w[WC];
 
 void fetch(uint t0, uint n0, uint k0) {
-  uint kv = p.k / 4u;
+  uint kv = p.k / 8u;
   [[unroll]] for (uint i = 0; i < XV; ++i) {
-    uint g = gl_LocalInvocationID.x + NT * i, tok = t0 + g / XG, v = tok * kv + (k0 + 8u * (g % XG)) / 4u;
+    uint g = gl_LocalInvocationID.x + NT * i, tok = t0 + g / XG, v = tok * kv + k0 / 8u + g % XG;
     if (g >= BM * XG) break;
-    bool in_m = tok < p.batch;
-    staged_x[i][0] = in_m ? x4[v] : vec4(0.0);
-    staged_x[i][1] = in_m ? x4[v + 1u] : vec4(0.0);
+    staged_x[i] = tok < p.batch ? x8[v] : uvec4(0u);
   }
   [[unroll]] for (uint j = 0; j < WC; ++j) {
     uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
@@ -87,7 +88,7 @@ void store(uint buf, uint n0) {
   [[unroll]] for (uint i = 0; i < XV; ++i) {
     uint g = gl_LocalInvocationID.x + NT * i;
     if (g >= BM * XG) break;
-    xs[(buf * BM + g / XG) * LD + g % XG] = w_pack(staged_x[i][0], staged_x[i][1]);
+    xs[(buf * BM + g / XG) * LD + g % XG] = staged_x[i];
   }
   [[unroll]] for (uint j = 0; j < WC; ++j) {
     uint c = gl_LocalInvocationID.x + NT * j, r = c / WG, o = (buf * BN + r) * LD + 2u * (c % WG);

@@ -74,6 +74,8 @@ BS_PARAMS(ShortConvParams) { uint rows; uint dim; uint kernel; uint pad0; };
 
 // scale_by: x[i] *= s[0] over n elements (Gemma 4's layer_scalar, a weight of one element).
 BS_PARAMS(ScaleByParams) { uint n; uint pad0; uint pad1; uint pad2; };
+// to_f16: y (f16) = x (f32) for n elements, n % 4 == 0 (the tensor-core GEMM's input, converted once).
+BS_PARAMS(ToF16Params) { uint n; uint pad0; uint pad1; uint pad2; };
 
 // ple_combine (Gemma 4's per-layer inputs): rows of n = ple_dim per (token, layer); ple.comp.
 BS_PARAMS(PleCombineParams) {

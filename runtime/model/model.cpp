@@ -32,16 +32,14 @@ std::string weight_kernel(const char* op, DType t) {
   }
 }
 
-// The tensor-core tiles variants.cmake declares (tokens x rows of W), smallest first.
-// 64x64k64 steps through k 64 at a time with 8 subgroups: half the barriers and twice the subgroups per
-// workgroup of the plain 64x64, for grids too small to fill the GPU (needs k % 64 == 0).
-struct CoopmatTile {
-  const char* suffix;
-  uint32_t bm, bn, bk;
-  std::string label() const { return bk == 32 ? fmt::format("{}x{}", bm, bn) : fmt::format("{}x{}k{}", bm, bn, bk); }
-};
-constexpr CoopmatTile kCoopmatTiles[] = {
-    {"", 64, 64, 32}, {"_64x128", 64, 128, 32}, {"_128x128", 128, 128, 32}, {"_64x64k64", 64, 64, 64}};
+std::span<const CoopmatTile> coopmat_tiles() {
+  static constexpr CoopmatTile kTiles[] = {{"", 64, 64, 32},
+                                           {"_64x128", 64, 128, 32},
+                                           {"_128x128", 128, 128, 32},
+                                           {"_64x64k64", 64, 64, 64},
+                                           {"_256x128k16", 256, 128, 16}};
+  return kTiles;
+}
 
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
                                bool f16_inputs) {
@@ -49,25 +47,31 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   if (!f16_inputs || env_switch("BLUESHIFT_NO_COOPMAT") || k % 32 != 0 || !kernels.has(cm))
     return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
   // A larger tile reuses each staged weight and X value more often, but a grid smaller than the GPU
-  // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens (benchmarks/results, "Cooperative-
-  // matrix prefill" of 2026-11-22 and 2026-11-24-h100-prefill.md): 128x128 wins once it makes 128
-  // workgroups (8192x2048, and the 8B's 4096x4096 and 4096x14336: 203 vs 287 and 790 vs 1097 us with
-  // 64x128), 64x128 down to 128 of its own (2048 rows), and below that 64x64k64 (512x2048: 45 vs 64 us,
-  // 1024x4096: 79 vs 121 us), whose fewer, longer k steps suit the few workgroups.
+  // leaves multiprocessors idle (an H100 has 132). Measured at 512 tokens with X in f16
+  // (benchmarks/results/2026-11-24-h100-gemm.md, run G3): 256x128k16 wins once it makes 128 workgroups
+  // (the 1B's 8192x2048 and the 8B's 14336x4096: 158 vs 172 and 574 vs 638 us with 128x128); 128x128
+  // at 128 of its own (4096x4096: 157 vs 217 us with 64x64); 64x64 down to 256 of its own (2048x2048,
+  // 2048x8192: 61 vs 66 and 215 vs 245 us with 64x64k64); below that 64x64k64 (512x2048: 36 vs 46 us,
+  // 1024x4096: 65 vs 86 us), whose fewer, longer k steps and 8 subgroups suit the few workgroups.
+  // 64x128 no longer wins anywhere; it stays for BLUESHIFT_MATMUL_TILE.
+  const auto tiles = coopmat_tiles();
   auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
-  const CoopmatTile* tile = &kCoopmatTiles[0];
-  if (groups(kCoopmatTiles[2]) >= 128) tile = &kCoopmatTiles[2];
-  else if (groups(kCoopmatTiles[1]) >= 128) tile = &kCoopmatTiles[1];
-  else if (k % 64 == 0 && kernels.has(cm + kCoopmatTiles[3].suffix)) tile = &kCoopmatTiles[3];
+  auto usable = [&](const CoopmatTile& c) { return k % c.bk == 0 && kernels.has(cm + c.suffix); };
+  const CoopmatTile* tile = &tiles[0];
+  if (usable(tiles[4]) && groups(tiles[4]) >= 128) tile = &tiles[4];
+  else if (groups(tiles[2]) >= 128) tile = &tiles[2];
+  else if (groups(tiles[0]) >= 256) tile = &tiles[0];
+  else if (usable(tiles[3])) tile = &tiles[3];
   if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
     tile = nullptr;
-    for (const auto& c : kCoopmatTiles)
+    for (const auto& c : tiles)
       if (c.label() == e && k % c.bk == 0) tile = &c;
     if (!tile)
       fail_kind(ErrorKind::usage,
-                "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128, 128x128 or 64x64k64 (with k {} % 64 == 0)", e, k);
+                "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128, 128x128, 64x64k64 or 256x128k16 (k {} a multiple of its k step)",
+                e, k);
   }
-  return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm};
+  return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
 }
 
 // A 2-D grid of 256-wide workgroups covering n elements (elementwise kernels fold y into the index).
@@ -207,6 +211,13 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   tmp_ = act(B * c.dim, "branch out");
   gate_ = act(B * max_ffn, "gate");
   up_ = act(B * max_ffn, "up");
+  // The tensor-core GEMMs' f16 input: as wide as the widest matrix's rows (its k).
+  if (B > 1 && !opts_.f32_prefill_matmul && kernels_.has("matmul_cm_f16")) {
+    uint64_t max_k = 0;
+    for (const auto& [name, w] : weights_)
+      if (w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
+    x16_ = act((B * max_k + 1) / 2, "gemm input f16");
+  }
   if (c.v_norm) {
     // v's norm has no weight: the rms kernel's (offset + w) with w = 1 - offset.
     std::vector<float> ones(size_t(max_hd), 1.0f - (c.norm_offset ? 1.0f : 0.0f));
@@ -398,9 +409,16 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto shape_label = [&](const char* op, const Weight& w) {
     return prof ? fmt::format("{} {} {}x{}", op, weight_kernel("", w.dtype).substr(1), w.shape[0], w.shape[1]) : std::string(op);
   };
+  // The input x16_ holds in f16 (buffer, element offset, elements): q, k and v read one normed x, so it
+  // is converted once for the three. Any other dispatch may rewrite that input: each dispatch forgets it.
+  struct {
+    const gpu::Buffer* buffer = nullptr;
+    uint64_t offset = 0, n = 0;
+  } x16_holds;
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
+    x16_holds.buffer = nullptr;
     const auto& p = kernels_.get(kernel, spec);
     rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
     pass.setPipeline(p);
@@ -432,7 +450,18 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
       MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul);
+      const uint64_t n = uint64_t(nrows) * k;
+      if (plan.f16_x) {
+        if (n * 2 > x16_.size())
+          fail_kind(ErrorKind::internal, "record_forward: a {}x{} GEMM input exceeds the f16 staging buffer", nrows, k);
+        const bool held = x16_holds.buffer == &x && x16_holds.offset == x_off && x16_holds.n == n;
+        if (!held)
+          dispatch("to_f16", {}, {{0, &x, x_off * 4, n * 4}, {1, &x16_, 0, n * 2}}, ToF16Params{uint32_t(n)},
+                   grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)), "to_f16");
+        e[1] = {1, &x16_, 0, n * 2};
+      }
       dispatch(plan.kernel, plan.constants, e, mp, plan.groups_x, plan.groups_y, shape_label("matmul", w));
+      if (plan.f16_x) x16_holds = {&x, x_off, n};
     }
   };
 

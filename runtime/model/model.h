@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "runtime/gpu/gpu.h"
 #include "runtime/gpu/kernel_cache.h"
 #include "runtime/model/source.h"
@@ -146,6 +148,8 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
+  // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
+  gpu::Buffer x16_;
   // Gemma 4: v's weightless norm (a weight of ones); per-layer inputs: the embedding rows [rows, L*P],
   // the projection of the embedding [rows, L*P], the combined inputs [L, max_batch, P] (layer-major, so
   // a layer's rows are contiguous) and the gate [rows, P].
@@ -179,13 +183,21 @@ std::string weight_kernel(const char* op, DType t);
 // The prefill GEMM (more than one row) Y[tokens, m] (+)= X[tokens, k] W[m, k]^T: the tensor-core kernel
 // matmul_cm_* where the kernel set has it, the device runs it (KernelCache::has) and k is a multiple of
 // its 32-wide step (in a tile chosen by the grid size); else the scalar tiled matmul_*.
-// BLUESHIFT_NO_COOPMAT=1 forces the scalar kernel and BLUESHIFT_MATMUL_TILE=64x64|64x128|128x128|64x64k64 fixes
+// BLUESHIFT_NO_COOPMAT=1 forces the scalar kernel and BLUESHIFT_MATMUL_TILE=64x64|64x128|128x128|64x64k64|256x128k16 fixes
 // the tensor-core tile, for A/B and tuning runs.
 struct MatmulPlan {
   std::string kernel;
   std::vector<gpu::SpecConstant> constants;
   uint32_t groups_x = 0, groups_y = 0;  // the dispatch
+  bool f16_x = false;  // the kernel reads X as f16 (the tensor-core kernels: to_f16 converts it first)
 };
+// The tensor-core tiles variants.cmake declares (tokens x rows of W, k step), smallest first but for the last.
+struct CoopmatTile {
+  const char* suffix;  // of the kernel name, e.g. "_128x128"
+  uint32_t bm, bn, bk;
+  std::string label() const { return bk == 32 ? fmt::format("{}x{}", bm, bn) : fmt::format("{}x{}k{}", bm, bn, bk); }
+};
+std::span<const CoopmatTile> coopmat_tiles();
 // f16_inputs = false: the f32 kernel (matmul.comp) even where tensor cores (f16 inputs) are available.
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
                                bool f16_inputs = true);

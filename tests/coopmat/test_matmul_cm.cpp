@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "runtime/base/half.h"
 #include "runtime/model/model.h"
 #include "tests/kernels/kernel_test.h"
 
@@ -15,6 +16,13 @@ namespace bs::testing {
 namespace {
 
 using kparams::MatvecParams;
+
+// x as the tensor-core kernels read it (the model's to_f16 writes it): f16, NaN after the last value.
+std::vector<uint16_t> f16_with_nan_tail(const std::vector<float>& x) {
+  std::vector<uint16_t> h;
+  for (float v : with_nan_tail(x)) h.push_back(float_to_half(v));
+  return h;
+}
 
 // X and W are rounded to f16 (unit roundoff u = 2^-11) before exact products summed in f32, so each
 // output is off by at most ~2u of the sum of |terms|: a scaled error (see DotRef) of at most
@@ -26,13 +34,6 @@ struct Case {
   uint32_t tokens, m, k, accumulate;
 };
 
-// The tiles variants.cmake declares: kernel-name suffix, tokens x rows of W, k step (k % bk == 0).
-struct Tile {
-  const char* suffix;
-  uint32_t bm, bn, bk;
-};
-constexpr Tile kTiles[] = {
-    {"", 64, 64, 32}, {"_64x128", 64, 128, 32}, {"_128x128", 128, 128, 32}, {"_64x64k64", 64, 64, 64}};
 
 // Sets an environment variable for the life of the object.
 struct ScopedEnv {
@@ -56,8 +57,8 @@ class MatmulCm : public KernelTest {
     auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
     auto y0 = random_floats(size_t(c.tokens) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
-    auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
-    for (Tile tile : kTiles) {
+    auto bw = upload(w.bytes), bx = upload(f16_with_nan_tail(x));
+    for (const model::CoopmatTile& tile : model::coopmat_tiles()) {
       if (c.k % tile.bk != 0) continue;
       auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
       run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + tile.suffix),
@@ -101,11 +102,12 @@ TEST_F(MatmulCm, MatchesScalarMatmulAtModelSize) {
   Weights w = random_weights(DType::Q4_K, m, k);
   auto x = random_floats(size_t(tokens) * k, -2, 2);
   DotRef ref = dot_ref(w.dq.data(), x.data(), nullptr, m, k, tokens);
-  auto bw = upload(w.bytes), bx = upload(x);
+  auto bw = upload(w.bytes), bx = upload(x), bx16 = upload(f16_with_nan_tail(x));
   auto y_cm = poisoned(ref.value.size() * 4), y_sc = poisoned(ref.value.size() * 4);
   model::MatmulPlan plan = model::plan_prefill_matmul(kernels(), DType::Q4_K, m, k, tokens);
   ASSERT_EQ(plan.kernel, "matmul_cm_q4k_64x64k64");
-  run_once(kernels().get(plan.kernel, plan.constants), {{0, &bw}, {1, &bx}, {2, &y_cm}},
+  ASSERT_TRUE(plan.f16_x);
+  run_once(kernels().get(plan.kernel, plan.constants), {{0, &bw}, {1, &bx16}, {2, &y_cm}},
            MatvecParams{m, k, tokens, 0}, plan.groups_x, plan.groups_y);
   run_once(kernels().get("matmul_q4k"), {{0, &bw}, {1, &bx}, {2, &y_sc}}, MatvecParams{m, k, tokens, 0},
            (m + 63) / 64, (tokens + 63) / 64);
@@ -125,6 +127,7 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(kernels().has(cm_name), cm) << cm_name << " on " << device().adapter().name;
     model::MatmulPlan p = model::plan_prefill_matmul(kernels(), t, 300, 512, 70);
     EXPECT_EQ(p.kernel, cm ? "matmul_cm_" + kernel_suffix(t) + "_64x64k64" : "matmul_" + kernel_suffix(t));
+    EXPECT_EQ(p.f16_x, cm);  // the tensor-core kernels read X in f16
     EXPECT_TRUE(p.constants.empty());
     EXPECT_EQ(p.groups_x, 5u);  // ceil(300 / 64) rows of W: 64 x 64 tiles (k step 64 here) for this small grid
     EXPECT_EQ(p.groups_y, 2u);  // ceil(70 / 64) tokens
@@ -145,8 +148,11 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     }
   }
   if (cm) {  // the tile follows the grid: the largest that still gives enough workgroups
-    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 512).kernel, "matmul_cm_q4k_128x128");
-    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512).kernel, "matmul_cm_q4k_64x128");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 512).kernel, "matmul_cm_q4k_256x128k16");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 14336, 4096, 512).kernel, "matmul_cm_q4k_256x128k16");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 128).kernel, "matmul_cm_q4k");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512).kernel, "matmul_cm_q4k");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 1024, 4096, 512).kernel, "matmul_cm_q4k_64x64k64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k_64x64k64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2080, 512).kernel, "matmul_cm_q4k");  // k % 64
@@ -167,6 +173,7 @@ TEST_F(PrefillPlan, FallbackRunsAndIsRight) {
   auto bw = upload(w.bytes), bx = upload(x), by = poisoned(ref.value.size() * 4);
   model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q4_K, m, k, tokens);
   ASSERT_EQ(p.kernel, "matmul_q4k");
+  ASSERT_FALSE(p.f16_x);
   run_once(kernels().get(p.kernel, p.constants), {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{m, k, tokens, 0},
            p.groups_x, p.groups_y);
   EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10) << "seed=" << test_seed();

@@ -3,6 +3,7 @@
 // output, and the accumulate epilogue. Reference: float64 over the dequantized weights.
 #include <gtest/gtest.h>
 
+#include "runtime/base/half.h"
 #include "tests/kernels/kernel_test.h"
 
 namespace bs::testing {
@@ -78,6 +79,30 @@ TEST_F(Matmul, OneTokenMatchesMatvec) {
     ref.value.assign(b.begin(), b.end());  // matvec's answer, with the terms' scale
     EXPECT_LT(scaled_error(a, ref), 1e-10) << dtype_name(t);
   }
+}
+
+// to_f16, the tensor-core GEMMs' input conversion: each of n values rounded to the nearest f16 (ties to
+// even) over magnitudes from 2^-14 to 2^15; below f16's normal range, flushing to zero is allowed too;
+// nothing past n written.
+TEST_F(Matmul, ToF16RoundsToNearestEven) {
+  const uint32_t n = 4 * 1001;
+  std::vector<float> x = random_floats(n, 1.0f, 2.0f);
+  std::mt19937_64 g(test_seed());
+  for (auto& v : x) v = std::ldexp(v, int(g() % 30) - 15) * (g() % 2 ? -1.0f : 1.0f);  // 2^-15 .. 2^15
+  x[0] = 0.0f, x[1] = -0.0f, x[2] = 1.0f + 1.0f / 2048, x[3] = 1.0f + 3.0f / 2048;  // ties: to 1, to 1 + 2^-9
+  auto bx = upload(x);
+  auto by = poisoned(size_t(n + 64) * 2);
+  run_once(kernels().get("to_f16", {}), {{0, &bx}, {1, &by}}, kparams::ToF16Params{n, 0, 0, 0}, (n / 4 + 255) / 256);
+  auto got = download<uint16_t>(by, n + 64);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float h = half_to_float(got[i]);
+    if (std::fabs(x[i]) >= std::ldexp(1.0f, -14)) {
+      ASSERT_EQ(got[i], float_to_half(x[i])) << "element " << i << ": " << x[i] << " became " << h << " seed=" << test_seed();
+    } else {
+      ASSERT_LE(std::fabs(h - x[i]), std::ldexp(1.0f, -14)) << "element " << i << " seed=" << test_seed();
+    }
+  }
+  for (uint32_t i = n; i < n + 64; ++i) ASSERT_EQ(got[i], 0xffff) << "element " << i << " past n was written";
 }
 
 }  // namespace
