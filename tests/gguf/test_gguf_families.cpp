@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +18,8 @@
 #include "runtime/base/npy.h"
 #include "sharding/reader.h"
 #include "tests/common/testing.h"
+
+int fuzz_gguf(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -205,6 +209,102 @@ TEST(GgufFamilies, Phi3LongRopeRoundTripKeepsLogits) {
   EXPECT_EQ(m.model_config().rope.scaling, bs::RopeScaling::longrope);
   EXPECT_FLOAT_EQ(m.model_config().rope.long_factor[7], 12.9f);
   EXPECT_EQ(m.model_config().sliding_window, 0);
+}
+
+// `src` written again with metadata `key` set to `v` (or dropped when v is null) and, where `tensor` is named,
+// its first 4 bytes set to `first`.
+void rewrite(const fs::path& src, const fs::path& dst, const std::string& key, std::optional<bs::gguf::Value> v,
+             const std::string& tensor = "", float first = 0) {
+  auto h = bs::gguf::read_header(src.string());
+  std::ifstream in(src, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bs::gguf::Writer w(dst.string(), h.alignment);
+  bool set = false;
+  for (const auto& kv : h.metadata) {
+    if (kv.key == "general.alignment") continue;
+    if (kv.key == key) {
+      set = true;
+      if (v) w.add(kv.key, *v);
+    } else {
+      w.add(kv.key, kv.value);
+    }
+  }
+  if (!set && v) w.add(key, *v);
+  for (const auto& t : h.tensors) w.add_tensor(t.name, t.ne, t.type);
+  w.write_header();
+  for (const auto& t : h.tensors) {
+    std::vector<std::byte> b(t.size);
+    std::memcpy(b.data(), bytes.data() + h.data_offset + t.offset, t.size);
+    if (t.name == tensor) std::memcpy(b.data(), &first, 4);
+    w.write_tensor(b);
+  }
+  w.finish();
+}
+
+// Broken Gemma / LongRoPE metadata: exit 3 naming the key or tensor, expected vs actual.
+TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
+  TempDir d;
+  using bs::gguf::Value;
+  const fs::path g2 = expect_round_trip(synth(d / "g2", kGemma2), "f16", d / "g2", "gemma2", "2,3");
+  const fs::path lr =
+      expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path, "phi3", "1,2");
+  int n = 0;
+  auto expect_error = [&](const fs::path& src, const std::string& key, std::optional<Value> v, const std::string& what,
+                          const std::string& tensor = "", float first = 0) {
+    fs::path file = d / ("bad" + std::to_string(n++) + ".gguf");
+    rewrite(src, file, key, v, tensor, first);
+    auto r = run({"convert", file.string(), (d / "out").string()});
+    EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "out"));
+  };
+  expect_error(g2, "gemma2.attn_logit_softcapping", Value::f32(0),
+               "metadata 'gemma2.attn_logit_softcapping': expected a positive softcap (llama.cpp divides by it), got 0");
+  expect_error(g2, "gemma2.final_logit_softcapping", Value::str("30"),
+               "metadata 'gemma2.final_logit_softcapping': expected a number, got the string '30'");
+  expect_error(g2, "gemma2.attention.sliding_window", Value::u32(0),
+               "metadata 'gemma2.attention.sliding_window': expected 1 .. 2^30, got 0");
+  expect_error(lr, "phi3.rope.scaling.original_context_length", std::nullopt,
+               "metadata 'phi3.rope.scaling.original_context_length' is missing");
+  expect_error(lr, "phi3.rope.scaling.attn_factor", Value::f32(-1),
+               "metadata 'phi3.rope.scaling.attn_factor': expected a positive factor, got -1");
+  expect_error(lr, "", std::nullopt, "tensor 'rope_factors_long.weight'[0]: expected a positive finite factor, got -2",
+               "rope_factors_long.weight", -2.0f);
+  expect_error(lr, "", std::nullopt, "tensor 'rope_factors_short.weight'[0]: expected a positive finite factor, got nan",
+               "rope_factors_short.weight", std::nanf(""));
+  // The gemma files in the fuzz test below and these all parse back when nothing is changed.
+  rewrite(g2, d / "same.gguf", "", std::nullopt);
+  EXPECT_EQ(run({"convert", (d / "same.gguf").string(), (d / "same").string()}).exit_code, 0);
+}
+
+// The fuzz target on mutations of the Gemma 3 and Phi-3 LongRoPE files (their metadata keys and the factor
+// tensors' data, which the plan reads).
+TEST(GgufFamilies, FuzzMutationsOfGemmaAndLongRopeFiles) {
+  TempDir d;
+  std::vector<fs::path> files = {
+      expect_round_trip(synth(d / "g3", kGemma3), "f16", d / "g3", "gemma3", "2,3"),
+      expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path, "phi3", "1,2")};
+  std::mt19937_64 r(1818);
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto h = bs::gguf::read_header(file.string());
+    size_t end = size_t(h.data_offset);
+    if (const auto* t = h.tensor("rope_factors_short.weight")) end = size_t(h.data_offset + t->offset + t->size);
+    for (int i = 0; i < 1500; ++i) {
+      auto b = good;
+      for (int k = 1 + int(r() % 3); k > 0; --k) {
+        size_t at = r() % end;
+        if (r() % 2) {
+          b[at] ^= uint8_t(1 << (r() % 8));
+        } else if (at + 4 <= b.size()) {
+          uint32_t v[] = {0, 1, 6, 46, 62, 0x7F800000u, 0xFFFFFFFFu, 0x80000000u};
+          std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
+        }
+      }
+      fuzz_gguf(b.data(), b.size());
+    }
+  }
 }
 
 // With ../shared: the HF-made tiny Gemma 2 / 3 through GGUF, and the imported model still matches HF's logits.
