@@ -367,13 +367,13 @@ TEST(GgufImport, VocabularyBecomesTheSameTokenizer) {
   nlohmann::ordered_json msgs = {{{"role", "user"}, {"content", "Hi"}}};
   EXPECT_EQ(b.apply_chat_template(msgs, true), a.apply_chat_template(msgs, true));
 
-  // A SentencePiece vocabulary is not converted: the weights are, and the manifest and stderr say why.
+  // A WordPiece vocabulary is not converted: the weights are, and the manifest and stderr say why.
   TinyGguf spm;
-  spm.set("tokenizer.ggml.model", Value::str("llama"));
+  spm.set("tokenizer.ggml.model", Value::str("bert"));
   spm.write(d / "spm.gguf");
   r = run({"convert", (d / "spm.gguf").string(), (d / "out2").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("tokenizer.ggml.model 'llama' is not converted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tokenizer.ggml.model 'bert' is not converted"), std::string::npos) << r.err;
   EXPECT_TRUE(bs::read_manifest(d / "out2").tokenizer.is_null());
   // A malformed vocabulary fails the import, naming the field.
   g.set("tokenizer.ggml.merges", Value::str_array({"nospace"}));
