@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "rdrr/gguf_dequant.h"
 #include "rdrr/hf_config.h"
 #include "rdrr/partial_dir.h"
 #include "rdrr/safetensors.h"
@@ -345,9 +346,14 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
     std::optional<DType> src = dtype_of(t.type);
     auto traits = gguf::ggml_traits(t.type);
     const std::string type_name = traits ? std::string(traits->name) : "#" + std::to_string(uint32_t(t.type));
+    if (!src && gguf::converted_dtype(t.type)) {
+      pt.convert = t.type;
+      src = gguf::converted_dtype(t.type);
+    }
     if (!src || *src == DType::I32)
-      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K)", label, t.name,
-           type_name);
+      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K as they are; Q4_0, Q5_0 "
+           "as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
+           label, t.name, type_name);
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
     std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
@@ -394,10 +400,18 @@ namespace {
 // A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF
 // order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
 std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
-                                        int32_t head_dim, std::vector<std::byte>& out) {
+                                        int32_t head_dim, std::vector<std::byte>& out,
+                                        std::vector<std::byte>& dequantized, gguf::ConversionLoss& loss) {
   if (t.total_rows > 0 && t.shape[0] != t.total_rows) {  // a part of a fused tensor: its rows
     const size_t row = in.size() / size_t(t.total_rows);
     in = in.subspan(size_t(t.row0) * row, size_t(t.shape[0]) * row);
+  }
+  if (t.convert) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= uint64_t(d);
+    dequantized.clear();
+    loss = gguf::convert_blocks(*t.convert, in, n, dequantized);
+    in = dequantized;
   }
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
@@ -459,6 +473,11 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   };
   for (const auto& t : plan.tensors) source_bytes += part_bytes(t);
 
+  struct Conversion {
+    int count = 0;
+    double worst_rel = 0, worst_abs = 0;
+  };
+  std::map<std::string, Conversion> conversions;  // "Q5_K -> F16" -> how many tensors, the worst loss
   SignalGuard signals;
   PartialDir tmp(out_dir, opt.keep_partial);
   Manifest m;
@@ -468,11 +487,28 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       so.threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
     ShardWriter writer(tmp.path(), so);
     uint64_t done = 0;
-    std::vector<std::byte> out;
+    std::vector<std::byte> out, dequantized;
     for (const auto& t : plan.tensors) {
       signals.check();
       std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
-      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out);
+      gguf::ConversionLoss loss;
+      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out, dequantized, loss);
+      std::string converted;  // what the conversion did, for the manifest and the summary
+      if (t.convert) {
+        const std::string from(gguf::ggml_traits(*t.convert)->name), to(dtype_name(t.stored));
+        if (!(loss.max_abs_error < 1e30))
+          fail("{}: tensor '{}': {} values overflow F16 (max |w| {})", label, t.info->name, from, loss.max_abs);
+        converted = t.stored == DType::Q8_0
+                        ? fmt::format("GGUF {}; stored as Q8_0 with the same scales and quants (exact)", from)
+                        : fmt::format("GGUF {}; dequantized to {}: f16 rounding changed values by at most {:.3g} "
+                                      "({:.3g} of max |w| {:.3g})",
+                                      from, to, loss.max_abs_error,
+                                      loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0, loss.max_abs);
+        auto& c = conversions[from + " -> " + to];
+        c.count += 1;
+        c.worst_rel = std::max(c.worst_rel, loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0);
+        c.worst_abs = std::max(c.worst_abs, loss.max_abs_error);
+      }
       TensorEntry e;
       e.name = t.hf_name;
       e.internal = t.internal;
@@ -487,6 +523,10 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
       if (t.add != 0) e.fallback = "GGUF holds 1 + w (llama.cpp's Gemma norms); stored as w";
+      if (t.convert) {
+        e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
+        e.fallback = converted;
+      }
       writer.write(bytes);
       release_pages(in);
       done += part_bytes(t);
@@ -496,6 +536,13 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     m.shards = writer.finish();
   }
   signals.check();
+  for (const auto& [what, c] : conversions)
+    std::fprintf(stderr, "%s: %d tensor%s %s%s\n", label.c_str(), c.count, c.count == 1 ? "" : "s", what.c_str(),
+                 what.ends_with("Q8_0") ? " (exact: the same scales and quants)"
+                                        : fmt::format(" (dequantized; f16 rounding: worst {:.3g} absolute, {:.3g} of "
+                                                      "a tensor's max |w|)",
+                                                      c.worst_abs, c.worst_rel)
+                                              .c_str());
   m.hash_algorithm = std::string(hash_algorithm_name(opt.shards.hash));
   for (auto& s : m.shards) m.total_size += s.size;
   const gguf::Value* name = h.find("general.name");

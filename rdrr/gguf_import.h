@@ -12,7 +12,9 @@
 //    f32 for the weights norms have, and the runtime's 1 + w then gives back llama.cpp's value bit for bit);
 //  - Phi-3: attn_qkv and gate|up ffn_up are split by rows; LongRoPE's factor tensors become rope_scaling;
 //  - 1-D tensors (norms, biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
-// Tensor types other than F32, F16, BF16, Q8_0, Q4_K and Q6_K fail naming the tensor and its type.
+// Types RDRR does not hold become the nearest one it does (rdrr/gguf_dequant.h: Q4_0/Q5_0 exactly as Q8_0;
+// Q4_1, Q5_1, Q2_K, Q3_K, Q5_K dequantized to F16, the f16 rounding measured and stated); the others (IQ*,
+// TQ*, MXFP4, Q8_1, Q8_K, F64, integers) fail naming the tensor and its type.
 // Output goes through PartialDir as convert's does (temporary sibling, renamed at the end).
 #pragma once
 #include <filesystem>
@@ -41,6 +43,9 @@ struct GgufImportPlan {
     // attn_qkv and gate|up ffn_up), split as convert splits HF's qkv_proj / gate_up_proj.
     int64_t row0 = 0, total_rows = 0;
     float add = 0;  // added to every value: -1 takes Gemma's (1 + w) norms back to HF's w
+    // A GGML type RDRR does not hold, converted to `source` (gguf_dequant.h: Q4_0/Q5_0 -> Q8_0 exactly,
+    // Q4_1/Q5_1/Q2_K/Q3_K/Q5_K dequantized to F16).
+    std::optional<gguf::GgmlType> convert;
   };
   std::string gguf_arch;     // general.architecture
   nlohmann::json hf_config;  // the config.json it stands for
