@@ -50,7 +50,10 @@ void legacy_quants(GgmlType t, const uint8_t* b, int8_t* q) {
 
 void dequantize_block(GgmlType t, const uint8_t* b, float* y) {
   switch (t) {
-    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q4_1: case GgmlType::Q5_1: {
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1: {
       int8_t q[32];
       legacy_quants(t, b, q);
       const float d = f16_at(b);
@@ -102,7 +105,8 @@ void dequantize_block(GgmlType t, const uint8_t* b, float* y) {
       const float d = f16_at(b), min = f16_at(b + 2);
       const uint8_t *scales = b + 4, *qh = b + 16, *ql = b + 48;
       uint8_t u1 = 1, u2 = 2;
-      for (int j = 0, is = 0; j < 256; j += 64, ql += 32, is += 2, u1 = uint8_t(u1 << 2), u2 = uint8_t(u2 << 2)) {
+      for (int j = 0, is = 0; j < 256;
+           j += 64, ql += 32, is += 2, u1 = uint8_t(u1 << 2), u2 = uint8_t(u2 << 2)) {
         uint8_t sc, m;
         scale_min_k4(is, scales, sc, m);
         const float d1 = d * float(sc), m1 = min * float(m);
@@ -122,26 +126,36 @@ void dequantize_block(GgmlType t, const uint8_t* b, float* y) {
 
 std::optional<DType> converted_dtype(GgmlType t) {
   switch (t) {
-    case GgmlType::Q4_0: case GgmlType::Q5_0: return DType::Q8_0;
-    case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q5_K:
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+      return DType::Q8_0;
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1:
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q5_K:
       return DType::F16;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
 void dequantize_ggml(GgmlType t, const std::byte* in, float* out, uint64_t n) {
   const auto tr = ggml_traits(t);
-  if (!tr || !converted_dtype(t)) fail_kind(ErrorKind::internal, "dequantize_ggml: type {} is not dequantized here", uint32_t(t));
+  if (!tr || !converted_dtype(t))
+    fail_kind(ErrorKind::internal, "dequantize_ggml: type {} is not dequantized here", uint32_t(t));
   const auto* b = reinterpret_cast<const uint8_t*>(in);
-  for (uint64_t i = 0; i < n / tr->block_elems; ++i) dequantize_block(t, b + i * tr->block_bytes, out + i * tr->block_elems);
+  for (uint64_t i = 0; i < n / tr->block_elems; ++i)
+    dequantize_block(t, b + i * tr->block_bytes, out + i * tr->block_elems);
 }
 
-ConversionLoss convert_blocks(GgmlType from, std::span<const std::byte> in, uint64_t n, std::vector<std::byte>& out) {
+ConversionLoss convert_blocks(GgmlType from, std::span<const std::byte> in, uint64_t n,
+                              std::vector<std::byte>& out) {
   const auto tr = ggml_traits(from);
   const std::optional<DType> to = converted_dtype(from);
   if (!tr || !to || n % tr->block_elems || in.size() != n / tr->block_elems * tr->block_bytes)
-    fail_kind(ErrorKind::internal, "convert_blocks: {} values do not fill the {} bytes of type {}", n, in.size(),
-              uint32_t(from));
+    fail_kind(ErrorKind::internal, "convert_blocks: {} values do not fill the {} bytes of type {}", n,
+              in.size(), uint32_t(from));
   const auto* b = reinterpret_cast<const uint8_t*>(in.data());
   ConversionLoss loss;
   const size_t at = out.size();

@@ -27,7 +27,8 @@ struct ConversionLoss {
 };
 
 // Converts `n` values (whole blocks of `from`) in `in` to converted_dtype(from), appending to `out`.
-ConversionLoss convert_blocks(GgmlType from, std::span<const std::byte> in, uint64_t n, std::vector<std::byte>& out);
+ConversionLoss convert_blocks(GgmlType from, std::span<const std::byte> in, uint64_t n,
+                              std::vector<std::byte>& out);
 
 // ggml's dequantization of `n` values of `t` (Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K).
 void dequantize_ggml(GgmlType t, const std::byte* in, float* out, uint64_t n);

@@ -38,7 +38,8 @@ float f16(float f) { return bs::half_to_float(bs::float_to_half(f)); }
 // Q4_0 / Q4_1 / Q5_0 / Q5_1: value j of 32 is quant q[j]: low nibbles hold j < 16, high nibbles j >= 16;
 // the fifth bit of value j is bit j of the u32 qh.
 Packed pack_legacy(GgmlType t, std::mt19937& r) {
-  const bool five = t == GgmlType::Q5_0 || t == GgmlType::Q5_1, has_min = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
+  const bool five = t == GgmlType::Q5_0 || t == GgmlType::Q5_1,
+             has_min = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
   Packed p;
   p.bytes.assign(ggml_traits(t)->block_bytes, 0);
   const float d = f16(0.01f + float(r() % 100) / 1000), m = has_min ? f16(-0.3f + float(r() % 50) / 100) : 0;
@@ -140,10 +141,14 @@ Packed pack_q5k(std::mt19937& r) {
 
 Packed pack(GgmlType t, std::mt19937& r) {
   switch (t) {
-    case GgmlType::Q2_K: return pack_q2k(r);
-    case GgmlType::Q3_K: return pack_q3k(r);
-    case GgmlType::Q5_K: return pack_q5k(r);
-    default: return pack_legacy(t, r);
+    case GgmlType::Q2_K:
+      return pack_q2k(r);
+    case GgmlType::Q3_K:
+      return pack_q3k(r);
+    case GgmlType::Q5_K:
+      return pack_q5k(r);
+    default:
+      return pack_legacy(t, r);
   }
 }
 
@@ -211,19 +216,27 @@ TEST(GgufDequant, ImportConvertsEachTypeAndRefusesIq) {
     std::vector<uint64_t> ne;
     GgmlType type;
   };
-  const std::vector<T> tensors = {
-      {"token_embd.weight", {256, 64}, GgmlType::Q5_K},      {"blk.0.attn_norm.weight", {256}, GgmlType::F32},
-      {"blk.0.attn_q.weight", {256, 256}, GgmlType::Q4_0},   {"blk.0.attn_k.weight", {256, 128}, GgmlType::Q5_0},
-      {"blk.0.attn_v.weight", {256, 128}, GgmlType::Q4_1},   {"blk.0.attn_output.weight", {256, 256}, GgmlType::Q5_1},
-      {"blk.0.ffn_norm.weight", {256}, GgmlType::F32},       {"blk.0.ffn_gate.weight", {256, 256}, GgmlType::Q2_K},
-      {"blk.0.ffn_up.weight", {256, 256}, GgmlType::Q3_K},   {"blk.0.ffn_down.weight", {256, 256}, GgmlType::Q5_K},
-      {"output_norm.weight", {256}, GgmlType::F32}};
+  const std::vector<T> tensors = {{"token_embd.weight", {256, 64}, GgmlType::Q5_K},
+                                  {"blk.0.attn_norm.weight", {256}, GgmlType::F32},
+                                  {"blk.0.attn_q.weight", {256, 256}, GgmlType::Q4_0},
+                                  {"blk.0.attn_k.weight", {256, 128}, GgmlType::Q5_0},
+                                  {"blk.0.attn_v.weight", {256, 128}, GgmlType::Q4_1},
+                                  {"blk.0.attn_output.weight", {256, 256}, GgmlType::Q5_1},
+                                  {"blk.0.ffn_norm.weight", {256}, GgmlType::F32},
+                                  {"blk.0.ffn_gate.weight", {256, 256}, GgmlType::Q2_K},
+                                  {"blk.0.ffn_up.weight", {256, 256}, GgmlType::Q3_K},
+                                  {"blk.0.ffn_down.weight", {256, 256}, GgmlType::Q5_K},
+                                  {"output_norm.weight", {256}, GgmlType::F32}};
   auto write = [&](const fs::path& file, const std::vector<T>& ts) {
     std::map<std::string, std::vector<float>> want;
     Writer w(file.string());
     w.add("general.architecture", Value::str("qwen2"));  // no q/k permutation, so rows stay where they are
-    for (auto [k, v] : {std::pair{"block_count", 1}, {"embedding_length", 256}, {"feed_forward_length", 256},
-                        {"attention.head_count", 4}, {"attention.head_count_kv", 2}, {"context_length", 256}})
+    for (auto [k, v] : {std::pair{"block_count", 1},
+                        {"embedding_length", 256},
+                        {"feed_forward_length", 256},
+                        {"attention.head_count", 4},
+                        {"attention.head_count_kv", 2},
+                        {"context_length", 256}})
       w.add("qwen2." + std::string(k), Value::u32(uint32_t(v)));
     w.add("qwen2.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
     for (const auto& t : ts) w.add_tensor(t.name, t.ne, t.type);
@@ -248,14 +261,18 @@ TEST(GgufDequant, ImportConvertsEachTypeAndRefusesIq) {
   auto want = write(d / "mixed.gguf", tensors);
   auto res = bs::testing::run_blueshift({"convert", (d / "mixed.gguf").string(), (d / "out").string()});
   ASSERT_EQ(res.exit_code, 0) << res.err;
-  EXPECT_NE(res.err.find("2 tensors Q5_K -> F16 (dequantized; f16 rounding: worst"), std::string::npos) << res.err;
+  EXPECT_NE(res.err.find("2 tensors Q5_K -> F16 (dequantized; f16 rounding: worst"), std::string::npos)
+      << res.err;
   EXPECT_NE(res.err.find("1 tensor Q4_0 -> Q8_0 (exact"), std::string::npos) << res.err;
   auto m = bs::read_manifest(d / "out");
-  const std::map<std::string, std::string> internal = {
-      {"token_embd.weight", "embed"},          {"blk.0.attn_q.weight", "blk.0.attn_q"},
-      {"blk.0.attn_k.weight", "blk.0.attn_k"}, {"blk.0.attn_v.weight", "blk.0.attn_v"},
-      {"blk.0.attn_output.weight", "blk.0.attn_out"}, {"blk.0.ffn_gate.weight", "blk.0.ffn_gate"},
-      {"blk.0.ffn_up.weight", "blk.0.ffn_up"}, {"blk.0.ffn_down.weight", "blk.0.ffn_down"}};
+  const std::map<std::string, std::string> internal = {{"token_embd.weight", "embed"},
+                                                       {"blk.0.attn_q.weight", "blk.0.attn_q"},
+                                                       {"blk.0.attn_k.weight", "blk.0.attn_k"},
+                                                       {"blk.0.attn_v.weight", "blk.0.attn_v"},
+                                                       {"blk.0.attn_output.weight", "blk.0.attn_out"},
+                                                       {"blk.0.ffn_gate.weight", "blk.0.ffn_gate"},
+                                                       {"blk.0.ffn_up.weight", "blk.0.ffn_up"},
+                                                       {"blk.0.ffn_down.weight", "blk.0.ffn_down"}};
   std::map<std::string, std::vector<float>> got;
   bs::load_tensors(m, d / "out", {}, [&](const bs::TensorEntry& t, std::span<const std::byte> b) {
     std::vector<float> f(size_t(t.shape[0] * (t.shape.size() > 1 ? t.shape[1] : 1)));
@@ -270,7 +287,8 @@ TEST(GgufDequant, ImportConvertsEachTypeAndRefusesIq) {
     const bool exact = t.type == GgmlType::Q4_0 || t.type == GgmlType::Q5_0;
     EXPECT_EQ(e->dtype, exact ? bs::DType::Q8_0 : bs::DType::F16);
     EXPECT_EQ(e->source_dtype, std::string(ggml_traits(t.type)->name));
-    EXPECT_NE(e->fallback.find(exact ? "(exact)" : "f16 rounding changed values by at most"), std::string::npos)
+    EXPECT_NE(e->fallback.find(exact ? "(exact)" : "f16 rounding changed values by at most"),
+              std::string::npos)
         << e->fallback;
     const auto& g = got.at(e->internal);
     const auto& w = want.at(t.name);
@@ -293,7 +311,8 @@ TEST(GgufDequant, ImportConvertsEachTypeAndRefusesIq) {
     w.add("qwen2.attention.head_count_kv", Value::u32(2));
     w.add("qwen2.attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
     for (const auto& t : iq) w.add_tensor(t.name, t.ne, t.type);
-    for (auto [b, n] : {std::pair{"blk.0.attn_q.bias", 256u}, {"blk.0.attn_k.bias", 128u}, {"blk.0.attn_v.bias", 128u}})
+    for (auto [b, n] :
+         {std::pair{"blk.0.attn_q.bias", 256u}, {"blk.0.attn_k.bias", 128u}, {"blk.0.attn_v.bias", 128u}})
       w.add_tensor(b, {n}, GgmlType::F32);
     w.write_header();
     for (const auto& t : w.tensors()) w.write_tensor(std::vector<std::byte>(t.size));

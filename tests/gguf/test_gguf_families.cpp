@@ -1,17 +1,17 @@
 // GGUF import of the families whose GGUF differs from HF beyond names: Gemma 2 / 3 (norms stored as 1 + w;
 // attention scale, sliding pattern and local RoPE base implied by the architecture) and Phi-3 128k (LongRoPE
-// factors as tensors). Each model goes safetensors -> convert -> export-gguf (written as llama.cpp's converter
-// writes it) -> convert FILE.gguf and must come back with the same config, the same bytes in every copied
-// tensor, norms that give the same 1 + w, and the same logits on lavapipe (rel L2 <= 1e-6, same argmax).
+// factors as tensors). Each model goes safetensors -> convert -> export-gguf (written as llama.cpp's
+// converter writes it) -> convert FILE.gguf and must come back with the same config, the same bytes in every
+// copied tensor, norms that give the same 1 + w, and the same logits on lavapipe (rel L2 <= 1e-6, same
+// argmax).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-
-#include <nlohmann/json.hpp>
 
 #include "rdrr/gguf.h"
 #include "rdrr/manifest.h"
@@ -43,11 +43,13 @@ std::vector<float> floats(const std::vector<std::byte>& b) {
   return f;
 }
 
-// hf -> convert (quant) -> export-gguf -> convert back; checks config, bytes and logits. Returns the GGUF path.
-fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const fs::path& work, const std::string& arch,
-                           const std::string& tokens) {
+// hf -> convert (quant) -> export-gguf -> convert back; checks config, bytes and logits. Returns the GGUF
+// path.
+fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const fs::path& work,
+                           const std::string& arch, const std::string& tokens) {
   SCOPED_TRACE(hf.filename().string() + " " + quant);
-  const fs::path orig = work / ("orig_" + quant), gguf = work / (quant + ".gguf"), back = work / ("back_" + quant);
+  const fs::path orig = work / ("orig_" + quant), gguf = work / (quant + ".gguf"),
+                 back = work / ("back_" + quant);
   auto r = run({"convert", hf.string(), orig.string(), "--quant", quant});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run({"export-gguf", "--model", orig.string(), "--out", gguf.string(), "--json"});
@@ -100,7 +102,8 @@ fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const f
       // into the same fl(1 + w) the original model computes.
       auto fa = floats(bytes), fb = floats(tb[internal]);
       EXPECT_EQ(fa.size(), fb.size()) << internal;
-      for (size_t i = 0; i < std::min(fa.size(), fb.size()); ++i) EXPECT_EQ(1.0f + fb[i], 1.0f + fa[i]) << internal << "[" << i << "]";
+      for (size_t i = 0; i < std::min(fa.size(), fb.size()); ++i)
+        EXPECT_EQ(1.0f + fb[i], 1.0f + fa[i]) << internal << "[" << i << "]";
     } else {
       EXPECT_TRUE(tb[internal] == bytes) << internal << ": bytes differ";
     }
@@ -136,20 +139,44 @@ fs::path synth(const fs::path& dir, const nlohmann::json& cfg) {
   return dir / "hf";
 }
 
-const nlohmann::json kGemma2 = {
-    {"model_type", "gemma2"}, {"architectures", {"Gemma2ForCausalLM"}}, {"hidden_size", 256},
-    {"intermediate_size", 512}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 64},
-    {"num_hidden_layers", 4}, {"vocab_size", 300}, {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-6},
-    {"hidden_activation", "gelu_pytorch_tanh"}, {"rope_theta", 10000.0}, {"query_pre_attn_scalar", 64},
-    {"sliding_window", 4}, {"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0},
-    {"bos_token_id", 2}, {"eos_token_id", 1}};
+const nlohmann::json kGemma2 = {{"model_type", "gemma2"},
+                                {"architectures", {"Gemma2ForCausalLM"}},
+                                {"hidden_size", 256},
+                                {"intermediate_size", 512},
+                                {"num_attention_heads", 4},
+                                {"num_key_value_heads", 2},
+                                {"head_dim", 64},
+                                {"num_hidden_layers", 4},
+                                {"vocab_size", 300},
+                                {"max_position_embeddings", 1024},
+                                {"rms_norm_eps", 1e-6},
+                                {"hidden_activation", "gelu_pytorch_tanh"},
+                                {"rope_theta", 10000.0},
+                                {"query_pre_attn_scalar", 64},
+                                {"sliding_window", 4},
+                                {"attn_logit_softcapping", 50.0},
+                                {"final_logit_softcapping", 30.0},
+                                {"bos_token_id", 2},
+                                {"eos_token_id", 1}};
 
-const nlohmann::json kGemma3 = {
-    {"model_type", "gemma3_text"}, {"architectures", {"Gemma3ForCausalLM"}}, {"hidden_size", 256},
-    {"intermediate_size", 512}, {"num_attention_heads", 4}, {"num_key_value_heads", 1}, {"head_dim", 64},
-    {"num_hidden_layers", 7}, {"vocab_size", 300}, {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-6},
-    {"hidden_activation", "gelu_pytorch_tanh"}, {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
-    {"query_pre_attn_scalar", 64}, {"sliding_window", 4}, {"bos_token_id", 2}, {"eos_token_id", 1}};
+const nlohmann::json kGemma3 = {{"model_type", "gemma3_text"},
+                                {"architectures", {"Gemma3ForCausalLM"}},
+                                {"hidden_size", 256},
+                                {"intermediate_size", 512},
+                                {"num_attention_heads", 4},
+                                {"num_key_value_heads", 1},
+                                {"head_dim", 64},
+                                {"num_hidden_layers", 7},
+                                {"vocab_size", 300},
+                                {"max_position_embeddings", 1024},
+                                {"rms_norm_eps", 1e-6},
+                                {"hidden_activation", "gelu_pytorch_tanh"},
+                                {"rope_theta", 1000000.0},
+                                {"rope_local_base_freq", 10000.0},
+                                {"query_pre_attn_scalar", 64},
+                                {"sliding_window", 4},
+                                {"bos_token_id", 2},
+                                {"eos_token_id", 1}};
 
 const char* kTokens = "2,17,200,42,7,59,99,3,250,11,12,13";
 
@@ -211,10 +238,10 @@ TEST(GgufFamilies, Phi3LongRopeRoundTripKeepsLogits) {
   EXPECT_EQ(m.model_config().sliding_window, 0);
 }
 
-// `src` written again with metadata `key` set to `v` (or dropped when v is null) and, where `tensor` is named,
-// its first 4 bytes set to `first`.
-void rewrite(const fs::path& src, const fs::path& dst, const std::string& key, std::optional<bs::gguf::Value> v,
-             const std::string& tensor = "", float first = 0) {
+// `src` written again with metadata `key` set to `v` (or dropped when v is null) and, where `tensor` is
+// named, its first 4 bytes set to `first`.
+void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
+             std::optional<bs::gguf::Value> v, const std::string& tensor = "", float first = 0) {
   auto h = bs::gguf::read_header(src.string());
   std::ifstream in(src, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -246,11 +273,11 @@ TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
   TempDir d;
   using bs::gguf::Value;
   const fs::path g2 = expect_round_trip(synth(d / "g2", kGemma2), "f16", d / "g2", "gemma2", "2,3");
-  const fs::path lr =
-      expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path, "phi3", "1,2");
+  const fs::path lr = expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope",
+                                        "f16", d.path, "phi3", "1,2");
   int n = 0;
-  auto expect_error = [&](const fs::path& src, const std::string& key, std::optional<Value> v, const std::string& what,
-                          const std::string& tensor = "", float first = 0) {
+  auto expect_error = [&](const fs::path& src, const std::string& key, std::optional<Value> v,
+                          const std::string& what, const std::string& tensor = "", float first = 0) {
     fs::path file = d / ("bad" + std::to_string(n++) + ".gguf");
     rewrite(src, file, key, v, tensor, first);
     auto r = run({"convert", file.string(), (d / "out").string()});
@@ -259,7 +286,8 @@ TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
     EXPECT_FALSE(fs::exists(d / "out"));
   };
   expect_error(g2, "gemma2.attn_logit_softcapping", Value::f32(0),
-               "metadata 'gemma2.attn_logit_softcapping': expected a positive softcap (llama.cpp divides by it), got 0");
+               "metadata 'gemma2.attn_logit_softcapping': expected a positive softcap (llama.cpp divides by "
+               "it), got 0");
   expect_error(g2, "gemma2.final_logit_softcapping", Value::str("30"),
                "metadata 'gemma2.final_logit_softcapping': expected a number, got the string '30'");
   expect_error(g2, "gemma2.attention.sliding_window", Value::u32(0),
@@ -268,9 +296,11 @@ TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
                "metadata 'phi3.rope.scaling.original_context_length' is missing");
   expect_error(lr, "phi3.rope.scaling.attn_factor", Value::f32(-1),
                "metadata 'phi3.rope.scaling.attn_factor': expected a positive factor, got -1");
-  expect_error(lr, "", std::nullopt, "tensor 'rope_factors_long.weight'[0]: expected a positive finite factor, got -2",
+  expect_error(lr, "", std::nullopt,
+               "tensor 'rope_factors_long.weight'[0]: expected a positive finite factor, got -2",
                "rope_factors_long.weight", -2.0f);
-  expect_error(lr, "", std::nullopt, "tensor 'rope_factors_short.weight'[0]: expected a positive finite factor, got nan",
+  expect_error(lr, "", std::nullopt,
+               "tensor 'rope_factors_short.weight'[0]: expected a positive finite factor, got nan",
                "rope_factors_short.weight", std::nanf(""));
   // The gemma files in the fuzz test below and these all parse back when nothing is changed.
   rewrite(g2, d / "same.gguf", "", std::nullopt);
@@ -283,14 +313,16 @@ TEST(GgufFamilies, FuzzMutationsOfGemmaAndLongRopeFiles) {
   TempDir d;
   std::vector<fs::path> files = {
       expect_round_trip(synth(d / "g3", kGemma3), "f16", d / "g3", "gemma3", "2,3"),
-      expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path, "phi3", "1,2")};
+      expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path,
+                        "phi3", "1,2")};
   std::mt19937_64 r(1818);
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const auto h = bs::gguf::read_header(file.string());
     size_t end = size_t(h.data_offset);
-    if (const auto* t = h.tensor("rope_factors_short.weight")) end = size_t(h.data_offset + t->offset + t->size);
+    if (const auto* t = h.tensor("rope_factors_short.weight"))
+      end = size_t(h.data_offset + t->offset + t->size);
     for (int i = 0; i < 1500; ++i) {
       auto b = good;
       for (int k = 1 + int(r() % 3); k > 0; --k) {
@@ -307,7 +339,8 @@ TEST(GgufFamilies, FuzzMutationsOfGemmaAndLongRopeFiles) {
   }
 }
 
-// With ../shared: the HF-made tiny Gemma 2 / 3 through GGUF, and the imported model still matches HF's logits.
+// With ../shared: the HF-made tiny Gemma 2 / 3 through GGUF, and the imported model still matches HF's
+// logits.
 TEST(GgufFamilies, SharedGemmaModelsRoundTrip) {
   BS_REQUIRE_SHARED();
   for (const char* name : {"gemma2-tiny", "gemma3-tiny"}) {

@@ -7,7 +7,6 @@
 
 #include <fstream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "rdrr/gguf.h"
@@ -84,7 +83,8 @@ std::vector<KeyValue> spm_metadata(const json& tok, const json* config, bool add
 }
 
 // Writes a GGUF holding only `kv` (plus the architecture) and rebuilds its tokenizer into `dir`.
-bs::tok::Tokenizer rebuilt(const std::vector<KeyValue>& kv, const fs::path& dir, const std::string& arch = "llama") {
+bs::tok::Tokenizer rebuilt(const std::vector<KeyValue>& kv, const fs::path& dir,
+                           const std::string& arch = "llama") {
   fs::create_directories(dir);
   {
     Writer w((dir / "v.gguf").string());
@@ -116,9 +116,20 @@ json synthetic_spm(bool add_space_prefix) {
     std::snprintf(buf, sizeof buf, "<0x%02X>", b);
     add(buf);
   }
-  const std::vector<std::string> words = {kSp + "the", kSp + "quick", kSp + "brown", kSp + "fox", "ing", kSp + "jump",
-                                          kSp + "over", kSp + "lazy", kSp + "dog", kSp + "th", "er", kSp + kSp,
-                                          kSp + "caf\xC3\xA9", "\xE4\xB8\x96\xE7\x95\x8C"};
+  const std::vector<std::string> words = {kSp + "the",
+                                          kSp + "quick",
+                                          kSp + "brown",
+                                          kSp + "fox",
+                                          "ing",
+                                          kSp + "jump",
+                                          kSp + "over",
+                                          kSp + "lazy",
+                                          kSp + "dog",
+                                          kSp + "th",
+                                          "er",
+                                          kSp + kSp,
+                                          kSp + "caf\xC3\xA9",
+                                          "\xE4\xB8\x96\xE7\x95\x8C"};
   for (const auto& w : words)  // single characters (UTF-8 sequences) first
     for (size_t i = 0; i < w.size();) {
       size_t len = 1;
@@ -142,11 +153,20 @@ json synthetic_spm(bool add_space_prefix) {
   }
   json added = json::array();
   for (int id = 0; id < 3; ++id)
-    added.push_back({{"id", id}, {"content", std::vector<std::string>{"<unk>", "<s>", "</s>"}[size_t(id)]},
-                     {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+    added.push_back({{"id", id},
+                     {"content", std::vector<std::string>{"<unk>", "<s>", "</s>"}[size_t(id)]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
                      {"special", true}});
-  added.push_back({{"id", next}, {"content", "<|turn|>"}, {"single_word", false}, {"lstrip", false},
-                   {"rstrip", false}, {"normalized", false}, {"special", true}});
+  added.push_back({{"id", next},
+                   {"content", "<|turn|>"},
+                   {"single_word", false},
+                   {"lstrip", false},
+                   {"rstrip", false},
+                   {"normalized", false},
+                   {"special", true}});
   json replace = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", kSp}};
   json decoders = json::array({{{"type", "Replace"}, {"pattern", {{"String", kSp}}}, {"content", " "}},
                                {{"type", "ByteFallback"}},
@@ -154,15 +174,20 @@ json synthetic_spm(bool add_space_prefix) {
   if (add_space_prefix) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
   return {{"version", "1.0"},
           {"added_tokens", added},
-          {"normalizer", add_space_prefix ? json{{"type", "Sequence"},
-                                                 {"normalizers", {{{"type", "Prepend"}, {"prepend", kSp}}, replace}}}
-                                          : replace},
+          {"normalizer", add_space_prefix
+                             ? json{{"type", "Sequence"},
+                                    {"normalizers", {{{"type", "Prepend"}, {"prepend", kSp}}, replace}}}
+                             : replace},
           {"pre_tokenizer", nullptr},
           {"post_processor", nullptr},
           {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}},
           {"model",
-           {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"byte_fallback", true},
-            {"vocab", vocab}, {"merges", merges}}}};
+           {{"type", "BPE"},
+            {"unk_token", "<unk>"},
+            {"fuse_unk", true},
+            {"byte_fallback", true},
+            {"vocab", vocab},
+            {"merges", merges}}}};
 }
 
 TEST(GgufSentencePiece, SyntheticVocabularyEncodesAsTheOriginal) {
@@ -174,9 +199,9 @@ TEST(GgufSentencePiece, SyntheticVocabularyEncodesAsTheOriginal) {
     auto a = bs::tok::Tokenizer::from_file(d / "orig.json");
     auto b = rebuilt(spm_metadata(orig, nullptr, prefix), d / "out");
     size_t n = 0;
-    for (std::string text : {"the quick brown fox", " jumping over the lazy dog", "thethe  the   caf\xC3\xA9",
-                             "\xE4\xB8\x96\xE7\x95\x8C and \xF0\x9F\x98\x80 bytes", "<s>the<|turn|>fox</s>", "xyz\tq\n",
-                             ""}) {
+    for (std::string text :
+         {"the quick brown fox", " jumping over the lazy dog", "thethe  the   caf\xC3\xA9",
+          "\xE4\xB8\x96\xE7\x95\x8C and \xF0\x9F\x98\x80 bytes", "<s>the<|turn|>fox</s>", "xyz\tq\n", ""}) {
       for (bool special : {false, true}) EXPECT_EQ(b.encode(text, special), a.encode(text, special)) << text;
       auto ids = a.encode(text, false);
       EXPECT_EQ(b.decode(ids), a.decode(ids)) << text;
