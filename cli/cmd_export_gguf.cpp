@@ -45,11 +45,13 @@ struct Target {
   bool permute_qk = false;      // llama: q/k rows to adjacent-pair RoPE order
   bool norms_plus_one = false;  // gemma2/3: norm weights stored as 1 + w
   bool fused = false;           // phi3: attn_qkv and gate|up ffn_up
+  bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
 };
 
 // llama.cpp's name of a blueshift internal tensor name; empty when the architecture has no such tensor.
 std::string gguf_name(const std::string& internal, const Target& t) {
   if (internal == "embed") return "token_embd.weight";
+  if (internal == "output_norm" && t.shortconv) return "token_embd_norm.weight";  // llama.cpp's LFM2 name
   if (internal == "output_norm" || internal == "output") return internal + ".weight";
   if (internal.rfind("blk.", 0) != 0) return {};
   auto dot = internal.find('.', 4);
@@ -57,6 +59,12 @@ std::string gguf_name(const std::string& internal, const Target& t) {
   for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
     if (leaf == n) return prefix + leaf + ".weight";
   if (leaf == "attn_out") return prefix + "attn_output.weight";
+  if (t.shortconv) {
+    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
+    if (leaf == "conv_in") return prefix + "shortconv.in_proj.weight";
+    if (leaf == "conv_kernel") return prefix + "shortconv.conv.weight";
+    if (leaf == "conv_out") return prefix + "shortconv.out_proj.weight";
+  }
   if (t.norms_plus_one) {
     if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
     if (leaf == "attn_post_norm") return prefix + "post_attention_norm.weight";
@@ -68,8 +76,10 @@ std::string gguf_name(const std::string& internal, const Target& t) {
 // The architecture a model is written as; refuses what llama.cpp's would compute differently.
 Target target_of(const bs::ModelConfig& c, const std::string& label) {
   const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
+  const bool lfm2 = c.arch == "lfm2";
   Target t;
-  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : "llama";
+  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : "llama";
+  t.shortconv = lfm2;
   t.permute_qk = t.arch == "llama";
   t.norms_plus_one = gemma2 || gemma3;
   t.fused = phi3;
@@ -78,9 +88,10 @@ Target target_of(const bs::ModelConfig& c, const std::string& label) {
              label, t.arch, what);
   };
   for (int32_t l = 0; l < c.n_layers; ++l)
-    if (c.kind(l) != bs::LayerKind::attention) refuse("layers that are not attention (a hybrid)");
+    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv))
+      refuse("layers that are neither attention nor LFM2's short convolution");
   if (c.qkv_bias) refuse("q/k/v biases");
-  if (c.qk_norm != gemma3) refuse(gemma3 ? "no q/k norms" : "q/k norms");
+  if (c.qk_norm != (gemma3 || lfm2)) refuse(gemma3 || lfm2 ? "no q/k norms" : "q/k norms");
   if (c.sandwich_norm != t.norms_plus_one) refuse(t.norms_plus_one ? "no sandwich norms" : "sandwich norms");
   if (c.norm_offset != t.norms_plus_one) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
   if (c.act != (t.norms_plus_one ? bs::Activation::gelu_tanh : bs::Activation::silu))
@@ -180,7 +191,14 @@ void run(const Args& a) {
   w.add(arch + ".block_count", Value::u32(uint32_t(c.n_layers)));
   w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
   w.add(arch + ".attention.head_count", Value::u32(uint32_t(c.n_heads)));
-  w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
+  if (tg.shortconv) {  // per layer, 0 for conv layers (llama.cpp's recurrent_layer_arr)
+    std::vector<int64_t> kv;
+    for (int32_t l = 0; l < c.n_layers; ++l) kv.push_back(c.kind(l) == bs::LayerKind::attention ? c.n_kv_heads : 0);
+    w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
+    w.add(arch + ".shortconv.l_cache", Value::u32(uint32_t(c.conv_kernel)));
+  } else {
+    w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
+  }
   w.add(arch + ".attention.key_length", Value::u32(uint32_t(c.head_dim)));
   w.add(arch + ".attention.value_length", Value::u32(uint32_t(c.head_dim)));
   w.add(arch + ".attention.layer_norm_rms_epsilon", Value::f32(c.norm_eps));
@@ -196,7 +214,7 @@ void run(const Args& a) {
     w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
   }
   // phi3 writes 0 for "no sliding window" (Phi-4), as its converter does.
-  if (arch != "llama")
+  if (arch != "llama" && arch != "lfm2")
     w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding(0) || arch != "phi3" ? c.sliding_window : 0)));
   if (c.rope.scaling == bs::RopeScaling::longrope) {
     w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
@@ -266,6 +284,7 @@ void run(const Args& a) {
     auto type = bs::gguf::ggml_type_of(first.dtype);
     if (!type) bs::fail("{}: tensor '{}': dtype {} has no GGML type", a.model, first.name, bs::dtype_name(first.dtype));
     std::vector<int64_t> shape = first.shape;
+    if (shape.size() == 3 && shape[1] == 1) shape.erase(shape.begin() + 1);  // LFM2's conv kernel, squeezed
     for (size_t p = 1; p < o.parts.size(); ++p) {
       if (o.parts[p]->dtype != first.dtype || o.parts[p]->shape.size() != 2 || shape.size() != 2 ||
           o.parts[p]->shape[1] != shape[1])

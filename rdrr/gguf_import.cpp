@@ -1,5 +1,6 @@
 #include "rdrr/gguf_import.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,8 @@ constexpr ArchSpec kArchs[] = {
     {"phi3", "phi3", "Phi3ForCausalLM", false},  // fused attn_qkv and gate|up ffn_up, split at import
     {"gemma2", "gemma2", "Gemma2ForCausalLM", false, true},
     {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, true},
+    // Short-conv hybrid: per-layer head_count_kv (0 = a conv layer), shortconv.* tensors; NEOX RoPE.
+    {"lfm2", "lfm2", "Lfm2ForCausalLM", false},
 };
 
 // llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
@@ -52,6 +55,9 @@ constexpr std::pair<std::string_view, std::string_view> kLayerNames[] = {
     {"ffn_up.weight", "ffn_up"},           {"ffn_down.weight", "ffn_down"},
     // Gemma's sandwich norms (llama.cpp's ffn_norm is Gemma's pre_feedforward_layernorm).
     {"post_attention_norm.weight", "attn_post_norm"}, {"post_ffw_norm.weight", "ffn_post_norm"},
+    // LFM2's short convolution (HF conv.in_proj, conv.conv squeezed to 2-D, conv.out_proj).
+    {"shortconv.in_proj.weight", "conv_in"},          {"shortconv.conv.weight", "conv_kernel"},
+    {"shortconv.out_proj.weight", "conv_out"},
 };
 constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
     {"token_embd.weight", "embed"}, {"output_norm.weight", "output_norm"}, {"output.weight", "output"}};
@@ -59,6 +65,8 @@ constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
 // The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
 // a plain decimal below n_layers).
 std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
+  // LFM2's final norm (HF embedding_norm) is token_embd_norm in llama.cpp's files.
+  if (arch == "lfm2" && name == "token_embd_norm.weight") return "output_norm";
   for (auto [g, i] : kTopNames)
     if (name == g) return std::string(i);
   if (!name.starts_with("blk.")) return {};
@@ -130,6 +138,28 @@ std::string quantization_name(const std::set<DType>& matrices) {
   std::string s;
   for (DType d : matrices) s += (s.empty() ? "" : "+") + std::string(dtype_name(d));
   return s.empty() ? "F16" : s;
+}
+
+// A per-layer count array (LFM2's head_count_kv): n_layers integers, the non-zero ones all equal.
+std::vector<int64_t> per_layer_counts(const gguf::Value& v, uint64_t n_layers, const std::string& key,
+                                      const std::string& label) {
+  std::vector<int64_t> out;
+  if (const auto* i = std::get_if<std::vector<int64_t>>(&v.v)) out = *i;
+  if (const auto* u = std::get_if<std::vector<uint64_t>>(&v.v))
+    for (uint64_t x : *u) out.push_back(x > (1u << 30) ? -1 : int64_t(x));
+  if (out.size() != n_layers)
+    fail("{}: metadata '{}': expected {} integers (one per layer), got {}", label, key, n_layers,
+         std::holds_alternative<std::vector<int64_t>>(v.v) || std::holds_alternative<std::vector<uint64_t>>(v.v)
+             ? std::to_string(out.size())
+             : "an array of another type");
+  int64_t nonzero = 0;
+  for (size_t l = 0; l < out.size(); ++l) {
+    if (out[l] < 0 || out[l] > (1 << 30) || (nonzero && out[l] && out[l] != nonzero))
+      fail("{}: metadata '{}[{}]': expected 0 or the other layers' count {}, got {}", label, key, l, nonzero, out[l]);
+    if (out[l]) nonzero = out[l];
+  }
+  if (!nonzero) fail("{}: metadata '{}': every layer is 0 (no attention layer)", label, key);
+  return out;
 }
 
 // What llama.cpp's Gemma 2 / 3 take from the architecture rather than the file (llama-model.cpp's
@@ -226,15 +256,24 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   for (const auto& a : kArchs)
     if (a.gguf == p.gguf_arch) spec = &a;
   if (!spec)
-    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3, phi3, gemma2 and gemma3 GGUFs", label, p.gguf_arch);
+    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3, phi3, gemma2, gemma3 and lfm2 GGUFs", label, p.gguf_arch);
   Meta m{h, label, p.gguf_arch};
   const std::string a = p.gguf_arch + ".";
 
   const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
   const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
   const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
-  const int64_t n_kv = positive(m.uint(a + "attention.head_count_kv", uint64_t(n_heads)),
-                                a + "attention.head_count_kv", label);
+  // LFM2 gives head_count_kv per layer, 0 for its conv layers: those become HF's layer_types.
+  std::vector<int64_t> kv_per_layer;
+  if (const gguf::Value* kv = h.find(a + "attention.head_count_kv"); kv && kv->type == gguf::ValueType::array) {
+    if (spec->model_type != "lfm2")
+      fail("{}: metadata '{}attention.head_count_kv': expected an integer, got an array", label, a);
+    kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
+  }
+  const int64_t n_kv =
+      kv_per_layer.empty()
+          ? positive(m.uint(a + "attention.head_count_kv", uint64_t(n_heads)), a + "attention.head_count_kv", label)
+          : *std::max_element(kv_per_layer.begin(), kv_per_layer.end());
   const int64_t head_dim = positive(m.uint(a + "attention.key_length", uint64_t(dim / n_heads)),
                                     a + "attention.key_length", label);
   if (m.uint(a + "attention.value_length", uint64_t(head_dim)) != uint64_t(head_dim))
@@ -283,6 +322,19 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"hidden_act", "silu"}};
   if (spec->model_type == "qwen3") c["attention_bias"] = false;
   if (spec->norms_plus_one) gemma_config(m, c);
+  if (spec->model_type == "lfm2") {
+    if (kv_per_layer.empty())
+      fail("{}: metadata '{}attention.head_count_kv': expected one count per layer (0 for conv layers)", label, a);
+    json types = json::array();
+    for (int64_t kv : kv_per_layer) types.push_back(kv ? "full_attention" : "conv");
+    c["layer_types"] = types;
+    const uint64_t l_cache = m.uint(a + "shortconv.l_cache");
+    if (l_cache < 1 || l_cache > 64)
+      fail("{}: metadata '{}shortconv.l_cache': expected 1 .. 64, got {}", label, a, l_cache);
+    c["conv_L_cache"] = l_cache;
+    c["norm_eps"] = c["rms_norm_eps"];
+    c["block_auto_adjust_ff_dim"] = false;  // feed_forward_length is the adjusted width already
+  }
   for (auto [key, hf] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
                          {"tokenizer.ggml.eos_token_id", "eos_token_id"}})
     if (h.find(key)) c[hf] = m.uint(key);
@@ -357,6 +409,11 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
     std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
+    // LFM2's conv kernel [dim, 1, L] is stored squeezed, [dim, L]: the same bytes.
+    std::vector<int64_t> squeezed;
+    for (int64_t d : want)
+      if (d != 1) squeezed.push_back(d);
+    if (want.size() == 3 && pt.shape == squeezed) pt.shape = want;
     if (pt.shape != want)
       fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, t.name, json(want).dump(),
            json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
@@ -366,11 +423,11 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       pt.row0 = part->row0;
       pt.shape[0] = part->rows;
     }
-    if (pt.shape.size() == 1) {
+    if (pt.shape.size() != 2) {
       if (traits->block_elems != 1)
-        fail("{}: tensor '{}': a 1-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
-             type_name);
-      pt.stored = DType::F32;  // norms and biases, as convert stores them
+        fail("{}: tensor '{}': a {}-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
+             pt.shape.size(), type_name);
+      pt.stored = DType::F32;  // norms, biases and conv kernels, as convert stores them
     } else {
       pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
       matrix_types.insert(pt.stored);

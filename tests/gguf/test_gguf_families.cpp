@@ -178,7 +178,54 @@ const nlohmann::json kGemma3 = {{"model_type", "gemma3_text"},
                                 {"bos_token_id", 2},
                                 {"eos_token_id", 1}};
 
+const nlohmann::json kLfm2 = {{"model_type", "lfm2"},
+                              {"architectures", {"Lfm2ForCausalLM"}},
+                              {"hidden_size", 256},
+                              {"intermediate_size", 512},
+                              {"block_auto_adjust_ff_dim", false},
+                              {"num_attention_heads", 4},
+                              {"num_key_value_heads", 2},
+                              {"num_hidden_layers", 4},
+                              {"layer_types", {"conv", "full_attention", "conv", "full_attention"}},
+                              {"conv_L_cache", 3},
+                              {"vocab_size", 300},
+                              {"max_position_embeddings", 1024},
+                              {"norm_eps", 1e-5},
+                              {"rope_theta", 1000000.0},
+                              {"bos_token_id", 1},
+                              {"eos_token_id", 2}};
+
 const char* kTokens = "2,17,200,42,7,59,99,3,250,11,12,13";
+
+// `src` written again with metadata `key` set to `v` (or dropped when v is null) and, where `tensor` is
+// named, its first 4 bytes set to `first`.
+void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
+             std::optional<bs::gguf::Value> v, const std::string& tensor = "", float first = 0) {
+  auto h = bs::gguf::read_header(src.string());
+  std::ifstream in(src, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bs::gguf::Writer w(dst.string(), h.alignment);
+  bool set = false;
+  for (const auto& kv : h.metadata) {
+    if (kv.key == "general.alignment") continue;
+    if (kv.key == key) {
+      set = true;
+      if (v) w.add(kv.key, *v);
+    } else {
+      w.add(kv.key, kv.value);
+    }
+  }
+  if (!set && v) w.add(key, *v);
+  for (const auto& t : h.tensors) w.add_tensor(t.name, t.ne, t.type);
+  w.write_header();
+  for (const auto& t : h.tensors) {
+    std::vector<std::byte> b(t.size);
+    std::memcpy(b.data(), bytes.data() + h.data_offset + t.offset, t.size);
+    if (t.name == tensor) std::memcpy(b.data(), &first, 4);
+    w.write_tensor(b);
+  }
+  w.finish();
+}
 
 TEST(GgufFamilies, Gemma2RoundTripKeepsLogits) {
   TempDir d;
@@ -198,6 +245,43 @@ TEST(GgufFamilies, Gemma3RoundTripKeepsLogits) {
   auto h = bs::gguf::read_header((d / "f16.gguf").string());
   EXPECT_NE(h.tensor("blk.6.attn_q_norm.weight"), nullptr);
   EXPECT_EQ(h.find("gemma3.attn_logit_softcapping"), nullptr);
+}
+
+// LFM2 as llama.cpp names it: shortconv.{in_proj,conv,out_proj} (the kernel squeezed to 2-D), the final norm
+// as token_embd_norm, and head_count_kv per layer with 0 for the conv layers.
+TEST(GgufFamilies, Lfm2RoundTripKeepsLogits) {
+  TempDir d;
+  fs::path hf = synth(d / "lfm2", kLfm2);
+  for (const char* q : {"q4_k_m", "f16"}) expect_round_trip(hf, q, d.path, "lfm2", kTokens);
+  auto h = bs::gguf::read_header((d / "f16.gguf").string());
+  EXPECT_NE(h.tensor("token_embd_norm.weight"), nullptr);
+  ASSERT_NE(h.tensor("blk.0.shortconv.conv.weight"), nullptr);
+  EXPECT_EQ(h.tensor("blk.0.shortconv.conv.weight")->ne, (std::vector<uint64_t>{3, 256}));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(h.find("lfm2.attention.head_count_kv")->v),
+            (std::vector<int64_t>{0, 2, 0, 2}));
+  auto m = bs::read_manifest(d / "back_f16");
+  EXPECT_EQ(m.model_config().kind(0), bs::LayerKind::short_conv);
+  EXPECT_EQ(m.model_config().kind(1), bs::LayerKind::attention);
+  EXPECT_EQ(m.model_config().conv_kernel, 3);
+  // Per-layer counts are checked: length, equal non-zero counts, and only LFM2 has them.
+  using bs::gguf::Value;
+  rewrite(d / "f16.gguf", d / "bad1.gguf", "lfm2.attention.head_count_kv", Value::i32_array({0, 2, 0}));
+  auto r = run({"convert", (d / "bad1.gguf").string(), (d / "x").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("'lfm2.attention.head_count_kv': expected 4 integers (one per layer), got 3"),
+            std::string::npos)
+      << r.err;
+  rewrite(d / "f16.gguf", d / "bad2.gguf", "lfm2.attention.head_count_kv", Value::i32_array({0, 2, 0, 1}));
+  r = run({"convert", (d / "bad2.gguf").string(), (d / "x").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("'lfm2.attention.head_count_kv[3]': expected 0 or the other layers' count 2, got 1"),
+            std::string::npos)
+      << r.err;
+  rewrite(d / "f16.gguf", d / "bad3.gguf", "lfm2.shortconv.l_cache", std::nullopt);
+  r = run({"convert", (d / "bad3.gguf").string(), (d / "x").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("metadata 'lfm2.shortconv.l_cache' is missing"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "x"));
 }
 
 // Values llama.cpp would not reproduce are refused at export, naming what differs.
@@ -236,36 +320,6 @@ TEST(GgufFamilies, Phi3LongRopeRoundTripKeepsLogits) {
   EXPECT_EQ(m.model_config().rope.scaling, bs::RopeScaling::longrope);
   EXPECT_FLOAT_EQ(m.model_config().rope.long_factor[7], 12.9f);
   EXPECT_EQ(m.model_config().sliding_window, 0);
-}
-
-// `src` written again with metadata `key` set to `v` (or dropped when v is null) and, where `tensor` is
-// named, its first 4 bytes set to `first`.
-void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
-             std::optional<bs::gguf::Value> v, const std::string& tensor = "", float first = 0) {
-  auto h = bs::gguf::read_header(src.string());
-  std::ifstream in(src, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bs::gguf::Writer w(dst.string(), h.alignment);
-  bool set = false;
-  for (const auto& kv : h.metadata) {
-    if (kv.key == "general.alignment") continue;
-    if (kv.key == key) {
-      set = true;
-      if (v) w.add(kv.key, *v);
-    } else {
-      w.add(kv.key, kv.value);
-    }
-  }
-  if (!set && v) w.add(key, *v);
-  for (const auto& t : h.tensors) w.add_tensor(t.name, t.ne, t.type);
-  w.write_header();
-  for (const auto& t : h.tensors) {
-    std::vector<std::byte> b(t.size);
-    std::memcpy(b.data(), bytes.data() + h.data_offset + t.offset, t.size);
-    if (t.name == tensor) std::memcpy(b.data(), &first, 4);
-    w.write_tensor(b);
-  }
-  w.finish();
 }
 
 // Broken Gemma / LongRoPE metadata: exit 3 naming the key or tensor, expected vs actual.
@@ -307,11 +361,12 @@ TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
   EXPECT_EQ(run({"convert", (d / "same.gguf").string(), (d / "same").string()}).exit_code, 0);
 }
 
-// The fuzz target on mutations of the Gemma 3 and Phi-3 LongRoPE files (their metadata keys and the factor
-// tensors' data, which the plan reads).
-TEST(GgufFamilies, FuzzMutationsOfGemmaAndLongRopeFiles) {
+// The fuzz target on mutations of the Gemma 3, LFM2 and Phi-3 LongRoPE files (their metadata keys and the
+// factor tensors' data, which the plan reads).
+TEST(GgufFamilies, FuzzMutationsOfGemmaLfm2AndLongRopeFiles) {
   TempDir d;
   std::vector<fs::path> files = {
+      expect_round_trip(synth(d / "l2", kLfm2), "f16", d / "l2", "lfm2", "2,3"),
       expect_round_trip(synth(d / "g3", kGemma3), "f16", d / "g3", "gemma3", "2,3"),
       expect_round_trip(bs::testing::source_dir() / "tests/model/goldens/phi3-longrope", "f16", d.path,
                         "phi3", "1,2")};
@@ -339,15 +394,15 @@ TEST(GgufFamilies, FuzzMutationsOfGemmaAndLongRopeFiles) {
   }
 }
 
-// With ../shared: the HF-made tiny Gemma 2 / 3 through GGUF, and the imported model still matches HF's
-// logits.
+// With ../shared: the HF-made tiny Gemma 2 / 3 and LFM2 through GGUF, and the imported model still matches
+// HF's logits.
 TEST(GgufFamilies, SharedGemmaModelsRoundTrip) {
   BS_REQUIRE_SHARED();
-  for (const char* name : {"gemma2-tiny", "gemma3-tiny"}) {
+  for (auto [name, arch] :
+       {std::pair{"gemma2-tiny", "gemma2"}, {"gemma3-tiny", "gemma3"}, {"lfm2-tiny", "lfm2"}}) {
     TempDir d;
     const fs::path dir = bs::testing::shared_dir() / "data/models" / name;
-    expect_round_trip(dir, "f16", d.path, name == std::string("gemma2-tiny") ? "gemma2" : "gemma3",
-                      "2,651,17,300,42,7,511,99,3");
+    expect_round_trip(dir, "f16", d.path, arch, "2,651,17,300,42,7,511,99,3");
   }
 }
 
