@@ -44,6 +44,8 @@ constexpr PreTokenizer kPre[] = {
     {"gpt-2", kGpt2Split, false},      {"gpt2", kGpt2Split, false},
 };
 
+constexpr size_t kMaxMergedPiece = 1024;
+
 // HF's merges of a SentencePiece BPE vocabulary (see the top of the file). `skip[i]`: token i is not a piece.
 nlohmann::json sentencepiece_merges(const std::vector<std::string>& tokens, const std::vector<double>& scores,
                                     const std::vector<bool>& skip) {
@@ -62,7 +64,10 @@ nlohmann::json sentencepiece_merges(const std::vector<std::string>& tokens, cons
   };
   std::vector<Merge> merges, local;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    if (skip[i]) continue;
+    // A piece is split at every code point, each half looked up: quadratic in its length. Real pieces are
+    // short (Gemma's longest, whitespace runs, are 31 characters); a hostile file's megabyte-long token
+    // must not stall the import, so pieces over kMaxMergedPiece bytes are never a merge's result.
+    if (skip[i] || tokens[i].size() > kMaxMergedPiece) continue;
     const std::string_view t = tokens[i];
     local.clear();
     for (size_t at = 1; at < t.size(); ++at) {

@@ -5,15 +5,20 @@
 // one against HF's own ids.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "rdrr/gguf.h"
 #include "rdrr/gguf_import.h"
 #include "runtime/base/error.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "tests/common/testing.h"
+
+int fuzz_gguf(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -239,6 +244,36 @@ TEST(GgufSentencePiece, MalformedScoresAreClearErrors) {
   auto none = kv;
   std::erase_if(none, [](const KeyValue& e) { return e.key == "tokenizer.ggml.scores"; });
   expect_error(none, "'tokenizer.ggml.scores': expected 329 numbers (one per token), found none");
+}
+
+// The fuzz target on mutations of a SentencePiece vocabulary (types, scores, the space-prefix flag), and a
+// hostile megabyte-long token, which must not make the merge extraction quadratic.
+TEST(GgufSentencePiece, FuzzMutationsOfASentencePieceVocabulary) {
+  TempDir d;
+  rebuilt(spm_metadata(synthetic_spm(false), nullptr, false), d / "v");
+  std::ifstream in(d / "v" / "v.gguf", std::ios::binary);
+  std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::mt19937_64 r(1919);
+  for (int i = 0; i < 2000; ++i) {
+    auto b = good;
+    for (int k = 1 + int(r() % 3); k > 0; --k) {
+      size_t at = r() % b.size();
+      if (r() % 2) {
+        b[at] ^= uint8_t(1 << (r() % 8));
+      } else if (at + 4 <= b.size()) {
+        uint32_t v[] = {0, 1, 2, 3, 6, 7, 0x7FC00000u, 0xFFFFFFFFu};
+        std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
+      }
+    }
+    fuzz_gguf(b.data(), b.size());
+  }
+  auto kv = spm_metadata(synthetic_spm(true), nullptr, true);
+  for (auto& e : kv)
+    if (e.key == "tokenizer.ggml.tokens")
+      std::get<std::vector<std::string>>(e.value.v)[300] = std::string(1 << 20, 'a');
+  auto t0 = std::chrono::steady_clock::now();
+  rebuilt(kv, d / "long");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
 }
 
 // With ../shared: Phi-3's tokenizer (SentencePiece BPE from Llama 2's, with chat tokens) through GGUF gives
