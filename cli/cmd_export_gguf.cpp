@@ -1,19 +1,26 @@
-// blueshift export-gguf (hidden): writes a Llama-shaped RDRR model as a GGUF v3 file llama.cpp loads,
-// so the two engines can be benchmarked on the same weights (benchmarks/peer/run_peer.sh).
+// blueshift export-gguf (hidden): writes an RDRR model of the llama, gemma2, gemma3 or phi3 shape as a GGUF v3
+// file llama.cpp loads, so the two engines can be benchmarked on the same weights (benchmarks/peer/run_peer.sh)
+// and GGUF import can be tested on files written the way llama.cpp's converter writes them.
 //
-// Quantized blocks are copied as they are (blueshift's Q4_K/Q6_K/Q8_0 are GGML's bytes). Two things
-// change on the way:
+// Quantized blocks are copied as they are (blueshift's Q4_K/Q6_K/Q8_0 are GGML's bytes). What changes on
+// the way is what llama.cpp's convert_hf_to_gguf.py changes:
 //  - dims: GGUF lists ne[0] = the row length first, the reverse of the HF shape [out, in];
-//  - attn_q / attn_k rows: HF checkpoints (and so RDRR) rotate the halves (i, i + head_dim/2) of each
-//    head, llama.cpp's llama architecture rotates adjacent pairs (2i, 2i+1); its converter permutes
-//    the rows of q and k per head, and so does this. Each row is quantized on its own, so the
-//    permutation moves whole rows of bytes and works for every type. (For speed it makes no
-//    difference; it makes llama.cpp compute what blueshift computes.)
+//  - llama: attn_q / attn_k rows. HF checkpoints (and so RDRR) rotate the halves (i, i + head_dim/2) of
+//    each head, llama.cpp's llama architecture adjacent pairs (2i, 2i+1); its converter permutes the rows
+//    of q and k per head, and so does this. Each row is quantized on its own, so the permutation moves
+//    whole rows of bytes and works for every type;
+//  - gemma2 / gemma3: every RMSNorm weight is written as 1 + w (llama.cpp's RMSNorm scales by w itself);
+//    the attention scale, sliding pattern and Gemma 3's local RoPE base are not in the file: llama.cpp
+//    derives them from the architecture, so a model whose values differ is refused;
+//  - phi3: q|k|v rows fused as attn_qkv and gate|up rows as ffn_up, as HF's checkpoint has them; LongRoPE's
+//    factors as the tensors rope_factors_long / rope_factors_short.
 // The vocabulary is a stand-in of the model's size (GPT-2 byte tokens, then placeholders, no merges):
 // enough to load and decode given token ids, not to tokenize text.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -32,9 +39,19 @@ struct Args {
   bool json = false;
 };
 
-// llama.cpp's name of a blueshift internal tensor name; empty when llama has no such tensor.
-std::string gguf_name(const std::string& internal) {
+// The GGUF architecture a model is written as, and what its converter does to the tensors.
+struct Target {
+  std::string arch;             // general.architecture
+  bool permute_qk = false;      // llama: q/k rows to adjacent-pair RoPE order
+  bool norms_plus_one = false;  // gemma2/3: norm weights stored as 1 + w
+  bool fused = false;           // phi3: attn_qkv and gate|up ffn_up
+  bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
+};
+
+// llama.cpp's name of a blueshift internal tensor name; empty when the architecture has no such tensor.
+std::string gguf_name(const std::string& internal, const Target& t) {
   if (internal == "embed") return "token_embd.weight";
+  if (internal == "output_norm" && t.shortconv) return "token_embd_norm.weight";  // llama.cpp's LFM2 name
   if (internal == "output_norm" || internal == "output") return internal + ".weight";
   if (internal.rfind("blk.", 0) != 0) return {};
   auto dot = internal.find('.', 4);
@@ -42,27 +59,64 @@ std::string gguf_name(const std::string& internal) {
   for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
     if (leaf == n) return prefix + leaf + ".weight";
   if (leaf == "attn_out") return prefix + "attn_output.weight";
+  if (t.shortconv) {
+    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
+    if (leaf == "conv_in") return prefix + "shortconv.in_proj.weight";
+    if (leaf == "conv_kernel") return prefix + "shortconv.conv.weight";
+    if (leaf == "conv_out") return prefix + "shortconv.out_proj.weight";
+  }
+  if (t.norms_plus_one) {
+    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
+    if (leaf == "attn_post_norm") return prefix + "post_attention_norm.weight";
+    if (leaf == "ffn_post_norm") return prefix + "post_ffw_norm.weight";
+  }
   return {};
 }
 
-// Refuses what llama.cpp's llama architecture would compute differently.
-void check_llama_shaped(const bs::ModelConfig& c, const std::string& label) {
+// The architecture a model is written as; refuses what llama.cpp's would compute differently.
+Target target_of(const bs::ModelConfig& c, const std::string& label) {
+  const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
+  const bool lfm2 = c.arch == "lfm2";
+  Target t;
+  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : "llama";
+  t.shortconv = lfm2;
+  t.permute_qk = t.arch == "llama";
+  t.norms_plus_one = gemma2 || gemma3;
+  t.fused = phi3;
   auto refuse = [&](const char* what) {
-    bs::fail("{}: export-gguf writes Llama-shaped models only; this one has {}", label, what);
+    bs::fail("{}: export-gguf writes it as llama.cpp's {} architecture, which would compute it differently: it has {}",
+             label, t.arch, what);
   };
   for (int32_t l = 0; l < c.n_layers; ++l)
-    if (c.kind(l) != bs::LayerKind::attention) refuse("layers that are not attention (a hybrid)");
+    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv))
+      refuse("layers that are neither attention nor LFM2's short convolution");
   if (c.qkv_bias) refuse("q/k/v biases");
-  if (c.qk_norm) refuse("q/k norms");
-  if (c.sandwich_norm) refuse("sandwich norms");
-  if (c.norm_offset) refuse("(1 + w) norms");
-  if (c.embed_scale != 1.0f) refuse("an embedding scale");
-  if (c.act != bs::Activation::silu) refuse("a GELU MLP");
-  if (c.attn_softcap != 0 || c.final_softcap != 0) refuse("logit softcaps");
-  if (c.attn_scale > 0 && std::abs(c.attn_scale * std::sqrt(float(c.head_dim)) - 1) > 1e-6f) refuse("a custom attention scale");
-  for (auto t : c.layer_types)
-    if (t != bs::AttentionType::full) refuse("sliding-window layers");
+  if (c.qk_norm != (gemma3 || lfm2)) refuse(gemma3 || lfm2 ? "no q/k norms" : "q/k norms");
+  if (c.sandwich_norm != t.norms_plus_one) refuse(t.norms_plus_one ? "no sandwich norms" : "sandwich norms");
+  if (c.norm_offset != t.norms_plus_one) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
+  if (c.act != (t.norms_plus_one ? bs::Activation::gelu_tanh : bs::Activation::silu))
+    refuse(t.norms_plus_one ? "a SiLU MLP" : "a GELU MLP");
+  if (!t.norms_plus_one && c.embed_scale != 1.0f) refuse("an embedding scale");
+  if (c.rotary_dim > 0 || c.rope.partial_factor != 1.0f) refuse("partial rotary embeddings");
   if (c.head_dim % 2) refuse("an odd head_dim");
+  if (phi3 && c.tied_embeddings) refuse("tied embeddings");
+  if (t.norms_plus_one && !c.tied_embeddings) refuse("an untied output matrix");
+  if (gemma2 ? c.attn_softcap <= 0 || c.final_softcap <= 0 : c.attn_softcap != 0 || c.final_softcap != 0)
+    refuse(gemma2 ? "no logit softcaps" : "logit softcaps");
+  // llama.cpp's attention scale: 1/sqrt(head_dim), for Gemma's 27B (46 / 62 layers) 1/sqrt(dim / heads).
+  const bool gemma_27b = (gemma2 && c.n_layers == 46) || (gemma3 && c.n_layers == 62);
+  const float scale = 1.0f / std::sqrt(float(gemma_27b ? c.dim / c.n_heads : c.head_dim));
+  const float own = c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(float(c.head_dim));
+  if (std::abs(own / scale - 1) > 1e-6f) refuse("another attention scale");
+  // Sliding layers: gemma2 even layers, gemma3 five in six, phi3 all or none, llama none.
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    bool want = gemma2 ? l % 2 == 0 : gemma3 ? l % 6 < 5 : phi3 ? c.sliding(0) : false;
+    if (c.sliding(l) != want) refuse("another sliding-window pattern");
+  }
+  if (gemma3 && c.rope.local_theta != 10000.0f) refuse("a local RoPE base other than 10000");
+  if (c.rope.scaling == bs::RopeScaling::longrope && !phi3) refuse("LongRoPE");
+  if (c.rope.scaling == bs::RopeScaling::llama3 && t.arch != "llama") refuse("llama3 RoPE scaling");
+  return t;
 }
 
 // The text of token `b` < 256 in GPT-2's byte-level vocabulary: printable Latin-1 bytes stand for
@@ -115,13 +169,19 @@ void permute_rope_rows(std::span<const std::byte> in, std::vector<std::byte>& ou
         std::memcpy(out.data() + (h * head_dim + 2 * i + j) * row, in.data() + (h * head_dim + j * half + i) * row, row);
 }
 
+// One GGUF tensor: the RDRR tensors whose rows it concatenates (one, or Phi-3's fused parts in row order).
+struct OutTensor {
+  std::string name;
+  std::vector<const bs::TensorEntry*> parts;
+};
+
 void run(const Args& a) {
   auto m = bs::read_manifest(a.model);
   const auto& c = m.model_config();
-  check_llama_shaped(c, a.model);
+  const Target tg = target_of(c, a.model);
 
   bs::gguf::Writer w(a.out);
-  const std::string arch = "llama";
+  const std::string& arch = tg.arch;
   w.add("general.architecture", Value::str(arch));
   w.add("general.name", Value::str(m.model_id.empty() ? "blueshift export" : m.model_id));
   // llama_ftype (informational): MOSTLY_F16 1, MOSTLY_Q8_0 7, MOSTLY_Q4_K_M 15.
@@ -131,7 +191,14 @@ void run(const Args& a) {
   w.add(arch + ".block_count", Value::u32(uint32_t(c.n_layers)));
   w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
   w.add(arch + ".attention.head_count", Value::u32(uint32_t(c.n_heads)));
-  w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
+  if (tg.shortconv) {  // per layer, 0 for conv layers (llama.cpp's recurrent_layer_arr)
+    std::vector<int64_t> kv;
+    for (int32_t l = 0; l < c.n_layers; ++l) kv.push_back(c.kind(l) == bs::LayerKind::attention ? c.n_kv_heads : 0);
+    w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
+    w.add(arch + ".shortconv.l_cache", Value::u32(uint32_t(c.conv_kernel)));
+  } else {
+    w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
+  }
   w.add(arch + ".attention.key_length", Value::u32(uint32_t(c.head_dim)));
   w.add(arch + ".attention.value_length", Value::u32(uint32_t(c.head_dim)));
   w.add(arch + ".attention.layer_norm_rms_epsilon", Value::f32(c.norm_eps));
@@ -141,6 +208,17 @@ void run(const Args& a) {
   if (c.rope.scaling == bs::RopeScaling::linear) {
     w.add(arch + ".rope.scaling.type", Value::str("linear"));
     w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
+  }
+  if (arch == "gemma2") {
+    w.add(arch + ".attn_logit_softcapping", Value::f32(c.attn_softcap));
+    w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
+  }
+  // phi3 writes 0 for "no sliding window" (Phi-4), as its converter does.
+  if (arch != "llama" && arch != "lfm2")
+    w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding(0) || arch != "phi3" ? c.sliding_window : 0)));
+  if (c.rope.scaling == bs::RopeScaling::longrope) {
+    w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
+    w.add(arch + ".rope.scaling.attn_factor", Value::f32(c.rope.attention_factor));
   }
   std::vector<std::string> tokens(size_t(c.vocab));
   std::vector<int64_t> types(tokens.size(), 1);  // normal
@@ -157,45 +235,107 @@ void run(const Args& a) {
   w.add("tokenizer.ggml.eos_token_id", Value::u32(uint32_t(eos)));
   w.add("tokenizer.ggml.add_bos_token", Value::boolean(false));
 
-  std::vector<float> rope_factors;
-  if (c.rope.scaling == bs::RopeScaling::longrope)
-    bs::fail("{}: LongRoPE (Phi-3 128k) is not written to GGUF yet (llama.cpp keeps its factors as rope_factors_long/"
-             "short tensors)", a.model);
+  // Extra F32 tensors first: llama3's per-frequency divisors, or LongRoPE's long and short factors.
+  std::vector<std::vector<float>> extra;
   if (c.rope.scaling == bs::RopeScaling::llama3) {
-    rope_factors = llama3_rope_factors(c);
-    w.add_tensor("rope_freqs.weight", {rope_factors.size()}, bs::gguf::GgmlType::F32);
+    extra.push_back(llama3_rope_factors(c));
+    w.add_tensor("rope_freqs.weight", {extra.back().size()}, bs::gguf::GgmlType::F32);
   }
+  if (c.rope.scaling == bs::RopeScaling::longrope) {
+    for (auto [name, f] : {std::pair{"rope_factors_long.weight", &c.rope.long_factor},
+                           std::pair{"rope_factors_short.weight", &c.rope.short_factor}}) {
+      extra.push_back(*f);
+      w.add_tensor(name, {f->size()}, bs::gguf::GgmlType::F32);
+    }
+  }
+  // The GGUF tensors in the order their last part streams out of the shards; fused ones collect parts.
+  std::vector<OutTensor> outs;
+  std::map<std::string, size_t> out_of;  // internal name -> index in outs
   for (const auto& t : m.tensors) {
-    std::string name = gguf_name(t.internal);
+    std::string name = gguf_name(t.internal, tg);
+    if (tg.fused) {
+      auto dot = t.internal.find('.', 4);
+      std::string leaf = t.internal.rfind("blk.", 0) == 0 ? t.internal.substr(dot + 1) : "";
+      std::string prefix = t.internal.substr(0, dot + 1);
+      if (leaf == "attn_q" || leaf == "attn_k" || leaf == "attn_v") name = prefix + "attn_qkv.weight";
+      if (leaf == "ffn_gate" || leaf == "ffn_up") name = prefix + "ffn_up.weight";  // gate|up under llama.cpp's ffn_up
+    }
     if (name.empty()) bs::fail("{}: tensor '{}' ({}) has no llama.cpp counterpart", a.model, t.name, t.internal);
-    auto type = bs::gguf::ggml_type_of(t.dtype);
-    if (!type) bs::fail("{}: tensor '{}': dtype {} has no GGML type", a.model, t.name, bs::dtype_name(t.dtype));
-    std::vector<uint64_t> ne(t.shape.rbegin(), t.shape.rend());
-    w.add_tensor(name, std::move(ne), *type);
+    auto it = std::find_if(outs.begin(), outs.end(), [&](const OutTensor& o) { return o.name == name; });
+    if (it == outs.end()) it = outs.insert(outs.end(), OutTensor{name, {}});
+    it->parts.push_back(&t);
+    out_of[t.internal] = size_t(it - outs.begin());
+  }
+  std::vector<size_t> order;  // outs by the position of their last part in the manifest
+  {
+    std::vector<std::pair<size_t, size_t>> last;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      size_t pos = 0;
+      for (size_t j = 0; j < m.tensors.size(); ++j)
+        if (&m.tensors[j] == outs[i].parts.back()) pos = j;
+      last.push_back({pos, i});
+    }
+    std::sort(last.begin(), last.end());
+    for (auto [pos, i] : last) order.push_back(i);
+  }
+  for (size_t i : order) {
+    const OutTensor& o = outs[i];
+    const bs::TensorEntry& first = *o.parts.front();
+    auto type = bs::gguf::ggml_type_of(first.dtype);
+    if (!type) bs::fail("{}: tensor '{}': dtype {} has no GGML type", a.model, first.name, bs::dtype_name(first.dtype));
+    std::vector<int64_t> shape = first.shape;
+    if (shape.size() == 3 && shape[1] == 1) shape.erase(shape.begin() + 1);  // LFM2's conv kernel, squeezed
+    for (size_t p = 1; p < o.parts.size(); ++p) {
+      if (o.parts[p]->dtype != first.dtype || o.parts[p]->shape.size() != 2 || shape.size() != 2 ||
+          o.parts[p]->shape[1] != shape[1])
+        bs::fail("{}: tensor '{}': its fused parts differ in dtype or row length", a.model, o.name);
+      shape[0] += o.parts[p]->shape[0];
+    }
+    w.add_tensor(o.name, std::vector<uint64_t>(shape.rbegin(), shape.rend()), *type);
   }
   w.write_header();
-  if (!rope_factors.empty()) w.write_tensor(std::as_bytes(std::span(rope_factors)));
+  for (const auto& f : extra) w.write_tensor(std::as_bytes(std::span(f)));
   std::vector<std::byte> permuted;
+  std::map<size_t, std::vector<std::byte>> pending;  // fused tensors' parts so far
   bs::load_tensors(m, a.model, {}, [&](const bs::TensorEntry& t, std::span<const std::byte> bytes) {
+    const OutTensor& o = outs[out_of.at(t.internal)];
     bool q = t.internal.ends_with(".attn_q"), k = t.internal.ends_with(".attn_k");
-    if (!q && !k) return w.write_tensor(bytes);
-    int64_t rows = t.shape.at(0);
-    if (rows != int64_t(q ? c.n_heads : c.n_kv_heads) * c.head_dim)
-      bs::fail("{}: tensor '{}': expected {} rows, got {}", a.model, t.name, (q ? c.n_heads : c.n_kv_heads) * c.head_dim, rows);
-    permute_rope_rows(bytes, permuted, rows, c.head_dim);
-    w.write_tensor(permuted);
+    if (tg.permute_qk && (q || k)) {
+      int64_t rows = t.shape.at(0);
+      if (rows != int64_t(q ? c.n_heads : c.n_kv_heads) * c.head_dim)
+        bs::fail("{}: tensor '{}': expected {} rows, got {}", a.model, t.name, (q ? c.n_heads : c.n_kv_heads) * c.head_dim, rows);
+      permute_rope_rows(bytes, permuted, rows, c.head_dim);
+      bytes = permuted;
+    } else if (tg.norms_plus_one && o.name.ends_with("norm.weight")) {
+      if (t.dtype != bs::DType::F32) bs::fail("{}: tensor '{}': expected an F32 norm, got {}", a.model, t.name, bs::dtype_name(t.dtype));
+      permuted.assign(bytes.begin(), bytes.end());
+      for (size_t i = 0; i + 4 <= permuted.size(); i += 4) {
+        float f;
+        std::memcpy(&f, permuted.data() + i, 4);
+        f += 1.0f;  // in f32, as HF's Gemma RMSNorm adds it
+        std::memcpy(permuted.data() + i, &f, 4);
+      }
+      bytes = permuted;
+    }
+    if (o.parts.size() == 1) return w.write_tensor(bytes);
+    auto& buf = pending[out_of.at(t.internal)];
+    buf.insert(buf.end(), bytes.begin(), bytes.end());
+    if (&t == o.parts.back() || t.internal == o.parts.back()->internal) {
+      w.write_tensor(buf);
+      pending.erase(out_of.at(t.internal));
+    }
   });
   uint64_t size = w.finish();
   if (a.json) {
     nlohmann::ordered_json j = {{"gguf", a.out}, {"bytes", size}, {"tensors", w.tensors().size()},
-                                {"quantization", m.quantization}, {"rope_qk_permuted", true}};
+                                {"architecture", arch}, {"quantization", m.quantization}, {"rope_qk_permuted", tg.permute_qk}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s: %zu tensors, %.1f MiB\n", a.out.c_str(), w.tensors().size(), size / 1048576.0);
+    std::printf("%s: %s, %zu tensors, %.1f MiB\n", a.out.c_str(), arch.c_str(), w.tensors().size(), size / 1048576.0);
   }
 }
 
-bs::cli::Command export_gguf_cmd{"export-gguf", "Write a Llama-shaped RDRR model as a GGUF file (benchmarks)",
+bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama, gemma2, gemma3, phi3 shapes) as a GGUF file",
                                   [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.group("");  // hidden: a benchmarking aid, not a supported conversion path

@@ -19,6 +19,14 @@ constexpr GgmlTypeTraits kTypes[] = {
     {GgmlType::Q6_K, "Q6_K", 256, 210},  {GgmlType::Q8_K, "Q8_K", 256, 292}, {GgmlType::I8, "I8", 1, 1},
     {GgmlType::I16, "I16", 1, 2},        {GgmlType::I32, "I32", 1, 4},       {GgmlType::I64, "I64", 1, 8},
     {GgmlType::F64, "F64", 1, 8},        {GgmlType::BF16, "BF16", 1, 2},
+    // The importance-matrix, ternary and MXFP4 types: known so that a file holding them parses and the
+    // import can name them (block sizes from ggml-common.h's static_asserts).
+    {GgmlType::IQ2_XXS, "IQ2_XXS", 256, 66}, {GgmlType::IQ2_XS, "IQ2_XS", 256, 74},
+    {GgmlType::IQ3_XXS, "IQ3_XXS", 256, 98}, {GgmlType::IQ1_S, "IQ1_S", 256, 50},
+    {GgmlType::IQ4_NL, "IQ4_NL", 32, 18},    {GgmlType::IQ3_S, "IQ3_S", 256, 110},
+    {GgmlType::IQ2_S, "IQ2_S", 256, 82},     {GgmlType::IQ4_XS, "IQ4_XS", 256, 136},
+    {GgmlType::IQ1_M, "IQ1_M", 256, 56},     {GgmlType::TQ1_0, "TQ1_0", 256, 54},
+    {GgmlType::TQ2_0, "TQ2_0", 256, 66},     {GgmlType::MXFP4, "MXFP4", 32, 17},
 };
 
 constexpr std::pair<DType, GgmlType> kDTypeMap[] = {

@@ -1,5 +1,6 @@
 #include "rdrr/gguf_import.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "rdrr/gguf_dequant.h"
 #include "rdrr/hf_config.h"
 #include "rdrr/partial_dir.h"
 #include "rdrr/safetensors.h"
@@ -23,16 +25,23 @@ using nlohmann::json;
 namespace {
 
 // The architectures an import knows: GGUF's general.architecture, the HF model_type and class it
-// stands for, and whether llama.cpp's converter permuted q/k rows (its non-NEOX RoPE families).
+// stands for, whether llama.cpp's converter permuted q/k rows (its non-NEOX RoPE families), and whether
+// it stored every RMSNorm weight as 1 + w (Gemma: convert_hf_to_gguf.py adds 1 to each "*norm.weight",
+// so llama.cpp's plain RMSNorm computes HF's x * (1 + w)).
 struct ArchSpec {
   std::string_view gguf, model_type, hf_class;
   bool permuted_qk;
+  bool norms_plus_one = false;
 };
 constexpr ArchSpec kArchs[] = {
     {"llama", "llama", "LlamaForCausalLM", true},  // Llama 1-3, Mistral (llama.cpp writes Mistral as llama)
     {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
     {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
     {"phi3", "phi3", "Phi3ForCausalLM", false},  // fused attn_qkv and gate|up ffn_up, split at import
+    {"gemma2", "gemma2", "Gemma2ForCausalLM", false, true},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, true},
+    // Short-conv hybrid: per-layer head_count_kv (0 = a conv layer), shortconv.* tensors; NEOX RoPE.
+    {"lfm2", "lfm2", "Lfm2ForCausalLM", false},
 };
 
 // llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
@@ -44,6 +53,11 @@ constexpr std::pair<std::string_view, std::string_view> kLayerNames[] = {
     {"attn_k_norm.weight", "attn_k_norm"}, {"attn_output.weight", "attn_out"},
     {"ffn_norm.weight", "ffn_norm"},       {"ffn_gate.weight", "ffn_gate"},
     {"ffn_up.weight", "ffn_up"},           {"ffn_down.weight", "ffn_down"},
+    // Gemma's sandwich norms (llama.cpp's ffn_norm is Gemma's pre_feedforward_layernorm).
+    {"post_attention_norm.weight", "attn_post_norm"}, {"post_ffw_norm.weight", "ffn_post_norm"},
+    // LFM2's short convolution (HF conv.in_proj, conv.conv squeezed to 2-D, conv.out_proj).
+    {"shortconv.in_proj.weight", "conv_in"},          {"shortconv.conv.weight", "conv_kernel"},
+    {"shortconv.out_proj.weight", "conv_out"},
 };
 constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
     {"token_embd.weight", "embed"}, {"output_norm.weight", "output_norm"}, {"output.weight", "output"}};
@@ -51,6 +65,8 @@ constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
 // The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
 // a plain decimal below n_layers).
 std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
+  // LFM2's final norm (HF embedding_norm) is token_embd_norm in llama.cpp's files.
+  if (arch == "lfm2" && name == "token_embd_norm.weight") return "output_norm";
   for (auto [g, i] : kTopNames)
     if (name == g) return std::string(i);
   if (!name.starts_with("blk.")) return {};
@@ -124,6 +140,103 @@ std::string quantization_name(const std::set<DType>& matrices) {
   return s.empty() ? "F16" : s;
 }
 
+// A per-layer count array (LFM2's head_count_kv): n_layers integers, the non-zero ones all equal.
+std::vector<int64_t> per_layer_counts(const gguf::Value& v, uint64_t n_layers, const std::string& key,
+                                      const std::string& label) {
+  std::vector<int64_t> out;
+  if (const auto* i = std::get_if<std::vector<int64_t>>(&v.v)) out = *i;
+  if (const auto* u = std::get_if<std::vector<uint64_t>>(&v.v))
+    for (uint64_t x : *u) out.push_back(x > (1u << 30) ? -1 : int64_t(x));
+  if (out.size() != n_layers)
+    fail("{}: metadata '{}': expected {} integers (one per layer), got {}", label, key, n_layers,
+         std::holds_alternative<std::vector<int64_t>>(v.v) || std::holds_alternative<std::vector<uint64_t>>(v.v)
+             ? std::to_string(out.size())
+             : "an array of another type");
+  int64_t nonzero = 0;
+  for (size_t l = 0; l < out.size(); ++l) {
+    if (out[l] < 0 || out[l] > (1 << 30) || (nonzero && out[l] && out[l] != nonzero))
+      fail("{}: metadata '{}[{}]': expected 0 or the other layers' count {}, got {}", label, key, l, nonzero, out[l]);
+    if (out[l]) nonzero = out[l];
+  }
+  if (!nonzero) fail("{}: metadata '{}': every layer is 0 (no attention layer)", label, key);
+  return out;
+}
+
+// What llama.cpp's Gemma 2 / 3 take from the architecture rather than the file (llama-model.cpp's
+// load_hparams), as the config.json keys transformers reads: GELU (tanh), the attention scale
+// 1/sqrt(head_dim) (1/sqrt(dim / heads) for the 27B, which it recognises by its layer count), the
+// sliding pattern (Gemma 2: even layers slide; Gemma 3: five local to one global, local RoPE base
+// 10000), Gemma 2's softcaps (50 / 30 where the file has no keys) and Gemma 3's none.
+void gemma_config(const Meta& m, json& c) {
+  const std::string a = m.arch + ".";
+  const bool gemma2 = m.arch == "gemma2";
+  const int64_t n_layers = c["num_hidden_layers"], dim = c["hidden_size"], heads = c["num_attention_heads"];
+  c.erase("hidden_act");
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["query_pre_attn_scalar"] = n_layers == (gemma2 ? 46 : 62) ? dim / heads : c["head_dim"].get<int64_t>();
+  if (gemma2) {
+    for (auto [key, fallback] : {std::pair{"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0}}) {
+      double cap = m.number(a + key, fallback);
+      if (!(cap > 0 && cap < 1e30))
+        fail("{}: metadata '{}{}': expected a positive softcap (llama.cpp divides by it), got {}", m.label, a, key,
+             cap);
+      c[key] = cap;
+    }
+    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window", 4096), a + "attention.sliding_window",
+                                   m.label);
+  } else {
+    c["attn_logit_softcapping"] = nullptr;
+    c["final_logit_softcapping"] = nullptr;
+    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window"), a + "attention.sliding_window", m.label);
+    c["sliding_window_pattern"] = 6;
+    c["rope_local_base_freq"] = 10000.0;
+  }
+}
+
+// Phi-3 128k's LongRoPE as llama.cpp's converter writes it: the long and short factors as F32 tensors
+// rope_factors_long / rope_factors_short of head_dim/2 values, original_max_position_embeddings as
+// rope.scaling.original_context_length and the attention factor as rope.scaling.attn_factor. Puts HF's
+// rope_scaling into `c`; false when the file has neither tensor. With no `file` (a header-only check)
+// the factors are taken as 1.
+bool read_longrope(const Meta& m, const gguf::Header& h, std::span<const std::byte> file, json& c, int64_t head_dim) {
+  const std::string a = m.arch + ".";
+  const gguf::TensorInfo* lf = h.tensor("rope_factors_long.weight");
+  const gguf::TensorInfo* sf = h.tensor("rope_factors_short.weight");
+  if (!lf && !sf) return false;
+  if (m.arch != "phi3")
+    fail("{}: tensor '{}' (LongRoPE factors): imported for phi3 only, not {}", m.label, (lf ? lf : sf)->name, m.arch);
+  if (!lf || !sf)
+    fail("{}: tensor '{}' is missing (LongRoPE has a long and a short factor tensor)", m.label,
+         lf ? "rope_factors_short.weight" : "rope_factors_long.weight");
+  json rs = {{"rope_type", "longrope"}};
+  for (const gguf::TensorInfo* t : {lf, sf}) {
+    if (t->type != gguf::GgmlType::F32 || t->ne.size() != 1 || t->ne[0] != uint64_t(head_dim / 2))
+      fail("{}: tensor '{}': expected F32 ne [{}] (one factor per rotated pair), got type #{} ne {}", m.label, t->name,
+           head_dim / 2, uint32_t(t->type), json(t->ne).dump());
+    std::vector<double> f(size_t(head_dim / 2), 1.0);
+    if (!file.empty()) {
+      if (h.data_offset + t->offset + t->size > file.size()) fail("{}: tensor '{}' lies past the file's end", m.label, t->name);
+      for (size_t i = 0; i < f.size(); ++i) {
+        float v;
+        std::memcpy(&v, file.data() + h.data_offset + t->offset + 4 * i, 4);
+        if (!(v > 0 && v < 1e30f))
+          fail("{}: tensor '{}'[{}]: expected a positive finite factor, got {}", m.label, t->name, i, v);
+        f[i] = v;
+      }
+    }
+    rs[t == lf ? "long_factor" : "short_factor"] = f;
+  }
+  rs["original_max_position_embeddings"] =
+      positive(m.uint(a + "rope.scaling.original_context_length"), a + "rope.scaling.original_context_length", m.label);
+  if (h.find(a + "rope.scaling.attn_factor")) {
+    double af = m.number(a + "rope.scaling.attn_factor");
+    if (!(af > 0 && af < 1e6)) fail("{}: metadata '{}rope.scaling.attn_factor': expected a positive factor, got {}", m.label, a, af);
+    rs["attention_factor"] = af;
+  }
+  c["rope_scaling"] = rs;
+  return true;
+}
+
 }  // namespace
 
 bool is_gguf_file(const fs::path& path) {
@@ -134,7 +247,7 @@ bool is_gguf_file(const fs::path& path) {
   return f.read(magic, 4) && std::memcmp(magic, gguf::kMagic, 4) == 0;
 }
 
-GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label) {
+GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label, std::span<const std::byte> file) {
   GgufImportPlan p;
   const gguf::Value* av = h.find("general.architecture");
   if (!av || !av->as_string()) fail("{}: metadata 'general.architecture' is missing or not a string", label);
@@ -143,15 +256,24 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   for (const auto& a : kArchs)
     if (a.gguf == p.gguf_arch) spec = &a;
   if (!spec)
-    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3 and phi3 GGUFs", label, p.gguf_arch);
+    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3, phi3, gemma2, gemma3 and lfm2 GGUFs", label, p.gguf_arch);
   Meta m{h, label, p.gguf_arch};
   const std::string a = p.gguf_arch + ".";
 
   const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
   const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
   const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
-  const int64_t n_kv = positive(m.uint(a + "attention.head_count_kv", uint64_t(n_heads)),
-                                a + "attention.head_count_kv", label);
+  // LFM2 gives head_count_kv per layer, 0 for its conv layers: those become HF's layer_types.
+  std::vector<int64_t> kv_per_layer;
+  if (const gguf::Value* kv = h.find(a + "attention.head_count_kv"); kv && kv->type == gguf::ValueType::array) {
+    if (spec->model_type != "lfm2")
+      fail("{}: metadata '{}attention.head_count_kv': expected an integer, got an array", label, a);
+    kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
+  }
+  const int64_t n_kv =
+      kv_per_layer.empty()
+          ? positive(m.uint(a + "attention.head_count_kv", uint64_t(n_heads)), a + "attention.head_count_kv", label)
+          : *std::max_element(kv_per_layer.begin(), kv_per_layer.end());
   const int64_t head_dim = positive(m.uint(a + "attention.key_length", uint64_t(dim / n_heads)),
                                     a + "attention.key_length", label);
   if (m.uint(a + "attention.value_length", uint64_t(head_dim)) != uint64_t(head_dim))
@@ -199,6 +321,20 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
       {"tie_word_embeddings", h.tensor("output.weight") == nullptr},
       {"hidden_act", "silu"}};
   if (spec->model_type == "qwen3") c["attention_bias"] = false;
+  if (spec->norms_plus_one) gemma_config(m, c);
+  if (spec->model_type == "lfm2") {
+    if (kv_per_layer.empty())
+      fail("{}: metadata '{}attention.head_count_kv': expected one count per layer (0 for conv layers)", label, a);
+    json types = json::array();
+    for (int64_t kv : kv_per_layer) types.push_back(kv ? "full_attention" : "conv");
+    c["layer_types"] = types;
+    const uint64_t l_cache = m.uint(a + "shortconv.l_cache");
+    if (l_cache < 1 || l_cache > 64)
+      fail("{}: metadata '{}shortconv.l_cache': expected 1 .. 64, got {}", label, a, l_cache);
+    c["conv_L_cache"] = l_cache;
+    c["norm_eps"] = c["rms_norm_eps"];
+    c["block_auto_adjust_ff_dim"] = false;  // feed_forward_length is the adjusted width already
+  }
   for (auto [key, hf] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
                          {"tokenizer.ggml.eos_token_id", "eos_token_id"}})
     if (h.find(key)) c[hf] = m.uint(key);
@@ -214,15 +350,17 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   }
   if (h.tensor("rope_freqs.weight"))
     fail("{}: tensor 'rope_freqs.weight' (llama3-style per-frequency RoPE scaling): not imported yet", label);
-  if (h.tensor("rope_factors_long.weight") || h.tensor("rope_factors_short.weight"))
-    fail("{}: tensor 'rope_factors_long.weight' (Phi-3 128k's LongRoPE factors): not imported yet; convert the "
-         "safetensors checkpoint instead", label);
-  if (const gguf::Value* sw = h.find(a + "attention.sliding_window"); sw && spec->model_type == "phi3")
-    c["sliding_window"] = m.uint(a + "attention.sliding_window");  // Phi-3: every layer slides
-  else if (spec->model_type == "phi3")
-    c["sliding_window"] = nullptr;
+  const bool longrope = read_longrope(m, h, file, c, head_dim);
+  if (spec->model_type == "phi3") {
+    // Phi-3: every layer slides when the window is set; the converter writes 0 for none (Phi-4).
+    uint64_t sw = h.find(a + "attention.sliding_window") ? m.uint(a + "attention.sliding_window") : 0;
+    c["sliding_window"] = sw ? json(positive(sw, a + "attention.sliding_window", label)) : json(nullptr);
+  }
   p.hf_config = c;
   DType embed_type = dtype_of(embd->type).value_or(DType::F16);
+  // Gemma scales the embedding by sqrt(dim) rounded to the checkpoint's dtype (HF's normalizer); every Gemma
+  // is released in BF16, so that is the rounding an imported one gets (llama.cpp multiplies by the f32 root).
+  if (spec->norms_plus_one) embed_type = DType::BF16;
   p.config = config_from_hf(c, nullptr, embed_type, label + " (metadata as config.json)");
   const ModelConfig& cfg = p.config;
 
@@ -232,6 +370,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
   // Parts of fused tensors (Phi-3): the internal name of each part -> the fused one's and its rows.
   std::map<std::string, std::pair<std::string, FusedPart>> part_of;
   for (const auto& t : h.tensors) {
+    if (longrope && t.name.starts_with("rope_factors_")) continue;  // read into the config above
     std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
     if (internal.empty())
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
@@ -255,15 +394,26 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
     GgufImportPlan::Tensor pt{&t, internal, names.to_hf(internal), {}, DType::F32, DType::F32, 0};
+    if (spec->norms_plus_one && t.name.ends_with("norm.weight")) pt.add = -1.0f;
     std::optional<DType> src = dtype_of(t.type);
     auto traits = gguf::ggml_traits(t.type);
     const std::string type_name = traits ? std::string(traits->name) : "#" + std::to_string(uint32_t(t.type));
+    if (!src && gguf::converted_dtype(t.type)) {
+      pt.convert = t.type;
+      src = gguf::converted_dtype(t.type);
+    }
     if (!src || *src == DType::I32)
-      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K)", label, t.name,
-           type_name);
+      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K as they are; Q4_0, Q5_0 "
+           "as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
+           label, t.name, type_name);
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
     std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
+    // LFM2's conv kernel [dim, 1, L] is stored squeezed, [dim, L]: the same bytes.
+    std::vector<int64_t> squeezed;
+    for (int64_t d : want)
+      if (d != 1) squeezed.push_back(d);
+    if (want.size() == 3 && pt.shape == squeezed) pt.shape = want;
     if (pt.shape != want)
       fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, t.name, json(want).dump(),
            json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
@@ -273,11 +423,11 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label)
       pt.row0 = part->row0;
       pt.shape[0] = part->rows;
     }
-    if (pt.shape.size() == 1) {
+    if (pt.shape.size() != 2) {
       if (traits->block_elems != 1)
-        fail("{}: tensor '{}': a 1-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
-             type_name);
-      pt.stored = DType::F32;  // norms and biases, as convert stores them
+        fail("{}: tensor '{}': a {}-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
+             pt.shape.size(), type_name);
+      pt.stored = DType::F32;  // norms, biases and conv kernels, as convert stores them
     } else {
       pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
       matrix_types.insert(pt.stored);
@@ -307,14 +457,22 @@ namespace {
 // A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF
 // order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
 std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
-                                        int32_t head_dim, std::vector<std::byte>& out) {
+                                        int32_t head_dim, std::vector<std::byte>& out,
+                                        std::vector<std::byte>& dequantized, gguf::ConversionLoss& loss) {
   if (t.total_rows > 0 && t.shape[0] != t.total_rows) {  // a part of a fused tensor: its rows
     const size_t row = in.size() / size_t(t.total_rows);
     in = in.subspan(size_t(t.row0) * row, size_t(t.shape[0]) * row);
   }
+  if (t.convert) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= uint64_t(d);
+    dequantized.clear();
+    loss = gguf::convert_blocks(*t.convert, in, n, dequantized);
+    in = dequantized;
+  }
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
-  if (t.stored != t.source) {
+  if (t.stored != t.source || t.add != 0) {
     const uint64_t n = in.size() / traits(t.source).block_bytes;
     converted.resize(n * traits(t.stored).block_bytes);
     for (uint64_t i = 0; i < n; ++i) {
@@ -326,6 +484,7 @@ std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::sp
         std::memcpy(&v, in.data() + 2 * i, 2);
         f = t.source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
       }
+      f += t.add;
       if (t.stored == DType::F32) {
         std::memcpy(converted.data() + 4 * i, &f, 4);
       } else {
@@ -358,12 +517,12 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     fail_kind(ErrorKind::usage, "{}: already exists (use --force to replace it)", out_dir.string());
   const std::string label = gguf_file.string();
   gguf::Header h = gguf::read_header(label);
-  GgufImportPlan plan = plan_gguf_import(h, label);
+  MappedFile file(gguf_file);
+  if (file.bytes().size() < h.data_offset) fail("{}: changed while being read", label);
+  GgufImportPlan plan = plan_gguf_import(h, label, file.bytes());
   std::string tokenizer_why;
   std::optional<GgufTokenizer> tok =
       gguf_tokenizer(h, label, tokenizer_why);  // a malformed vocabulary fails here
-  MappedFile file(gguf_file);
-  if (file.bytes().size() < h.data_offset) fail("{}: changed while being read", label);
   uint64_t source_bytes = 0;
   // A part of a fused tensor counts its rows' share.
   auto part_bytes = [](const GgufImportPlan::Tensor& t) {
@@ -371,6 +530,11 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   };
   for (const auto& t : plan.tensors) source_bytes += part_bytes(t);
 
+  struct Conversion {
+    int count = 0;
+    double worst_rel = 0, worst_abs = 0;
+  };
+  std::map<std::string, Conversion> conversions;  // "Q5_K -> F16" -> how many tensors, the worst loss
   SignalGuard signals;
   PartialDir tmp(out_dir, opt.keep_partial);
   Manifest m;
@@ -380,11 +544,28 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       so.threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
     ShardWriter writer(tmp.path(), so);
     uint64_t done = 0;
-    std::vector<std::byte> out;
+    std::vector<std::byte> out, dequantized;
     for (const auto& t : plan.tensors) {
       signals.check();
       std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
-      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out);
+      gguf::ConversionLoss loss;
+      std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out, dequantized, loss);
+      std::string converted;  // what the conversion did, for the manifest and the summary
+      if (t.convert) {
+        const std::string from(gguf::ggml_traits(*t.convert)->name), to(dtype_name(t.stored));
+        if (!(loss.max_abs_error < 1e30))
+          fail("{}: tensor '{}': {} values overflow F16 (max |w| {})", label, t.info->name, from, loss.max_abs);
+        converted = t.stored == DType::Q8_0
+                        ? fmt::format("GGUF {}; stored as Q8_0 with the same scales and quants (exact)", from)
+                        : fmt::format("GGUF {}; dequantized to {}: f16 rounding changed values by at most {:.3g} "
+                                      "({:.3g} of max |w| {:.3g})",
+                                      from, to, loss.max_abs_error,
+                                      loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0, loss.max_abs);
+        auto& c = conversions[from + " -> " + to];
+        c.count += 1;
+        c.worst_rel = std::max(c.worst_rel, loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0);
+        c.worst_abs = std::max(c.worst_abs, loss.max_abs_error);
+      }
       TensorEntry e;
       e.name = t.hf_name;
       e.internal = t.internal;
@@ -398,6 +579,11 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       e.requested_dtype = std::string(dtype_name(t.stored));
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
+      if (t.add != 0) e.fallback = "GGUF holds 1 + w (llama.cpp's Gemma norms); stored as w";
+      if (t.convert) {
+        e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
+        e.fallback = converted;
+      }
       writer.write(bytes);
       release_pages(in);
       done += part_bytes(t);
@@ -407,6 +593,13 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     m.shards = writer.finish();
   }
   signals.check();
+  for (const auto& [what, c] : conversions)
+    std::fprintf(stderr, "%s: %d tensor%s %s%s\n", label.c_str(), c.count, c.count == 1 ? "" : "s", what.c_str(),
+                 what.ends_with("Q8_0") ? " (exact: the same scales and quants)"
+                                        : fmt::format(" (dequantized; f16 rounding: worst {:.3g} absolute, {:.3g} of "
+                                                      "a tensor's max |w|)",
+                                                      c.worst_abs, c.worst_rel)
+                                              .c_str());
   m.hash_algorithm = std::string(hash_algorithm_name(opt.shards.hash));
   for (auto& s : m.shards) m.total_size += s.size;
   const gguf::Value* name = h.find("general.name");

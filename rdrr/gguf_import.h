@@ -4,12 +4,17 @@
 // The metadata ({arch}.block_count, .embedding_length, ...) becomes the config.json the same
 // architecture's HF checkpoint has, so the model config comes out of config_from_hf like convert's.
 // Tensors keep their bytes (blueshift's Q4_K/Q6_K/Q8_0 blocks are GGML's); only names, dims order
-// (GGUF ne[0] is the row length: the reverse of the HF shape) and two layouts change:
+// (GGUF ne[0] is the row length: the reverse of the HF shape) and these change:
 //  - llama.cpp's converter permutes the rows of attn_q / attn_k of the llama architecture per head
 //    (HF rotates the halves (i, i + head_dim/2), llama.cpp adjacent pairs (2i, 2i + 1)); the import
 //    undoes it, so RDRR holds HF order. Rows are quantized one by one, so whole rows of bytes move.
+//  - Gemma 2/3: llama.cpp's converter stores every RMSNorm weight as 1 + w; the import subtracts 1 (exact in
+//    f32 for the weights norms have, and the runtime's 1 + w then gives back llama.cpp's value bit for bit);
+//  - Phi-3: attn_qkv and gate|up ffn_up are split by rows; LongRoPE's factor tensors become rope_scaling;
 //  - 1-D tensors (norms, biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
-// Tensor types other than F32, F16, BF16, Q8_0, Q4_K and Q6_K fail naming the tensor and its type.
+// Types RDRR does not hold become the nearest one it does (rdrr/gguf_dequant.h: Q4_0/Q5_0 exactly as Q8_0;
+// Q4_1, Q5_1, Q2_K, Q3_K, Q5_K dequantized to F16, the f16 rounding measured and stated); the others (IQ*,
+// TQ*, MXFP4, Q8_1, Q8_K, F64, integers) fail naming the tensor and its type.
 // Output goes through PartialDir as convert's does (temporary sibling, renamed at the end).
 #pragma once
 #include <filesystem>
@@ -37,6 +42,10 @@ struct GgufImportPlan {
     // Rows [row0, row0 + shape[0]) of the GGUF tensor, which has total_rows: a part of a fused one (Phi-3's
     // attn_qkv and gate|up ffn_up), split as convert splits HF's qkv_proj / gate_up_proj.
     int64_t row0 = 0, total_rows = 0;
+    float add = 0;  // added to every value: -1 takes Gemma's (1 + w) norms back to HF's w
+    // A GGML type RDRR does not hold, converted to `source` (gguf_dequant.h: Q4_0/Q5_0 -> Q8_0 exactly,
+    // Q4_1/Q5_1/Q2_K/Q3_K/Q5_K dequantized to F16).
+    std::optional<gguf::GgmlType> convert;
   };
   std::string gguf_arch;     // general.architecture
   nlohmann::json hf_config;  // the config.json it stands for
@@ -48,7 +57,10 @@ struct GgufImportPlan {
 
 // Checks the header as an import needs it (architecture, hyperparameters, every tensor's name, type
 // and dims); throws bs::Error(input) naming `label`, the field or tensor, expected vs actual.
-GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label);
+// `file` (the whole file; empty for a header-only check) is where the few tensors that become config
+// values are read from: Phi-3's LongRoPE factors.
+GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
+                                std::span<const std::byte> file = {});
 
 // GGUF's vocabulary (tokenizer.ggml.*) as HF files, for byte-level BPE ("gpt2" model) with a known
 // pre-tokenizer (tokenizer.ggml.pre: llama-bpe/llama3/lfm2/..., qwen2, gpt-2/default):

@@ -23,7 +23,7 @@ int fuzz_gguf(const uint8_t* data, size_t size) {
     return 0;
   }
   try {
-    bs::GgufImportPlan p = bs::plan_gguf_import(h, "fuzz.gguf");
+    bs::GgufImportPlan p = bs::plan_gguf_import(h, "fuzz.gguf", std::as_bytes(std::span(data, size)));
     // An accepted plan reads only tensors of the header, each of the size its type and dims give.
     for (const auto& t : p.tensors) {
       uint64_t elems = 1;
