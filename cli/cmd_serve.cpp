@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -33,24 +34,35 @@ void run(Args& a) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto lm = bs::cli::load_for_generation(a.model, a.ctx, 256, bs::gpu::KernelSource::glsl, {}, bs::cli::parse_precision(a.precision));
-  if (!lm.tokenizer) bs::fail("{}: serve needs tokenizer.json in the model directory", a.model);
-  if (a.parallel > 1)
-    std::fprintf(stderr, "note: --parallel %d: continuous batching is not built yet; requests are served one at a time "
-                         "from a queue\n", a.parallel);
-  bs::serve::Engine engine(*lm.model, *lm.tokenizer, {.prefix_cache = !a.no_prefix_cache});
+  // As load_for_generation, with a KV cache and a logits row per batched sequence.
+  auto t0 = std::chrono::steady_clock::now();
+  auto source = bs::model::open_model(a.model);
+  auto device = std::make_unique<bs::gpu::Device>();
+  bs::model::ModelOptions mo;
+  mo.max_ctx = a.ctx;
+  mo.max_batch = std::max(256, a.parallel);
+  mo.logits_rows = a.parallel;
+  mo.kv_slots = a.parallel;
+  mo.kv_f32 = mo.f32_prefill_matmul = bs::cli::parse_precision(a.precision);
+  bs::model::Model model(*device, source, mo);
+  if (!std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json"))
+    bs::fail("{}: serve needs tokenizer.json in the model directory", a.model);
+  auto tokenizer = bs::tok::Tokenizer::from_dir(a.model);
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  bs::serve::Engine engine(model, tokenizer, {.parallel = a.parallel, .prefix_cache = !a.no_prefix_cache});
   a.server.model_id = !a.alias.empty() ? a.alias : std::filesystem::path(a.model).lexically_normal().filename().string();
   if (a.server.model_id.empty()) a.server.model_id = std::filesystem::path(a.model).lexically_normal().parent_path().filename().string();
   a.server.max_body = a.max_body;
-  bs::serve::Server server(engine, *lm.tokenizer, a.server);
+  bs::serve::Server server(engine, tokenizer, a.server);
   int port = server.bind();
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     server.stop();
   });
-  std::fprintf(stderr, "serving %s as \"%s\" on %s (context %d, load %.2f s)%s\n", a.model.c_str(), a.server.model_id.c_str(),
-               lm.device->adapter().name.c_str(), lm.model->max_ctx(), lm.load_s, a.api_key.empty() ? "" : ", API key required");
+  std::fprintf(stderr, "serving %s as \"%s\" on %s (%d sequence%s at once, context %d each, load %.2f s)%s\n",
+               a.model.c_str(), a.server.model_id.c_str(), device->adapter().name.c_str(), a.parallel, a.parallel > 1 ? "s" : "",
+               model.max_ctx(), load_s, a.api_key.empty() ? "" : ", API key required");
   std::printf("listening on http://%s:%d\n", a.server.host.c_str(), port);
   std::fflush(stdout);
   server.listen();
@@ -63,7 +75,7 @@ bs::cli::Command serve_cmd{"serve", "OpenAI-compatible HTTP server (chat/complet
   app.add_option("--model", a->model, "RDRR model directory (or Hugging Face checkpoint)")->required();
   app.add_option("--host", a->server.host, "address to listen on (default 127.0.0.1: this machine only)");
   app.add_option("--port", a->server.port, "TCP port (default 8080; 0: any free port, printed at start)");
-  app.add_option("--parallel", a->parallel, "sequences decoded together (continuous batching: not built yet, 1)");
+  app.add_option("--parallel", a->parallel, "sequences decoded together (continuous batching; default 1: one at a time, from a queue)");
   app.add_option("--ctx", a->ctx, "context (KV-cache) length; default min(model max, 4096)");
   app.add_option("--api-key", a->api_key, "require \"Authorization: Bearer KEY\" (all routes but /health)");
   app.add_option("--alias", a->alias, "the model's id in the API (default: the model directory's name)");

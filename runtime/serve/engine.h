@@ -7,8 +7,10 @@
 // prefix and prefills only the rest. Models with recurrent or conv state (hybrids) cannot be rewound
 // and always start at position 0.
 //
-// Sequences are served one at a time here: continuous batching (several sequences per replayed decode
-// step) is the design in docs of runtime/serve/README.md, not yet built.
+// With parallel > 1, up to that many sequences decode together (continuous batching, batch.h): queued
+// jobs join free slots between replayed decode batches, finished ones leave without stalling the rest,
+// and each slot keeps its last sequence's KV for prefix reuse (a job goes to the free slot sharing the
+// longest prefix with its prompt). With parallel = 1 a generate::Session serves them one at a time.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "runtime/generate/session.h"
+#include "runtime/serve/stop.h"
 #include "runtime/tokenizer/tokenizer.h"
 
 namespace bs::serve {
@@ -63,6 +66,7 @@ class Job {
 };
 
 struct EngineOptions {
+  int32_t parallel = 1;     // sequences decoded together (the model needs kv_slots and logits_rows >= this)
   bool prefix_cache = true;
   int32_t max_queue = 256;  // jobs waiting beyond this are refused (HTTP 503)
 };
@@ -85,6 +89,10 @@ class Engine {
  private:
   void run();
   void serve_one(Job& job);
+  void run_batched();
+  struct Slot;
+  void deliver(Slot& slot, int32_t s);
+  void finish_slot(Slot& slot, int32_t s);
 
   model::Model& model_;
   const tok::Tokenizer& tok_;
@@ -92,6 +100,8 @@ class Engine {
   generate::Session session_;
   bool can_rewind_;
   std::vector<int32_t> cached_;  // the tokens in the Session's KV cache, in order
+  std::unique_ptr<class BatchDecoder> batch_;  // parallel > 1
+  std::vector<Slot> slots_;
 
   mutable std::mutex m_;
   std::condition_variable cv_;

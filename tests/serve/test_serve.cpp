@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -102,10 +104,17 @@ class ServeProcess {
   int status_ = 0;
 };
 
-ServeProcess& server() {
-  static ServeProcess s({"--max-body", "65536"});
-  return s;
+// One server per --parallel value for the whole test process: 1 serves a queue with a Session, more
+// decode that many sequences together (continuous batching).
+ServeProcess& server(int parallel) {
+  static std::map<int, std::unique_ptr<ServeProcess>> servers;
+  auto& s = servers[parallel];
+  if (!s) s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(parallel)});
+  return *s;
 }
+
+class ServeP : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Parallel, ServeP, ::testing::Values(1, 4), [](const auto& i) { return "parallel" + std::to_string(i.param); });
 
 // A streaming request through curl: the data lines it received (the JSON of each chunk, then "[DONE]").
 std::vector<std::string> curl_stream(const ServeProcess& s, const std::string& path, const json& body) {
@@ -160,8 +169,8 @@ json chat_body(const std::string& content, int max_tokens) {
           {"temperature", 0}, {"ignore_eos", true}};
 }
 
-TEST(Serve, StreamMatchesGenerateWithTheSameSeed) {
-  auto& s = server();
+TEST_P(ServeP, StreamMatchesGenerateWithTheSameSeed) {
+  auto& s = server(GetParam());
   json body = chat_body("Tell me a story", 40);
   body["temperature"] = 0.9;
   body["top_k"] = 40;
@@ -180,8 +189,8 @@ TEST(Serve, StreamMatchesGenerateWithTheSameSeed) {
   EXPECT_GT(st.usage["prompt_tokens"].get<int>(), 3);
 }
 
-TEST(Serve, CompletionsStreamAndWholeAgree) {
-  auto& s = server();
+TEST_P(ServeP, CompletionsStreamAndWholeAgree) {
+  auto& s = server(GetParam());
   json body = {{"prompt", "Once upon a time"}, {"max_tokens", 24}, {"temperature", 0}, {"ignore_eos", true}};
   json whole = post(s, "/v1/completions", body);
   body["stream"] = true;
@@ -191,8 +200,8 @@ TEST(Serve, CompletionsStreamAndWholeAgree) {
   EXPECT_EQ(whole["usage"]["completion_tokens"], 24);
 }
 
-TEST(Serve, EightConcurrentGreedyStreamsEachGetWhatTheyGetAlone) {
-  auto& s = server();
+TEST_P(ServeP, EightConcurrentGreedyStreamsEachGetWhatTheyGetAlone) {
+  auto& s = server(GetParam());
   std::vector<std::string> alone;
   for (int i = 0; i < 8; ++i) {
     json r = post(s, "/v1/chat/completions", chat_body("question number " + std::to_string(i * 7), 24 + i));
@@ -212,8 +221,8 @@ TEST(Serve, EightConcurrentGreedyStreamsEachGetWhatTheyGetAlone) {
   }
 }
 
-TEST(Serve, StopStringsCutTheTextWhereverTokensSplitIt) {
-  auto& s = server();
+TEST_P(ServeP, StopStringsCutTheTextWhereverTokensSplitIt) {
+  auto& s = server(GetParam());
   json body = chat_body("a stop string test", 40);
   std::string full = post(s, "/v1/chat/completions", body)["choices"][0]["message"]["content"];
   ASSERT_GT(full.size(), 12u);
@@ -228,15 +237,16 @@ TEST(Serve, StopStringsCutTheTextWhereverTokensSplitIt) {
   EXPECT_EQ(st.finish_reason, "stop");
 }
 
-TEST(Serve, PrefixCacheReusesTheKvOfASharedPrompt) {
-  auto& s = server();
+TEST_P(ServeP, PrefixCacheReusesTheKvOfASharedPrompt) {
+  auto& s = server(GetParam());
   json body = chat_body("a long shared system prompt that several requests repeat word for word, then a question", 16);
   json a = post(s, "/v1/completions", {{"prompt", "unrelated"}, {"max_tokens", 4}});
   json first = post(s, "/v1/chat/completions", body);
   json second = post(s, "/v1/chat/completions", body);
   EXPECT_EQ(first["choices"][0]["message"]["content"], second["choices"][0]["message"]["content"]);
   int prompt = second["usage"]["prompt_tokens"];
-  EXPECT_EQ(second["usage"]["prompt_tokens_details"]["cached_tokens"], prompt - 1);
+  // At least one token is prefilled (two with batching: a one-row prefill would take the decode kernels).
+  EXPECT_EQ(second["usage"]["prompt_tokens_details"]["cached_tokens"], prompt - (GetParam() > 1 ? 2 : 1));
 }
 
 // Polls /health until no sequence is active or queued; returns it.
@@ -253,8 +263,8 @@ json wait_idle(const ServeProcess& s, std::chrono::seconds limit) {
   return h;
 }
 
-TEST(Serve, AClientThatDisconnectsFreesItsSlot) {
-  auto& s = server();
+TEST_P(ServeP, AClientThatDisconnectsFreesItsSlot) {
+  auto& s = server(GetParam());
   uint64_t cancelled0 = wait_idle(s, std::chrono::seconds(30))["cancelled"];
   // A raw socket: send a long streaming request, read until the first token chunk, hang up.
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -290,8 +300,8 @@ TEST(Serve, AClientThatDisconnectsFreesItsSlot) {
   EXPECT_EQ(r["usage"]["completion_tokens"], 4);
 }
 
-TEST(Serve, BadRequestsGetOpenAIErrorsAndTheServerKeepsServing) {
-  auto& s = server();
+TEST_P(ServeP, BadRequestsGetOpenAIErrorsAndTheServerKeepsServing) {
+  auto& s = server(GetParam());
   auto c = s.client();
   auto expect_error = [&](httplib::Result r, int status, const std::string& code, const std::string& what) {
     ASSERT_TRUE(r) << what;
@@ -326,6 +336,32 @@ TEST(Serve, BadRequestsGetOpenAIErrorsAndTheServerKeepsServing) {
   EXPECT_EQ(r["usage"]["completion_tokens"], 5);
 }
 
+// Continuous batching: short requests join and leave while a long one decodes, and none of this
+// changes the long one's tokens.
+TEST(Serve, SequencesJoinAndLeaveWhileOthersDecode) {
+  auto& s = server(4);
+  json long_body = chat_body("the long one", 200);
+  std::string alone = post(s, "/v1/chat/completions", long_body)["choices"][0]["message"]["content"];
+  long_body["stream"] = true;
+  auto long_run = std::async(std::launch::async, [&] { return join_stream(curl_stream(s, "/v1/chat/completions", long_body)); });
+  // Wait until it decodes, then run short ones through the other slots.
+  for (auto t0 = Clock::now(); Clock::now() - t0 < std::chrono::seconds(30);) {
+    auto h = s.client().Get("/health");
+    if (h && json::parse(h->body)["active"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  int finished_before_long = 0;
+  for (int i = 0; i < 6; ++i) {
+    json r = post(s, "/v1/completions", {{"prompt", "short " + std::to_string(i)}, {"max_tokens", 4}, {"ignore_eos", true}});
+    EXPECT_EQ(r["usage"]["completion_tokens"], 4);
+    if (long_run.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ++finished_before_long;
+  }
+  EXPECT_GE(finished_before_long, 3) << "short requests waited for the long one instead of joining its batches";
+  auto l = long_run.get();
+  EXPECT_EQ(l.text, alone);
+  EXPECT_EQ(l.usage["completion_tokens"], 200);
+}
+
 TEST(Serve, ApiKeyIsRequiredWhenSet) {
   ServeProcess s({"--api-key", "sesame"});
   auto c = s.client();
@@ -345,8 +381,8 @@ TEST(Serve, ApiKeyIsRequiredWhenSet) {
 }
 
 // 200 requests, 16 at a time, on the loopback: none fails; p50 / p95 latency reported.
-TEST(Serve, LoadTest200RequestsAtConcurrency16) {
-  auto& s = server();
+TEST_P(ServeP, LoadTest200RequestsAtConcurrency16) {
+  auto& s = server(GetParam());
   const int kRequests = 200, kConcurrency = 16;
   std::atomic<int> next{0}, failures{0};
   std::vector<double> latency(kRequests);
