@@ -362,6 +362,19 @@ TEST(Serve, SequencesJoinAndLeaveWhileOthersDecode) {
   EXPECT_EQ(l.usage["completion_tokens"], 200);
 }
 
+TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
+  auto r = run_blueshift({"bench", "--model", tiny_model().string(), "--parallel", "3", "--prompt-tokens", "9",
+                          "--gen-tokens", "20", "--reps", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["parallel"], 3);
+  EXPECT_GT(j["aggregate_decode_tok_s"].get<double>(), 0.0);
+  EXPECT_NEAR(j["per_stream_decode_tok_s"].get<double>() * 3, j["aggregate_decode_tok_s"].get<double>(), 1e-6);
+  EXPECT_LE(j["submits_per_token"].get<double>(), 1.0 / 16 + 1e-9);  // one submit per batch of 16 steps of 3 sequences
+  auto bad = run_blueshift({"bench", "--model", tiny_model().string(), "--parallel", "1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
 TEST(Serve, ApiKeyIsRequiredWhenSet) {
   ServeProcess s({"--api-key", "sesame"});
   auto c = s.client();
