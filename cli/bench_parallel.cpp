@@ -62,7 +62,7 @@ void run_bench_parallel(const BenchParallelArgs& a) {
       bool all = true;
       for (int32_t s = 0; s < N; ++s) all = bd.take(s, sink) && all;
       if (all) break;
-      bd.wait(bd.submit());
+      bd.wait(bd.submit(bd.steps_per_batch()));
       ++batches;
     }
     double sec = std::chrono::duration<double>(Clock::now() - d0).count();

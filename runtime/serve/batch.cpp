@@ -45,13 +45,16 @@ BatchDecoder::BatchDecoder(model::Model& model, int32_t slots, int32_t steps_per
   start_pos_.assign(size_t(slots), 0);
   prompt_len_.assign(size_t(slots), 0);
 
-  // The batch: K steps, each the batched forward then every slot's sampler. Recorded once.
-  auto enc = device_.createCommandEncoder("serve decode batch", true);
-  for (int32_t k = 0; k < steps_; ++k) {
-    model_.record_decode_batch(enc, slots_, slot_state_, state_stride_, rec_);
-    for (int32_t s = 0; s < slots_; ++s) record_sample(enc, rec_, s, uint64_t(s));
+  // A batch: steps of the batched forward then every slot's sampler. Recorded once per length.
+  for (int32_t len : {1, 4, steps_}) {
+    if (!batch_cbs_.empty() && len <= batch_cbs_.back().first) continue;
+    auto enc = device_.createCommandEncoder("serve decode batch", true);
+    for (int32_t k = 0; k < len; ++k) {
+      model_.record_decode_batch(enc, slots_, slot_state_, state_stride_, rec_);
+      for (int32_t s = 0; s < slots_; ++s) record_sample(enc, rec_, s, uint64_t(s));
+    }
+    batch_cbs_.emplace_back(len, std::make_unique<gpu::CommandBuffer>(enc.finish()));
   }
-  batch_cb_ = std::make_unique<gpu::CommandBuffer>(enc.finish());
 }
 
 BatchDecoder::~BatchDecoder() { device_.queue().waitIdle(); }
@@ -123,7 +126,11 @@ void BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos
   device_.queue().wait(device_.queue().submit(cb));
 }
 
-uint64_t BatchDecoder::submit() { return device_.queue().submit(*batch_cb_); }
+uint64_t BatchDecoder::submit(int32_t steps) {
+  for (auto& [len, cb] : batch_cbs_)
+    if (len >= steps) return device_.queue().submit(*cb);
+  return device_.queue().submit(*batch_cbs_.back().second);
+}
 bool BatchDecoder::completed(uint64_t value) const { return device_.queue().completedValue() >= value; }
 void BatchDecoder::wait(uint64_t value) { device_.queue().wait(value); }
 

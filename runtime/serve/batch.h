@@ -27,8 +27,9 @@ class BatchDecoder {
   // Prefills `prompt` into slot s after the first `pos0` tokens its KV cache already holds, and samples
   // the sequence's first token; one submit, waited for. opts.max_tokens is clamped to the context.
   void start(int32_t s, std::span<const int32_t> prompt, int32_t pos0, const generate::GenerateOptions& opts);
-  // Replays one batch of K steps over every slot; returns its timeline value.
-  uint64_t submit();
+  // Replays one batch over every slot: the shortest recorded batch (1, 4 or K steps) that covers
+  // `steps`, or K; returns its timeline value.
+  uint64_t submit(int32_t steps);
   bool completed(uint64_t value) const;
   void wait(uint64_t value);
   // Appends the tokens slot s produced since the last take; returns true once its sampler has stopped.
@@ -49,7 +50,9 @@ class BatchDecoder {
   std::vector<uint32_t> taken_;  // tokens taken from each slot's ring
   std::vector<int32_t> start_pos_, prompt_len_;
   model::Recording rec_;
-  std::unique_ptr<gpu::CommandBuffer> batch_cb_;
+  // Recorded batches of 1, 4 and K steps: when every running sequence needs only a few more tokens, a
+  // short batch saves the steps a long one would spend on stopped rows.
+  std::vector<std::pair<int32_t, std::unique_ptr<gpu::CommandBuffer>>> batch_cbs_;
 };
 
 }  // namespace bs::serve

@@ -1,6 +1,7 @@
 #include "runtime/serve/engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "runtime/base/error.h"
@@ -74,7 +75,21 @@ Engine::Engine(model::Model& model, const tok::Tokenizer& tok, EngineOptions opt
     slots_.resize(size_t(opts_.parallel));
     stats_.slots = opts_.parallel;
   }
-  worker_ = std::thread([this] { opts_.parallel > 1 ? run_batched() : run(); });
+  worker_ = std::thread([this] {
+    for (;;) {
+      try {
+        return opts_.parallel > 1 ? run_batched() : run();
+      } catch (const std::exception& e) {
+        // A failed submit or wait: the running sequences end with the error (their clients get it), and
+        // the engine goes on with fresh slots rather than leaving every later request hanging.
+        std::fprintf(stderr, "serve: decode batch failed: %s\n", e.what());
+        for (auto& slot : slots_) {
+          if (slot.job) slot.job->finish("error", e.what());
+          slot = Slot{};
+        }
+      }
+    }
+  });
 }
 
 Engine::~Engine() {
@@ -246,6 +261,7 @@ void Engine::run_batched() {
         joined.push_back(best);
         queue_.pop_front();
       }
+      stats_.active = int32_t(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.job); }));
     }
     // Prefill the joiners between batches (the others wait for these submits).
     for (int32_t s : joined) {
@@ -286,10 +302,6 @@ void Engine::run_batched() {
       }
       deliver(slot, s);
     }
-    {
-      std::lock_guard lk(m_);
-      stats_.active = int32_t(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.job); }));
-    }
     // Slots that stopped on their first token leave before the batch.
     auto retire = [&] {
       for (int32_t s = 0; s < N; ++s) {
@@ -308,9 +320,17 @@ void Engine::run_batched() {
     for (int32_t s = 0; s < N; ++s)
       if (slots_[size_t(s)].job) deliver(slots_[size_t(s)], s);
     retire();
+    {
+      std::lock_guard lk(m_);
+      stats_.active = int32_t(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.job); }));
+    }
     if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.job); })) continue;
-    // One replayed batch; tokens stream to their jobs while it runs (the rings are read by polling).
-    uint64_t v = batch_->submit();
+    // One replayed batch, as long as the longest remaining answer needs (up to K steps); tokens stream to
+    // their jobs while it runs (the rings are read by polling).
+    int32_t need = 1;
+    for (const auto& slot : slots_)
+      if (slot.job && !slot.cancel_sent) need = std::max(need, slot.max_tokens - int32_t(slot.generated.size()));
+    uint64_t v = batch_->submit(need);
     while (!batch_->completed(v)) {
       for (int32_t s = 0; s < N; ++s)
         if (slots_[size_t(s)].job) deliver(slots_[size_t(s)], s);
