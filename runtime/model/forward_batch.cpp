@@ -7,6 +7,7 @@
 // state and cache through binding offsets, so each row keeps its own position and context length. The
 // per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
 #include <cmath>
+#include <cstdlib>
 
 #include "kernels_glsl/params.h"
 #include "runtime/base/error.h"
@@ -78,11 +79,33 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
              {{0, &x, 0, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, 0, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
+  // Y[M, m] (+)= X[M, k] W^T two ways: the prefill GEMM (tiles of 64 or more rows: W streams from memory
+  // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup row
+  // per sequence (grid y = M: each sequence's workgroups read W, mostly from the L2 the others filled).
+  // Matvec up to 4 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs).
+  static const std::string gemm = [] {
+    const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
+    std::string v = e ? e : "";
+    if (!v.empty() && v != "matvec" && v != "matmul")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec or matmul", v);
+    return v;
+  }();
+  const bool use_matvec = gemm.empty() ? M <= 4 : gemm == "matvec";
+  const bool cpu = device_.adapter().type == "cpu";
   auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (use_matvec) {
+      // record_forward's workgroup size: about one invocation per part of a row, 8 on a CPU device.
+      uint32_t parts = w.dtype == DType::F16 ? k / 8 : w.dtype == DType::Q8_0 ? k / 16 : k / 32, wg = 32;
+      while (wg < parts && wg < 256) wg *= 2;
+      const uint32_t rows_per_wg = 4;
+      dispatch(weight_kernel("matvec", w.dtype), {{0, cpu ? 8u : wg}, {1, rows_per_wg}}, e,
+               MatvecParams{m, k, M, accumulate ? 1u : 0u}, (m + rows_per_wg - 1) / rows_per_wg, M);
+      return;
+    }
     MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, M, !opts_.f32_prefill_matmul);
-    dispatch(plan.kernel, plan.constants, {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}},
-             MatvecParams{m, k, M, accumulate ? 1u : 0u}, plan.groups_x, plan.groups_y);
+    dispatch(plan.kernel, plan.constants, e, MatvecParams{m, k, M, accumulate ? 1u : 0u}, plan.groups_x, plan.groups_y);
   };
   auto grid_x = [](uint32_t n) { return std::min((n + 255) / 256, 65535u); };
   auto grid_y = [&](uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); };

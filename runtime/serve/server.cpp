@@ -1,6 +1,7 @@
 #include "runtime/serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <ctime>
 #include <random>
@@ -32,6 +33,13 @@ Server::Server(Engine& engine, const tok::Tokenizer& tok, ServerOptions opts)
   int threads = std::max(opts_.threads, 4);
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   http_->set_payload_max_length(opts_.max_body);
+  // httplib's default sets SO_REUSEPORT, which would let a second server bind the same port and take half
+  // the connections unseen: SO_REUSEADDR only. The socket is kept to raise its backlog (bind()).
+  http_->set_socket_options([this](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd_ = sock;
+  });
   setup_routes();
 }
 
@@ -42,6 +50,9 @@ int Server::bind() {
   if (port < 0)
     fail_kind(ErrorKind::resources, "serve: cannot listen on {}:{} (in use, or not an address of this machine)", opts_.host,
               opts_.port);
+  // The library listens with a backlog of 5: 16 clients connecting at once overflowed it and some got
+  // "connection reset" (serve_load.py at concurrency 16). Listening again on Linux raises the backlog.
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   return port;
 }
 

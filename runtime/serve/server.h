@@ -39,6 +39,7 @@ class Server {
   const tok::Tokenizer& tok_;
   ServerOptions opts_;
   std::unique_ptr<httplib::Server> http_;
+  int listen_fd_ = -1;
 };
 
 }  // namespace bs::serve

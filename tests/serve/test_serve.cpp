@@ -104,17 +104,28 @@ class ServeProcess {
   int status_ = 0;
 };
 
-// One server per --parallel value for the whole test process: 1 serves a queue with a Session, more
-// decode that many sequences together (continuous batching).
-ServeProcess& server(int parallel) {
-  static std::map<int, std::unique_ptr<ServeProcess>> servers;
-  auto& s = servers[parallel];
-  if (!s) s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(parallel)});
+// One server per mode for the whole test process: --parallel 1 serves a queue with a Session; more decode
+// that many sequences together (continuous batching), their projections as batched matvecs or as the
+// prefill GEMM (BLUESHIFT_BATCH_GEMM, both paths tested).
+struct Mode {
+  int parallel;
+  const char* gemm;  // "" = the default choice
+};
+ServeProcess& server(Mode m) {
+  static std::map<std::string, std::unique_ptr<ServeProcess>> servers;
+  auto& s = servers[std::to_string(m.parallel) + m.gemm];
+  if (!s) {
+    if (*m.gemm) setenv("BLUESHIFT_BATCH_GEMM", m.gemm, 1);
+    s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(m.parallel)});
+    unsetenv("BLUESHIFT_BATCH_GEMM");
+  }
   return *s;
 }
+ServeProcess& server(int parallel) { return server(Mode{parallel, ""}); }
 
-class ServeP : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Parallel, ServeP, ::testing::Values(1, 4), [](const auto& i) { return "parallel" + std::to_string(i.param); });
+class ServeP : public ::testing::TestWithParam<Mode> {};
+INSTANTIATE_TEST_SUITE_P(Parallel, ServeP, ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}),
+                         [](const auto& i) { return "parallel" + std::to_string(i.param.parallel) + i.param.gemm; });
 
 // A streaming request through curl: the data lines it received (the JSON of each chunk, then "[DONE]").
 std::vector<std::string> curl_stream(const ServeProcess& s, const std::string& path, const json& body) {
@@ -246,7 +257,7 @@ TEST_P(ServeP, PrefixCacheReusesTheKvOfASharedPrompt) {
   EXPECT_EQ(first["choices"][0]["message"]["content"], second["choices"][0]["message"]["content"]);
   int prompt = second["usage"]["prompt_tokens"];
   // At least one token is prefilled (two with batching: a one-row prefill would take the decode kernels).
-  EXPECT_EQ(second["usage"]["prompt_tokens_details"]["cached_tokens"], prompt - (GetParam() > 1 ? 2 : 1));
+  EXPECT_EQ(second["usage"]["prompt_tokens_details"]["cached_tokens"], prompt - (GetParam().parallel > 1 ? 2 : 1));
 }
 
 // Polls /health until no sequence is active or queued; returns it.
@@ -375,6 +386,13 @@ TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+TEST(Serve, RefusesAPortInUse) {
+  auto& s = server(1);
+  auto r = run_blueshift({"serve", "--model", tiny_model().string(), "--port", std::to_string(s.port)});
+  EXPECT_EQ(r.exit_code, 6) << r.err;  // resources
+  EXPECT_NE(r.err.find("cannot listen on 127.0.0.1:" + std::to_string(s.port)), std::string::npos) << r.err;
+}
+
 TEST(Serve, ApiKeyIsRequiredWhenSet) {
   ServeProcess s({"--api-key", "sesame"});
   auto c = s.client();
@@ -403,8 +421,11 @@ TEST_P(ServeP, LoadTest200RequestsAtConcurrency16) {
   std::vector<std::thread> th;
   for (int w = 0; w < kConcurrency; ++w)
     th.emplace_back([&] {
-      auto c = s.client();
+      auto keep_alive = s.client();
       for (int i; (i = next++) < kRequests;) {
+        // Half the requests on a kept-alive connection, half each on a new one (16 connecting at once).
+        auto fresh = s.client();
+        auto& c = i % 4 < 2 ? keep_alive : fresh;
         json body = chat_body("load " + std::to_string(i % 23), 8);
         body["stream"] = i % 2 == 0;
         auto t = Clock::now();
