@@ -45,8 +45,11 @@ std::string Model::batch_unsupported(int32_t rows) const {
     if (!c.computes_kv(l)) return "KV-shared layers are not batched yet";
     if (c.head_dim_of(l) > 256) return fmt::format("head_dim {} > 256 (split attention)", c.head_dim_of(l));
   }
-  if (c.attn_output_gate || c.ple_dim > 0 || c.layer_scalar || c.v_norm || c.v_from_k)
-    return "this architecture's attention variant is not batched yet";
+  for (auto [on, what] : {std::pair{c.attn_output_gate, "gated attention output (attn_output_gate)"},
+                          std::pair{c.ple_dim > 0, "per-layer embeddings (ple_dim)"},
+                          std::pair{c.layer_scalar, "per-layer output scalars (layer_scalar)"},
+                          std::pair{c.v_norm, "a norm on v (v_norm)"}, std::pair{c.v_from_k, "v taken from k (v_from_k)"}})
+    if (on) return fmt::format("{} is not batched yet", what);
   if (attn_splits_ == 0 || !kernels_.has(std::string("attention_split_") + (opts_.kv_f32 ? "f32kv" : "f16kv")))
     return "no split decode attention at this context";
   const Weight& head = c.tied_embeddings ? *find("embed") : *find("output");

@@ -53,7 +53,8 @@ std::string slurp(const fs::path& p) {
 class ServeProcess {
  public:
   explicit ServeProcess(std::vector<std::string> extra) {
-    std::vector<std::string> args = {binary().string(), "serve", "--model", tiny_model().string(), "--port", "0", "--ctx", "256"};
+    std::vector<std::string> args = {binary().string(), "serve", "--port", "0", "--ctx", "256"};
+    if (std::find(extra.begin(), extra.end(), "--model") == extra.end()) args.insert(args.end(), {"--model", tiny_model().string()});
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -384,6 +385,40 @@ TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
   EXPECT_LE(j["submits_per_token"].get<double>(), 1.0 / 16 + 1e-9);  // one submit per batch of 16 steps of 3 sequences
   auto bad = run_blueshift({"bench", "--model", tiny_model().string(), "--parallel", "1"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+// The batched forward on the shared tiny models of other families (q/k norms, biases, sliding windows with
+// their own RoPE base, sandwich norms, softcaps, partial LongRoPE): sampled text at --parallel 3, through
+// both GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
+TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
+  BS_REQUIRE_SHARED();
+  TempDir dir;
+  for (const std::string name : {"qwen3-tiny", "gemma2-tiny", "gemma3-tiny", "phi3-tiny", "lfm2-tiny", "gemma4-tiny"}) {
+    // The checkpoint with a builtin tokenizer of its vocabulary (serve needs one; the prompt is token ids).
+    fs::path m = dir / name, tok = dir / (name + "-tok");
+    fs::copy(shared_dir() / "data" / "models" / name, m);
+    fs::remove(m / "logits_full.npy");
+    auto r = run_blueshift({"synth", "--config", (m / "config.json").string(), tok.string(), "--tokenizer", "builtin"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) fs::copy_file(tok / f, m / f);
+    fs::remove_all(tok);
+    auto g = run_blueshift({"generate", "--model", m.string(), "--prompt-tokens", "5,6,7,8,9", "--max-tokens", "24",
+                            "--temperature", "0.8", "--seed", "3", "--ignore-eos", "--ctx", "256"});
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    if (name == "lfm2-tiny" || name == "gemma4-tiny") {
+      auto refused = run_blueshift({"serve", "--model", m.string(), "--parallel", "2"});
+      EXPECT_EQ(refused.exit_code, 2) << refused.err;
+      EXPECT_NE(refused.err.find("cannot be batched: "), std::string::npos) << refused.err;
+      continue;
+    }
+    for (const char* gemm : {"matvec", "matmul"}) {
+      setenv("BLUESHIFT_BATCH_GEMM", gemm, 1);
+      ServeProcess s({"--model", m.string(), "--parallel", "3"});
+      unsetenv("BLUESHIFT_BATCH_GEMM");
+      json body = {{"prompt", {5, 6, 7, 8, 9}}, {"max_tokens", 24}, {"temperature", 0.8}, {"seed", 3}, {"ignore_eos", true}};
+      EXPECT_EQ(post(s, "/v1/completions", body)["choices"][0]["text"], g.out.substr(0, g.out.size() - 1)) << name << " " << gemm;
+    }
+  }
 }
 
 TEST(Serve, RefusesAPortInUse) {
