@@ -58,6 +58,7 @@ class ServeProcess {
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();
     if (pid_ == 0) {
+      setenv("BLUESHIFT_VALIDATION_FATAL", "1", 1);  // a validation message fails the exit code checked below
       freopen((dir_ / "out").c_str(), "w", stdout);
       freopen((dir_ / "err").c_str(), "w", stderr);
       std::vector<char*> argv;
@@ -82,7 +83,10 @@ class ServeProcess {
   ~ServeProcess() {
     kill(pid_, SIGTERM);
     for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) return;
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+        EXPECT_TRUE(WIFEXITED(status_) && WEXITSTATUS(status_) == 0) << "serve exited with status " << status_ << ": " << log();
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ADD_FAILURE() << "serve did not stop on SIGTERM within 10 s";
@@ -112,9 +116,19 @@ struct Mode {
   int parallel;
   const char* gemm;  // "" = the default choice
 };
+std::map<std::string, std::unique_ptr<ServeProcess>>& servers() {
+  static std::map<std::string, std::unique_ptr<ServeProcess>> s;
+  return s;
+}
+// The shared servers stop at the end of the run, inside gtest: their exit status (validation messages
+// included) is checked where a failure still counts.
+struct StopServers : ::testing::Environment {
+  void TearDown() override { servers().clear(); }
+};
+[[maybe_unused]] ::testing::Environment* const kStopServers = ::testing::AddGlobalTestEnvironment(new StopServers);
+
 ServeProcess& server(Mode m) {
-  static std::map<std::string, std::unique_ptr<ServeProcess>> servers;
-  auto& s = servers[std::to_string(m.parallel) + m.gemm];
+  auto& s = servers()[std::to_string(m.parallel) + m.gemm];
   if (!s) {
     if (*m.gemm) setenv("BLUESHIFT_BATCH_GEMM", m.gemm, 1);
     s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(m.parallel)});
