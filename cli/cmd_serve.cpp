@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -55,9 +56,12 @@ void run(Args& a) {
   a.server.max_body = a.max_body;
   bs::serve::Server server(engine, tokenizer, a.server);
   int port = server.bind();
+  std::atomic<bool> waiting{true};
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+    waiting = false;
+    engine.cancel_all();  // running streams end at the next batch instead of running to max_tokens
     server.stop();
   });
   std::fprintf(stderr, "serving %s as \"%s\" on %s (%d sequence%s at once, context %d each, load %.2f s)%s\n",
@@ -66,7 +70,7 @@ void run(Args& a) {
   std::printf("listening on http://%s:%d\n", a.server.host.c_str(), port);
   std::fflush(stdout);
   server.listen();
-  pthread_kill(waiter.native_handle(), SIGTERM);  // blocked everywhere: the waiter's sigwait takes it
+  if (waiting) pthread_kill(waiter.native_handle(), SIGTERM);  // listen failed: wake the waiter (blocked everywhere, sigwait takes it)
   waiter.join();
 }
 

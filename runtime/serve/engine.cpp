@@ -109,9 +109,18 @@ bool Engine::submit(const std::shared_ptr<Job>& job) {
     if (stopping_ || int32_t(queue_.size()) >= opts_.max_queue) return false;
     job->submitted_ = Clock::now();
     queue_.push_back(job);
+    if (submitted_.size() >= 1024)
+      std::erase_if(submitted_, [](const std::weak_ptr<Job>& w) { return w.expired(); });
+    submitted_.push_back(job);
   }
   cv_.notify_one();
   return true;
+}
+
+void Engine::cancel_all() {
+  std::lock_guard lk(m_);
+  for (auto& w : submitted_)
+    if (auto j = w.lock()) j->cancel();
 }
 
 EngineStats Engine::stats() const {

@@ -83,6 +83,8 @@ class Engine {
   // Queues a job; false when the queue is full.
   bool submit(const std::shared_ptr<Job>& job);
   EngineStats stats() const;
+  // Cancels every queued and running job (shutdown: their streams end at the next decode batch).
+  void cancel_all();
   int32_t max_ctx() const { return model_.max_ctx(); }
   int32_t vocab() const { return model_.config().vocab; }
 
@@ -106,6 +108,7 @@ class Engine {
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::weak_ptr<Job>> submitted_;  // for cancel_all (pruned of finished jobs as it grows)
   bool stopping_ = false;
   EngineStats stats_;
   std::thread worker_;
