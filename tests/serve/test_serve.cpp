@@ -435,6 +435,39 @@ TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
   }
 }
 
+// OpenAI's own Node client (npm `openai`) against serve: it lists the model, streams a chat completion whose
+// text equals generate's at the same seed and sampling, and reads an error as OpenAI's. Skips without
+// node / npm / the registry (install_openai.sh says why).
+TEST(Serve, OpenAIsNodeClientStreamsTheSameText) {
+  const fs::path prefix = BS_DEFAULT_NPM_PREFIX;
+  std::string why;
+  {
+    std::string cmd = "sh " + (source_dir() / "tests/serve/install_openai.sh").string() + " " + prefix.string() + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[512];
+    while (p && fgets(buf, sizeof buf, p)) why = buf;
+    if (p) pclose(p);
+  }
+  if (!fs::exists(prefix / "node_modules/openai/package.json")) GTEST_SKIP() << why;
+  ServeProcess s({"--api-key", "k1"});
+  TempDir d;
+  std::string cmd = "OPENAI_NODE_MODULES=" + (prefix / "node_modules").string() + " timeout 120 node " +
+                    (source_dir() / "tests/serve/openai_client.mjs").string() + " " + s.url() + "/v1 k1 tiny > " +
+                    (d / "out").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(d / "out");
+  json out = json::parse(slurp(d / "out"));
+  auto g = run_blueshift({"generate", "--model", tiny_model().string(), "--ctx", "256", "--chat", "--prompt", "Tell me a story",
+                          "--max-tokens", "40", "--temperature", "0.9", "--top-k", "40", "--top-p", "0.95", "--seed", "7",
+                          "--ignore-eos"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(out["models"], json::array({"tiny"}));
+  EXPECT_EQ(out["text"], g.out.substr(0, g.out.size() - 1));
+  EXPECT_EQ(out["finish_reason"], "length");
+  EXPECT_EQ(out["usage"]["completion_tokens"], 40);
+  EXPECT_EQ(out["error"]["status"], 404);
+  EXPECT_EQ(out["error"]["code"], "model_not_found");
+}
+
 TEST(Serve, RefusesAPortInUse) {
   auto& s = server(1);
   auto r = run_blueshift({"serve", "--model", tiny_model().string(), "--port", std::to_string(s.port)});
