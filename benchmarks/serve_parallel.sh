@@ -22,7 +22,7 @@ $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1
 timeout 90 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 256 --reps 3 --json > "$OUT/bench-1.json" 2> "$OUT/bench-1.err" \
   || { echo "bench batch 1 failed"; tail -3 "$OUT/bench-1.err"; }
 for n in 4 16 32; do
-  for g in matvec matmul; do  # the batch's projections as batched matvecs or as the prefill GEMM (default: matvec up to 4)
+  for g in matvec matmul; do  # the batch's projections as batched matvecs or as the prefill GEMM (default: matvec up to 32)
     BLUESHIFT_BATCH_GEMM=$g timeout 90 $BS blueshift bench --model /tmp/m1 --parallel $n --prompt-tokens 128 --gen-tokens 256 \
       --reps 3 --json > "$OUT/bench-$n-$g.json" 2> "$OUT/bench-$n-$g.err" || { echo "bench --parallel $n ($g) failed"; tail -3 "$OUT/bench-$n-$g.err"; }
   done

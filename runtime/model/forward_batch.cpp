@@ -83,9 +83,13 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
   // Y[M, m] (+)= X[M, k] W^T two ways: the prefill GEMM (tiles of 64 or more rows: W streams from memory
-  // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup row
-  // per sequence (grid y = M: each sequence's workgroups read W, mostly from the L2 the others filled).
-  // Matvec up to 4 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs).
+  // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup per
+  // sequence and row group (BATCH_FIRST: a row group's sequences side by side, sharing W through the cache).
+  // Matvec up to 32 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs). Why
+  // 32: on the H100 a 64x64 tensor-core tile walking k = 2048 of Q4_K took ~60 us (M = 512 runs, 2026-11-24
+  // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
+  // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
+  // A guess until benchmarks/serve_parallel.sh has measured both at N = 4, 16, 32.
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
@@ -93,7 +97,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec or matmul", v);
     return v;
   }();
-  const bool use_matvec = gemm.empty() ? M <= 4 : gemm == "matvec";
+  const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
   const bool cpu = device_.adapter().type == "cpu";
   auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
@@ -103,8 +107,12 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       uint32_t parts = w.dtype == DType::F16 ? k / 8 : w.dtype == DType::Q8_0 ? k / 16 : k / 32, wg = 32;
       while (wg < parts && wg < 256) wg *= 2;
       const uint32_t rows_per_wg = 4;
-      dispatch(weight_kernel("matvec", w.dtype), {{0, cpu ? 8u : wg}, {1, rows_per_wg}}, e,
-               MatvecParams{m, k, M, accumulate ? 1u : 0u}, (m + rows_per_wg - 1) / rows_per_wg, M);
+      // Grid (M, row groups): a row group's M workgroups run side by side and share W through the cache;
+      // (row groups, M) where the row groups exceed a grid's y limit (Gemma's 262144-row head).
+      const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
+      const bool batch_first = groups <= 65535;
+      dispatch(weight_kernel("matvec", w.dtype), {{0, cpu ? 8u : wg}, {1, rows_per_wg}, {2, batch_first ? 1u : 0u}}, e,
+               MatvecParams{m, k, M, accumulate ? 1u : 0u}, batch_first ? M : groups, batch_first ? groups : M);
       return;
     }
     MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, M, !opts_.f32_prefill_matmul);
