@@ -119,8 +119,8 @@ class Model {
   // The KV-cache slot record_forward reads and writes (slot 0 unless chosen; kv_slots of them).
   void select_kv_slot(int32_t slot);
   // One decode step of `rows` sequences together: row r is sequence r, its token and position at
-  // slot_state[r * stride / 4 + 0 / 1], its KV cache slot r. Projections run as [rows, k] GEMMs; RoPE,
-  // the KV append and attention per row. Logits of every row land in logits() (logits_rows >= rows).
+  // slot_state[r * stride / 4 + 0 / 1], its KV cache slot r. Projections take every row at once (batched
+  // matvecs, or the prefill GEMM); RoPE, the KV append and attention run per row. Logits of every row land in logits() (logits_rows >= rows).
   // Replayable: nothing in it depends on the host after recording. Models it cannot batch are refused
   // by name (batch_unsupported() says why, empty when it can).
   void record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride, Recording& rec);
