@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "cli/bench_parallel.h"
 #include "cli/command.h"
 #include "cli/generate_common.h"
 #include "kernels_glsl/params.h"
@@ -21,6 +22,7 @@ struct Args {
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
   std::string precision = "f16";
   bool json = false, load_only = false;
+  int32_t parallel = 0;  // --parallel N: cli/bench_parallel.cpp
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
 
@@ -112,6 +114,9 @@ void run_load_only(const Args& a) {
 
 void run(const Args& a) {
   if (a.load_only) return run_load_only(a);
+  if (a.parallel > 0)
+    return bs::cli::run_bench_parallel({a.model, a.precision, a.parallel, a.prompt_tokens, a.gen_tokens, a.reps, a.ctx,
+                                        a.sampling, a.json});
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
                                          bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); },
@@ -236,6 +241,8 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_flag("--load-only", a->load_only,
                "only load the model and report the load time (BLUESHIFT_HOST_REPACK=1: DOPPLER's W4A16 and \"col\" "
                "Q4_K repacked on the host instead of the GPU)");
+  app.add_option("--parallel", a->parallel, "N >= 2 sequences decoding together (serve's continuous batching): "
+                 "aggregate and per-sequence decode tok/s");
   app.callback([a] { run(*a); });
 }};
 

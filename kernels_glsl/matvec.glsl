@@ -25,6 +25,14 @@
 // partner's sum (rope.glsl, the angle from state.pos + b and inv_freq[i], binding 5/6), so q leaves
 // the kernel rotated and no RoPE dispatch or barrier follows. MV_KV (k and v) writes the row as f16
 // into the cache (binding 7) at position state.pos + b instead of y: the KV append is folded too.
+//
+// BATCH_FIRST = 1 (serve's batched decode, batch > 1) lays the grid out as (batch, row groups) instead of
+// (row groups, batch): the workgroups reading the same rows of W are dispatched next to each other, so W
+// streams from memory about once for all batch rows and they share it through the cache.
+layout(constant_id = 2) const uint BATCH_FIRST = 0;
+uint mv_group() { return BATCH_FIRST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x; }
+uint mv_batch_row() { return BATCH_FIRST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y; }
+
 #ifdef MV_NORM
 #if defined(MV_ROPE) || defined(MV_KV)
 layout(push_constant) uniform PC { MatvecRopeParams p; };

@@ -31,7 +31,7 @@ f16vec2 mv_w(uint r, uint i) {
 const uint kUnroll = 4;
 
 void main() {
-  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint wg = gl_WorkGroupSize.x;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   if ((p.k & 1u) == 0u) {

@@ -42,7 +42,7 @@ uvec4 mv_w(uint r, uint i) {
 }
 
 void main() {
-  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = (p.k + 255u) / 256u, nparts = nb * 8u, kv = p.k / 4u;
   uint xb = b * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;

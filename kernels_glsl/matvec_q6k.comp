@@ -39,7 +39,7 @@ uvec2 load8(uint r, uint o) {
 }
 
 void main() {
-  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 256u, nparts = nb * 8u;
   uint xb = b * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;

@@ -29,7 +29,7 @@ uint mv_w(uint r, uint i) {
 }
 
 void main() {
-  uint row0 = gl_WorkGroupID.x * ROWS, b = gl_WorkGroupID.y;
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 32u, nparts = nb * 2u;
   uint last = uint(w.length()) - 1u;
   uint xb = b * p.k / 4u;

@@ -7,7 +7,13 @@
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
+#ifdef SLOT_PARAMS
+// serve's batched decode: each sequence's sampling options sit in a buffer the host writes when the
+// sequence joins, so the recorded batch is replayed unchanged (push constants would be baked into it).
+layout(std430, binding = 8) readonly buffer SlotParams { SampleParams p; };
+#else
 layout(push_constant) uniform PC { SampleParams p; };
+#endif
 // coherent: the penalty/temperature pass rewrites logits that other invocations read in the final walk.
 layout(std430, binding = 0) coherent buffer L { float logits[]; };
 layout(std430, binding = 1) buffer S { uint state[]; };

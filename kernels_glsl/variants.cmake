@@ -101,4 +101,5 @@ bs_kernel(repack_q4k_col_f16 repack_q4k_col_f16.comp)
 
 # --- the decode loop (runtime/generate) ---
 bs_kernel(sample sample.comp)
+bs_kernel(sample_slots sample.comp DEFINES SLOT_PARAMS)  # serve --parallel: options per sequence from a buffer
 bs_kernel(gate gate.comp)

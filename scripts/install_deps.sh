@@ -10,7 +10,8 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libvulkan-dev glslc libshaderc-dev glslang-tools spirv-tools \
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
   libzstd-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
-  libgtest-dev googletest libfmt-dev libicu-dev python3 python3-numpy tmux
+  libgtest-dev googletest libfmt-dev libicu-dev python3 python3-numpy tmux \
+  libcpp-httplib-dev curl
 # Node runs DOPPLER's own converter (npm doppler-gpu) in the tests/doppler oracle tests, which install
 # the package themselves and skip without node/npm. Debian's nodejs is kept out of the way of a newer
 # one already installed (e.g. NodeSource's, which conflicts with Debian's npm).

@@ -3,6 +3,7 @@
 // counts; tokens stream from a host-visible ring as each batch completes. The GPU samples and decides
 // when to stop; per token, 4 bytes cross to the host and the host does no work beyond reading them.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -54,6 +55,10 @@ class Session {
 
   int32_t position() const { return pos_; }  // tokens in the KV cache
   void reset() { pos_ = 0; pending_ = -1; }
+  // Keeps the first `pos` tokens in the KV cache (a prefix shared with the next prompt; serve's prefix
+  // cache) and drops the pending token. Only for attention-only models: conv and recurrent states do
+  // not rewind.
+  void rewind(int32_t pos) { pos_ = std::clamp(pos, 0, pos_); pending_ = -1; }
   // GPU ms per dispatch label of one decode step at position `pos` (forward + "sample"), with a
   // timestamp and a barrier after every dispatch. Leaves the step state as a fresh session's.
   std::map<std::string, double> profile_step(int32_t pos, const GenerateOptions& opts);

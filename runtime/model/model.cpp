@@ -252,6 +252,15 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     kcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {}", l)}));
     vcache_.push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {}", l)}));
   }
+  // serve --parallel: one more cache per sequence slot (select_kv_slot swaps them into kcache_ / vcache_).
+  slot_k_.resize(size_t(std::max(1, opts_.kv_slots)));
+  slot_v_.resize(slot_k_.size());
+  for (size_t s = 1; s < slot_k_.size(); ++s)
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+      uint64_t bytes = uint64_t(c.owns_kv_cache(l) ? max_ctx_ : 1) * c.kv_dim_of(l) * (opts_.kv_f32 ? 4 : 2);
+      slot_k_[s].push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("k cache {} slot {}", l, s)}));
+      slot_v_[s].push_back(device_.createBuffer({bytes, BufferUsage::storage, fmt::format("v cache {} slot {}", l, s)}));
+    }
   // Computed in double (HF's formulas), stored as f32 for the rope kernel.
   auto gd = rope_inv_freq(c, c.rope.theta, true, max_ctx_);
   auto ld = rope_inv_freq(c, c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta, false, max_ctx_);
@@ -302,7 +311,7 @@ uint64_t Model::state_bytes() const { return layer_state_bytes(cfg_); }
 
 void Model::check_fits(const ModelSource& source) const {
   const auto& c = cfg_;
-  uint64_t kv = kv_bytes();
+  uint64_t kv = kv_bytes() * uint64_t(std::max(1, opts_.kv_slots));
   const int32_t max_q = c.max_over_layers(&ModelConfig::q_dim_of), max_kv = c.max_over_layers(&ModelConfig::kv_dim_of),
                 max_ffn = c.max_over_layers(&ModelConfig::ffn_dim_of);
   uint64_t acts = uint64_t(max_batch_) * (3 * c.dim + 3 * uint64_t(max_q) + 2 * max_kv + 2 * max_ffn +

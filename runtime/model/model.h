@@ -31,6 +31,7 @@ struct ModelOptions {
   bool kv_f32 = false;       // f32 KV cache (`--precision f32`): twice the bytes, no f16 rounding of k and v
   bool f32_prefill_matmul = false;  // prefill matmuls in f32 (`--precision f32`), not on f16-input tensor cores
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
+  int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
 };
 
 struct Weight {
@@ -116,6 +117,17 @@ class Model {
   uint64_t state_bytes() const;
   const Weight* find(const std::string& name) const;
 
+  // --- serve's continuous batching (forward_batch.cpp) ---
+  // The KV-cache slot record_forward reads and writes (slot 0 unless chosen; kv_slots of them).
+  void select_kv_slot(int32_t slot);
+  // One decode step of `rows` sequences together: row r is sequence r, its token and position at
+  // slot_state[r * stride / 4 + 0 / 1], its KV cache slot r. Projections take every row at once (batched
+  // matvecs, or the prefill GEMM); RoPE, the KV append and attention run per row. Logits of every row land in logits() (logits_rows >= rows).
+  // Replayable: nothing in it depends on the host after recording. Models it cannot batch are refused
+  // by name (batch_unsupported() says why, empty when it can).
+  void record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride, Recording& rec);
+  std::string batch_unsupported(int32_t rows) const;
+
  private:
   friend class PersistentDecode;  // runtime/model/persistent.cpp reads the buffers it binds
   const Weight& bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const;
@@ -160,6 +172,10 @@ class Model {
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
   std::vector<gpu::Buffer> kcache_, vcache_;  // one-token placeholders for layers without a cache of their own
+  // kv_slots > 1: the other slots' caches (slot_k_[current_kv_slot_] is empty: its buffers are in kcache_).
+  std::vector<std::vector<gpu::Buffer>> slot_k_, slot_v_;
+  int32_t current_kv_slot_ = 0;
+  std::shared_ptr<PersistentDecode> stashed_persistent_;  // off while another slot is selected (it binds slot 0)
   // LFM2: in_proj's output [max_batch, 3 * dim] (B | C | x); per short-conv layer, conv_state_ is its
   // rolling state [conv_kernel - 1, dim].
   gpu::Buffer conv_bcx_;

@@ -339,7 +339,9 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
   const uint32_t wg = std::min<uint32_t>({1024u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
   static gpu::KernelCache wgsl(device(), gpu::KernelSource::wgsl);  // the WGSL twin must sample the same way
   const gpu::ComputePipeline* glsl_sampler = &kernels().get("sample", {{0, wg}});
-  for (const gpu::ComputePipeline* pp : {glsl_sampler, &wgsl.get("sample", {{0, wg}})})
+  // serve's batched decode samples with its options in a buffer (binding 8) instead of push constants.
+  const gpu::ComputePipeline* slot_sampler = &kernels().get("sample_slots", {{0, wg}});
+  for (const gpu::ComputePipeline* pp : {glsl_sampler, &wgsl.get("sample", {{0, wg}}), slot_sampler})
     for (uint32_t V : {1000u, 4099u, 32001u})
       for (const SCase& c : cases)
         for (uint32_t draw = 0; draw < 3; ++draw) {
@@ -361,12 +363,27 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
           auto beos = upload(std::vector<uint32_t>{V + 1, 0xffffffffu});  // an EOS no draw can hit
           auto bseen = upload(std::vector<uint32_t>(V / 32 + 1, 0)), btok = upload(std::vector<uint32_t>{0}),
                bctl = upload(std::vector<uint32_t>{0});
-          run_once(*pp, {{0, &bl}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}}, p, 1);
+          std::vector<gpu::BindGroupEntry> e = {{0, &bl},   {1, &bst},   {2, &bh},  {3, &bring},
+                                                {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}};
+          if (pp == slot_sampler) {
+            auto bp = upload(std::vector<kparams::SampleParams>{p});
+            e.push_back({8, &bp});
+            auto bg = device().createBindGroup(*pp, 0, e);
+            auto enc = device().createCommandEncoder("sample_slots");
+            auto pass = enc.beginComputePass();
+            pass.setPipeline(*pp);
+            pass.setBindGroup(0, bg);
+            pass.dispatchWorkgroups(1);
+            auto cb = enc.finish();
+            device().queue().wait(device().queue().submit(cb));
+          } else {
+            run_once(*pp, e, p, 1);
+          }
           auto ring = download<uint32_t>(bring, ring_size + 2);
           uint32_t tok = ring[2 + n];
           EXPECT_NE(std::find(ref.ok.begin(), ref.ok.end(), tok), ref.ok.end())
               << "V " << V << " T " << c.temperature << " top_k " << c.top_k << " top_p " << c.top_p << " min_p " << c.min_p
-              << " penalty " << c.penalty << " (" << (pp == glsl_sampler ? "GLSL" : "WGSL") << " sampler): drew " << tok << ", reference " << (ref.ok.empty() ? -1 : int(ref.ok[0]))
+              << " penalty " << c.penalty << " (" << (pp == glsl_sampler ? "GLSL" : pp == slot_sampler ? "slot" : "WGSL") << " sampler): drew " << tok << ", reference " << (ref.ok.empty() ? -1 : int(ref.ok[0]))
               << " seed=" << test_seed();
           auto st = download<uint32_t>(bst, 5);
           EXPECT_EQ(st[0], tok);

@@ -1,0 +1,214 @@
+// serve's continuous batching: one decode step over several sequences at once (Model::record_decode_batch).
+//
+// Each sequence owns a KV-cache slot and 16 words of step state (token, position, and the sampler's
+// counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
+// ([rows, k] GEMMs through the prefill matmul kernels: the weights stream once per step for all rows,
+// not once per sequence); the embedding, RoPE + KV append and attention run per row, on the row's slot
+// state and cache through binding offsets, so each row keeps its own position and context length. The
+// per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
+#include <cmath>
+#include <cstdlib>
+
+#include "kernels_glsl/params.h"
+#include "runtime/base/error.h"
+#include "runtime/model/model.h"
+
+namespace bs::model {
+
+using gpu::BindGroupEntry;
+
+void Model::select_kv_slot(int32_t slot) {
+  if (slot < 0 || slot >= int32_t(slot_k_.size()))
+    fail_kind(ErrorKind::internal, "KV slot {} of {}", slot, slot_k_.size());
+  if (slot == current_kv_slot_) return;
+  std::swap(kcache_, slot_k_[size_t(current_kv_slot_)]);  // put the current slot's buffers back
+  std::swap(vcache_, slot_v_[size_t(current_kv_slot_)]);
+  std::swap(kcache_, slot_k_[size_t(slot)]);
+  std::swap(vcache_, slot_v_[size_t(slot)]);
+  current_kv_slot_ = slot;
+  // The persistent decode kernel's table holds slot 0's cache addresses: one-row forwards of another slot
+  // take the per-phase path.
+  if (slot != 0 && persistent_) stashed_persistent_ = std::move(persistent_);
+  if (slot == 0 && stashed_persistent_) persistent_ = std::move(stashed_persistent_);
+}
+
+// Binding offsets must be multiples of minStorageBufferOffsetAlignment, which Vulkan caps at 256.
+static bool aligned(uint64_t bytes) { return bytes % 256 == 0; }
+
+std::string Model::batch_unsupported(int32_t rows) const {
+  const auto& c = cfg_;
+  if (rows < 2) return "a batch needs at least 2 sequences";
+  if (rows > int32_t(slot_k_.size()) || rows > logits_rows_ || rows > max_batch_)
+    return fmt::format("{} sequences need kv_slots, logits_rows and max_batch >= {}", rows, rows);
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (c.kind(l) != LayerKind::attention) return "hybrid layers (conv / recurrent state) are not batched yet";
+    if (!c.computes_kv(l)) return "KV-shared layers are not batched yet";
+    if (c.head_dim_of(l) > 256) return fmt::format("head_dim {} > 256 (split attention)", c.head_dim_of(l));
+  }
+  for (auto [on, what] : {std::pair{c.attn_output_gate, "gated attention output (attn_output_gate)"},
+                          std::pair{c.ple_dim > 0, "per-layer embeddings (ple_dim)"},
+                          std::pair{c.layer_scalar, "per-layer output scalars (layer_scalar)"},
+                          std::pair{c.v_norm, "a norm on v (v_norm)"}, std::pair{c.v_from_k, "v taken from k (v_from_k)"}})
+    if (on) return fmt::format("{} is not batched yet", what);
+  if (attn_splits_ == 0 || !kernels_.has(std::string("attention_split_") + (opts_.kv_f32 ? "f32kv" : "f16kv")))
+    return "no split decode attention at this context";
+  const Weight& head = c.tied_embeddings ? *find("embed") : *find("output");
+  if (row_ranges(head).size() > 1 || row_ranges(*find("embed")).size() > 1) return "the embedding or head exceeds one binding";
+  for (uint64_t bytes : {uint64_t(c.dim) * 4, uint64_t(c.q_dim()) * 4, uint64_t(c.kv_dim()) * 4, uint64_t(c.vocab) * 4})
+    if (!aligned(bytes)) return fmt::format("a row of {} bytes is not a multiple of 256 (binding offsets)", bytes);
+  return "";
+}
+
+void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride,
+                                Recording& rec) {
+  using namespace kparams;
+  if (auto why = batch_unsupported(rows); !why.empty()) fail_kind(ErrorKind::usage, "batched decode: {}", why);
+  if (!aligned(stride)) fail_kind(ErrorKind::internal, "slot state stride {} is not a multiple of 256", stride);
+  const auto& c = cfg_;
+  const uint32_t M = uint32_t(rows);
+  last_rows_ = rows;
+  auto pass = enc.beginComputePass();
+  auto dispatch = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec, std::vector<BindGroupEntry> entries,
+                      const auto& params, uint32_t gx, uint32_t gy) {
+    const auto& p = kernels_.get(kernel, spec);
+    rec.groups.push_back(device_.createBindGroup(p, 0, entries, kernel.c_str()));
+    pass.setPipeline(p);
+    pass.setBindGroup(0, rec.groups.back());
+    pass.setPushConstants(params);
+    pass.dispatchWorkgroups(gx, gy);
+  };
+  auto rms = [&](gpu::Buffer& x, const Weight& w, gpu::Buffer& y, uint32_t n, uint32_t nrows, bool add) {
+    dispatch(add ? "rms_norm_add_f32" : "rms_norm_f32", {{0, 128}},
+             {{0, &x, 0, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, 0, uint64_t(nrows) * n * 4}},
+             RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
+  };
+  // Y[M, m] (+)= X[M, k] W^T two ways: the prefill GEMM (tiles of 64 or more rows: W streams from memory
+  // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup per
+  // sequence and row group (BATCH_FIRST: a row group's sequences side by side, sharing W through the cache).
+  // Matvec up to 32 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs). Why
+  // 32: on the H100 a 64x64 tensor-core tile walking k = 2048 of Q4_K took ~60 us (M = 512 runs, 2026-11-24
+  // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
+  // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
+  // A guess until benchmarks/serve_parallel.sh has measured both at N = 4, 16, 32.
+  static const std::string gemm = [] {
+    const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
+    std::string v = e ? e : "";
+    if (!v.empty() && v != "matvec" && v != "matmul")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec or matmul", v);
+    return v;
+  }();
+  const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
+  const bool cpu = device_.adapter().type == "cpu";
+  auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (use_matvec) {
+      // record_forward's workgroup size: about one invocation per part of a row, 8 on a CPU device.
+      uint32_t parts = w.dtype == DType::F16 ? k / 8 : w.dtype == DType::Q8_0 ? k / 16 : k / 32, wg = 32;
+      while (wg < parts && wg < 256) wg *= 2;
+      const uint32_t rows_per_wg = 4;
+      // Grid (M, row groups): a row group's M workgroups run side by side and share W through the cache;
+      // (row groups, M) where the row groups exceed a grid's y limit (Gemma's 262144-row head).
+      const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
+      const bool batch_first = groups <= 65535;
+      dispatch(weight_kernel("matvec", w.dtype), {{0, cpu ? 8u : wg}, {1, rows_per_wg}, {2, batch_first ? 1u : 0u}}, e,
+               MatvecParams{m, k, M, accumulate ? 1u : 0u}, batch_first ? M : groups, batch_first ? groups : M);
+      return;
+    }
+    MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, M, !opts_.f32_prefill_matmul);
+    dispatch(plan.kernel, plan.constants, e, MatvecParams{m, k, M, accumulate ? 1u : 0u}, plan.groups_x, plan.groups_y);
+  };
+  auto grid_x = [](uint32_t n) { return std::min((n + 255) / 256, 65535u); };
+  auto grid_y = [&](uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); };
+  auto row_state = [&](uint32_t binding, uint32_t r) { return BindGroupEntry{binding, &slot_state, r * stride, stride}; };
+  auto k_cache = [&](int32_t slot, int32_t l) -> gpu::Buffer& {
+    return slot == current_kv_slot_ ? kcache_[size_t(l)] : slot_k_[size_t(slot)][size_t(l)];
+  };
+  auto v_cache = [&](int32_t slot, int32_t l) -> gpu::Buffer& {
+    return slot == current_kv_slot_ ? vcache_[size_t(l)] : slot_v_[size_t(slot)][size_t(l)];
+  };
+
+  // Split attention's partial softmax states and arrival counts, one region per row (so rows never
+  // share scratch and need no barrier between them); the counts start at zero and the kernel leaves them so.
+  const uint32_t heads = uint32_t(c.n_heads), max_hd = uint32_t(c.max_over_layers(&ModelConfig::head_dim_of));
+  const uint64_t part_stride = (uint64_t(heads) * attn_splits_ * (max_hd + 2) * 4 + 255) & ~uint64_t(255);
+  const uint64_t count_stride = (uint64_t(heads) * 4 + 255) & ~uint64_t(255);
+  rec.scratch.push_back(std::make_unique<gpu::Buffer>(
+      device_.createBuffer({part_stride * M, gpu::BufferUsage::storage, "batch attention partials"})));
+  gpu::Buffer& parts = *rec.scratch.back();
+  rec.scratch.push_back(std::make_unique<gpu::Buffer>(
+      device_.createBuffer({count_stride * M, gpu::BufferUsage::storage, "batch attention arrivals"})));
+  gpu::Buffer& counts = *rec.scratch.back();
+  std::vector<uint32_t> zeros(count_stride * M / 4, 0);
+  device_.queue().writeBuffer(counts, 0, zeros.data(), zeros.size() * 4);
+
+  const Weight& embed = *find("embed");
+  for (uint32_t r = 0; r < M; ++r)  // each row's token is its slot state's word 0
+    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+             {{0, &embed.buffer}, {1, &slot_state, r * stride, 4}, {2, &x_, uint64_t(r) * c.dim * 4, uint64_t(c.dim) * 4}},
+             EmbedParams{uint32_t(c.dim), 1, c.embed_scale, 0}, 1, 1);
+
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
+    const uint32_t hd = uint32_t(c.head_dim_of(l)), nkv = uint32_t(c.kv_heads_of(l));
+    const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
+    const bool sliding = c.sliding(l);
+    rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
+    matmul(W("attn_q"), xn_, q_, false);
+    matmul(W("attn_k"), xn_, k_, false);
+    matmul(W(c.has_v_proj(l) ? "attn_v" : "attn_k"), xn_, v_, false);
+    if (c.qkv_bias)
+      for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, qd}, std::tuple{"attn_k_bias", &k_, kvd},
+                                  std::tuple{"attn_v_bias", &v_, kvd}})
+        dispatch("add_bias_f32", {}, {{0, buf, 0, M * n * 4}, {1, &W(name).buffer}}, BiasParams{uint32_t(n), M, 0, 0},
+                 uint32_t((n + 255) / 256), M);
+    if (c.qk_norm) {
+      rms(q_, W("attn_q_norm"), q_, hd, M * heads, false);
+      rms(k_, W("attn_k_norm"), k_, hd, M * nkv, false);
+    }
+    std::vector<gpu::SpecConstant> rot;
+    if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
+    gpu::Buffer& freq = sliding ? inv_freq_local_ : inv_freq_global_;
+    for (uint32_t r = 0; r < M; ++r)
+      dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
+               {{0, &q_, r * qd * 4, qd * 4}, {1, &k_, r * kvd * 4, kvd * 4}, {2, &v_, r * kvd * 4, kvd * 4}, {3, &freq},
+                row_state(4, r), {5, &k_cache(int32_t(r), l)}, {6, &v_cache(int32_t(r), l)}},
+               RopeKvParams{1, heads, nkv, hd}, heads + 2 * nkv, 1);
+    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+    for (uint32_t r = 0; r < M; ++r)
+      dispatch("attention_split_" + kvt, {},
+               {{0, &q_, r * qd * 4, qd * 4}, {1, &k_cache(int32_t(r), l)}, {2, &v_cache(int32_t(r), l)},
+                {3, &att_, r * qd * 4, qd * 4}, {4, &parts, r * part_stride, part_stride},
+                {5, &counts, r * count_stride, count_stride}, row_state(6, r)},
+               AttentionSplitParams{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0}, heads,
+               attn_splits_);
+    if (c.sandwich_norm) {
+      matmul(W("attn_out"), att_, tmp_, false);
+      rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
+    } else {
+      matmul(W("attn_out"), att_, x_, true);
+    }
+    rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+    matmul(W("ffn_gate"), xn_, gate_, false);
+    matmul(W("ffn_up"), xn_, up_, false);
+    uint32_t n = M * uint32_t(c.ffn_dim_of(l));
+    dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+             GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
+    if (c.sandwich_norm) {
+      matmul(W("ffn_down"), gate_, tmp_, false);
+      rms(tmp_, W("ffn_post_norm"), x_, uint32_t(c.dim), M, true);
+    } else {
+      matmul(W("ffn_down"), gate_, x_, true);
+    }
+  }
+  rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);
+  matmul(c.tied_embeddings ? embed : *find("output"), xn_, logits_, false);
+  if (c.final_softcap > 0) {
+    uint32_t n = M * uint32_t(c.vocab);
+    dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0}, grid_x(n),
+             grid_y(n));
+  }
+}
+
+}  // namespace bs::model
