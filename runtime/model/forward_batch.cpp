@@ -116,6 +116,14 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       return;
     }
     MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, M, !opts_.f32_prefill_matmul);
+    if (plan.f16_x) {  // the tensor-core kernels read X in f16 (record_forward's matmul does the same)
+      const uint64_t n = uint64_t(M) * k;
+      if (n * 2 > x16_.size())
+        fail_kind(ErrorKind::internal, "batched step: a {}x{} GEMM input exceeds the f16 staging buffer", M, k);
+      dispatch("to_f16", {}, {{0, &x, 0, n * 4}, {1, &x16_, 0, n * 2}}, ToF16Params{uint32_t(n)},
+               std::min(uint32_t((n / 4 + 255) / 256), 65535u), uint32_t(((n / 4 + 255) / 256 + 65534) / 65535));
+      e[1] = {1, &x16_, 0, n * 2};
+    }
     dispatch(plan.kernel, plan.constants, e, MatvecParams{m, k, M, accumulate ? 1u : 0u}, plan.groups_x, plan.groups_y);
   };
   auto grid_x = [](uint32_t n) { return std::min((n + 255) / 256, 65535u); };
