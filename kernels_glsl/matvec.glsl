@@ -25,7 +25,13 @@
 // partner's sum (rope.glsl, the angle from state.pos + b and inv_freq[i], binding 5/6), so q leaves
 // the kernel rotated and no RoPE dispatch or barrier follows. MV_KV (k and v) writes the row as f16
 // into the cache (binding 7) at position state.pos + b instead of y: the KV append is folded too.
-#ifdef MV_NORM
+// MV_EXPERT (mixture of experts, forward_moe.cpp): W is [experts, m, k] and workgroup row (y) b is a routing
+// slot: its expert is moe_ids[b] (binding 8, written by the router kernel on the GPU), its x row b / p.x_div
+// (the token's row for gate / up, the slot's own h row for down), and it writes y row b. p is MoeMatvecParams.
+#if defined(MV_EXPERT)
+layout(push_constant) uniform PC { MoeMatvecParams p; };
+layout(std430, binding = 8) readonly buffer MoeIds { uint moe_ids[]; };
+#elif defined(MV_NORM)
 #if defined(MV_ROPE) || defined(MV_KV)
 layout(push_constant) uniform PC { MatvecRopeParams p; };
 #else
@@ -56,6 +62,18 @@ const uint MV_NR = ROWS;
 float mv_acc[MV_NR];
 shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
 
+// First row of the workgroup's expert in W (MV_EXPERT), else 0; set by mv_begin.
+uint mv_ebase = 0u;
+// Sets up workgroup row b; returns the row of x it reads.
+uint mv_begin(uint b) {
+#ifdef MV_EXPERT
+  mv_ebase = moe_ids[b] * p.m;
+  return b / p.x_div;
+#else
+  return b;
+#endif
+}
+
 // Row of W (of its matrix) behind accumulator r of the workgroup starting at row0; rows past m compute
 // a duplicate of the last row that is never written.
 uint mv_row(uint row0, uint r) {
@@ -63,7 +81,7 @@ uint mv_row(uint row0, uint r) {
   uint half_hd = p.head_dim / 2u, pair = row0 / 2u + (r & 1u);  // row0 = 4g: pairs 2g, 2g + 1
   return (pair / half_hd) * p.head_dim + pair % half_hd + (r >= 2u ? half_hd : 0u);
 #else
-  return min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u);
+  return mv_ebase + min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u);
 #endif
 }
 
