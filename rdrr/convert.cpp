@@ -96,7 +96,8 @@ QuantMode parse_quant_mode(const std::string& s) {
   if (s == "f16") return QuantMode::f16;
   if (s == "q8_0") return QuantMode::q8_0;
   if (s == "q4_k_m") return QuantMode::q4_k_m;
-  fail_kind(ErrorKind::usage, "--quant: expected f16, q8_0 or q4_k_m, got '{}'", s);
+  if (s == "mxfp4") return QuantMode::mxfp4;
+  fail_kind(ErrorKind::usage, "--quant: expected f16, q8_0, q4_k_m or mxfp4, got '{}'", s);
 }
 
 bool promoted_layer(int32_t i, int32_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
@@ -108,6 +109,7 @@ DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& i
   if (internal.ends_with("_bias")) return DType::F32;
   if (internal.ends_with(".ffn_router")) return DType::F16;
   if (rank != 2 && !experts) return DType::F32;  // vectors, and the conv kernels of LFM2 and Qwen 3.5 ([channels, 1, width])
+  if (mode == QuantMode::mxfp4) return experts ? DType::MXFP4 : DType::F16;
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
   if (internal == "embed" || internal == "output" || internal == "ple_embed") return DType::Q6_K;
@@ -264,7 +266,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
   for (auto& s : m.shards) m.total_size += s.size;
   m.model_id = hf_dir.filename().empty() ? hf_dir.parent_path().filename().string() : hf_dir.filename().string();
   m.model_type = config_json["model_type"].get<std::string>();
-  const char* qname[] = {"F16", "Q8_0", "Q4_K_M"};
+  const char* qname[] = {"F16", "Q8_0", "Q4_K_M", "MXFP4"};
   m.quantization = qname[int(opt.quant)];
   std::string embed_dtype = std::string(dtype_name(plan.front().stored));
   m.quantization_info = {{"weights", m.quantization}, {"embeddings", embed_dtype},

@@ -27,6 +27,7 @@ std::string weight_kernel(const char* op, DType t) {
     case DType::Q8_0: return std::string(op) + "_q8_0";
     case DType::Q4_K: return std::string(op) + "_q4k";
     case DType::Q6_K: return std::string(op) + "_q6k";
+    case DType::MXFP4: return std::string(op) + "_mxfp4";  // MoE experts (GPT-OSS); matvec / matmul only
     case DType::I4: return std::string(op) + "_i4";  // embed only: DOPPLER's int4 per-layer-embedding table
     default: fail("no {} kernel for weights of dtype {}", op, dtype_name(t));
   }
@@ -345,7 +346,7 @@ const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, b
   // Matrices in the dtypes weight_kernel has kernels for (Q4_K rows may be padded to whole blocks;
   // source_rdrr's runnable_form turns DOPPLER's other forms into these), vectors in F32.
   bool dtype_ok = matrix ? (w->dtype == DType::F16 || w->dtype == DType::Q8_0 || w->dtype == DType::Q4_K ||
-                            w->dtype == DType::Q6_K)
+                            w->dtype == DType::Q6_K || w->dtype == DType::MXFP4)
                          : w->dtype == DType::F32;
   if (!dtype_ok || w->shape != shape)
     fail("weight {}: expected {} {}, got {} {}", name, matrix ? "F16|Q8_0|Q4_K|Q6_K" : "F32", shape_str(shape),

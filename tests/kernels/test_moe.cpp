@@ -15,6 +15,10 @@ namespace {
 
 using namespace kparams;
 
+// The weight dtypes of experts: the dense ones and MXFP4 (GPT-OSS's).
+const DType kExpertTypes[] = {DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::MXFP4};
+std::string suffix(DType t) { return t == DType::MXFP4 ? "mxfp4" : kernel_suffix(t); }
+
 class Moe : public KernelTest {
  protected:
   // Router over `rows` tokens: W [E, D] f16, x [rows, D]; `dup`: rows of W copied onto others (exact ties).
@@ -88,7 +92,7 @@ TEST_F(Moe, RouterTiesGoToTheLowerExpert) {
 // matvec_*_expert: slot b multiplies its expert's rows (ids from a GPU buffer) by x row b / x_div.
 TEST_F(Moe, ExpertMatvecReadsItsExpertFromTheRouter) {
   const uint32_t E = 5, m = 37, k = 512;
-  for (DType t : kWeightTypes)
+  for (DType t : kExpertTypes)
     for (auto [slots, x_div] : {std::pair{2u, 2u}, std::pair{8u, 1u}, std::pair{6u, 3u}}) {
       Weights w = random_weights(t, E * m, k);
       auto x = with_nan_tail(random_floats(size_t(slots / x_div) * k));
@@ -102,10 +106,10 @@ TEST_F(Moe, ExpertMatvecReadsItsExpertFromTheRouter) {
       }
       auto bw = upload(w.bytes), bx = upload(x), bi = upload(ids);
       auto by = poisoned(size_t(slots) * m * 4);
-      run_once(kernels().get("matvec_" + kernel_suffix(t) + "_expert", {{0, 32}, {1, 4}}),
+      run_once(kernels().get("matvec_" + suffix(t) + "_expert", {{0, 8}, {1, 4}}),
                {{0, &bw}, {1, &bx}, {2, &by}, {8, &bi}}, MoeMatvecParams{m, k, x_div, 0, 0, 0, 0, 0}, (m + 3) / 4, slots);
       EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10)
-          << kernel_suffix(t) << " slots=" << slots << " x_div=" << x_div << " seed=" << test_seed();
+          << suffix(t) << " slots=" << slots << " x_div=" << x_div << " seed=" << test_seed();
     }
 }
 
@@ -113,7 +117,7 @@ TEST_F(Moe, ExpertMatvecReadsItsExpertFromTheRouter) {
 // each expert's gathered rows, tiles past an expert's count exiting; every slot's output row is checked.
 TEST_F(Moe, GroupedExpertGemmCoversEverySlot) {
   const uint32_t E = 6, K = 2, m = 70, k = 256;
-  for (DType t : kWeightTypes)
+  for (DType t : kExpertTypes)
     for (uint32_t rows : {1u, 3u, 70u}) {
       const uint32_t slots = rows * K, tiles = (rows + 63) / 64;
       std::vector<uint32_t> ids(slots);
@@ -140,7 +144,7 @@ TEST_F(Moe, GroupedExpertGemmCoversEverySlot) {
         EXPECT_EQ(offsets[e], off);
         off += n;
       }
-      run_once(kernels().get("matmul_" + kernel_suffix(t) + "_expert"),
+      run_once(kernels().get("matmul_" + suffix(t) + "_expert"),
                {{0, &bw}, {1, &bx}, {2, &by}, {9, &bc}, {10, &bo}, {11, &bp}},
                MoeMatvecParams{m, k, K, 0, tiles, 0, 0, 0}, (m + 63) / 64, E * tiles);
       DotRef ref;
@@ -150,8 +154,22 @@ TEST_F(Moe, GroupedExpertGemmCoversEverySlot) {
         ref.scale.insert(ref.scale.end(), r.scale.begin(), r.scale.end());
       }
       EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10)
-          << kernel_suffix(t) << " rows=" << rows << " seed=" << test_seed();
+          << suffix(t) << " rows=" << rows << " seed=" << test_seed();
     }
+}
+
+// matvec_mxfp4 (a plain MXFP4 matrix): odd row counts, batches, k of one block and of many.
+TEST_F(Moe, Mxfp4MatvecMatchesFloat64) {
+  for (auto [m, k, batch] : {std::tuple{37u, 32u, 1u}, std::tuple{5u, 2880u, 2u}, std::tuple{130u, 736u, 3u}}) {
+    Weights w = random_weights(DType::MXFP4, m, k);
+    auto x = with_nan_tail(random_floats(size_t(batch) * k));
+    DotRef ref = dot_ref(w.dq.data(), x.data(), nullptr, m, k, batch);
+    auto bw = upload(w.bytes), bx = upload(x);
+    auto by = poisoned(size_t(batch) * m * 4);
+    run_once(kernels().get("matvec_mxfp4", {{0, 8}, {1, 4}}), {{0, &bw}, {1, &bx}, {2, &by}},
+             MatvecParams{m, k, batch, 0}, (m + 3) / 4, batch);
+    EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10) << m << "x" << k << " seed=" << test_seed();
+  }
 }
 
 TEST_F(Moe, ActivationAndCombine) {
