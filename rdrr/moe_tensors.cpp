@@ -68,6 +68,27 @@ bool is_expert_source(std::string_view model_type, std::string_view rest) {
   return false;
 }
 
+std::vector<HfExpertTensor> moe_hf_tensors(const ModelConfig& c, int32_t l) {
+  const int64_t E = c.n_experts, F = c.expert_ffn_dim, D = c.dim;
+  std::vector<HfExpertTensor> v;
+  const std::string p = "model.layers." + std::to_string(l) + ".";
+  if (gpt_oss(c)) {
+    v.push_back({p + "mlp.experts.gate_up_proj", {E, D, 2 * F}});
+    v.push_back({p + "mlp.experts.gate_up_proj_bias", {E, 2 * F}, true});
+    v.push_back({p + "mlp.experts.down_proj", {E, F, D}});
+    v.push_back({p + "mlp.experts.down_proj_bias", {E, D}, true});
+    return v;
+  }
+  const bool mixtral = c.arch == "mixtral";
+  for (int64_t e = 0; e < E; ++e)
+    for (auto [mx, qw, rows, cols] : {std::tuple{"w1", "gate_proj", F, D}, std::tuple{"w3", "up_proj", F, D},
+                                      std::tuple{"w2", "down_proj", D, F}})
+      v.push_back({mixtral ? fmt::format("{}block_sparse_moe.experts.{}.{}.weight", p, e, mx)
+                           : fmt::format("{}mlp.experts.{}.{}.weight", p, e, qw),
+                   {rows, cols}});
+  return v;
+}
+
 std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& ck, const std::string& label) {
   std::vector<StackedTensor> out;
   if (!c.moe()) return out;

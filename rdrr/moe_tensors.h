@@ -34,6 +34,14 @@ struct StackedTensor {
   uint64_t source_bytes = 0;
   std::function<void(int64_t, float*)> row;
 };
+// The checkpoint tensors an HF model of this architecture holds for layer l's experts (what moe_stacked reads):
+// per-expert matrices, or GPT-OSS's fused ones and their biases (synth writes these).
+struct HfExpertTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool bias = false;
+};
+std::vector<HfExpertTensor> moe_hf_tensors(const ModelConfig& c, int32_t l);
 // Every stacked tensor of the checkpoint's MoE layers; fails naming the missing or misshapen source tensor.
 std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& ck, const std::string& label);
 
