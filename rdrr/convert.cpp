@@ -177,8 +177,10 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     const Slice& sl = it->second;
     auto want = expected_shape(cfg, internal);
     if (sl.stacked) {
+      // GPT-OSS's MXFP4 experts stay MXFP4 whatever --quant says (no re-quantization).
       plan.push_back({nullptr, sl.stacked, 0, -1, sl.name, internal,
-                      requested_dtype(opt.quant, cfg, internal, want.size()), DType::F32, {}});
+                      sl.stacked->mxfp4_row ? DType::MXFP4 : requested_dtype(opt.quant, cfg, internal, want.size()),
+                      DType::F32, {}});
       plan.back().stored = storable_dtype(plan.back().requested, want.back(), &plan.back().fallback);
       source_bytes += sl.stacked->source_bytes;
       by_internal.erase(it);
@@ -243,6 +245,10 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
         parallel_for(n, threads, [&](int64_t a, int64_t b) {
           std::vector<float> row(static_cast<size_t>(k));
           for (int64_t r = a; r < b; ++r) {
+            if (p.stacked && p.stacked->mxfp4_row) {
+              p.stacked->mxfp4_row(r0 + r, reinterpret_cast<uint8_t*>(out.data()) + uint64_t(r) * row_out);
+              continue;
+            }
             if (p.stacked) {
               p.stacked->row(r0 + r, row.data());
             } else {

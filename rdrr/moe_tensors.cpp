@@ -35,6 +35,28 @@ const SafeTensor& need(const Checkpoint& ck, const std::string& name, const std:
   return *t;
 }
 
+const SafeTensor& need_u8(const Checkpoint& ck, const std::string& name, const std::vector<int64_t>& shape,
+                          const std::string& label) {
+  const SafeTensor* t = ck.find(name);
+  if (!t) fail("{}: checkpoint has no tensor '{}' (GPT-OSS's MXFP4 experts come as *_blocks and *_scales)", label, name);
+  if (t->shape != shape || t->dtype != DType::U8)
+    fail("{}: tensor '{}': expected U8 {}, got {} {}", t->file, name, nlohmann::json(shape).dump(), dtype_name(t->dtype),
+         nlohmann::json(t->shape).dump());
+  return *t;
+}
+
+// Row `row` of GPT-OSS's blocks [rows, nb, 16] and scales [rows, nb] as nb GGML block_mxfp4 (17 bytes each):
+// the scale byte, then element j in the low nibble of byte j and j + 16 in the high one.
+void mxfp4_from_gpt_oss(const SafeTensor& blocks, const SafeTensor& scales, int64_t row, int64_t nb, uint8_t* out) {
+  const auto* b = reinterpret_cast<const uint8_t*>(blocks.data.data()) + row * nb * 16;
+  const auto* s = reinterpret_cast<const uint8_t*>(scales.data.data()) + row * nb;
+  for (int64_t k = 0; k < nb; ++k, b += 16, out += 17) {
+    auto nib = [&](int m) { return (b[m >> 1] >> ((m & 1) * 4)) & 15; };
+    out[0] = s[k];
+    for (int j = 0; j < 16; ++j) out[1 + j] = uint8_t(nib(j) | (nib(j + 16) << 4));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> moe_layer_tensors(const ModelConfig& c) {
@@ -64,7 +86,8 @@ bool is_expert_source(std::string_view model_type, std::string_view rest) {
   if (model_type == "qwen3_moe") return has(".mlp.experts.");
   if (model_type == "gpt_oss")
     for (auto s : {".mlp.experts.gate_up_proj", ".mlp.experts.down_proj"})
-      if (rest.ends_with(s) || rest.ends_with(std::string(s) + "_bias")) return true;
+      for (auto suffix : {"", "_bias", "_blocks", "_scales"})
+        if (rest.ends_with(std::string(s) + suffix)) return true;
   return false;
 }
 
@@ -124,10 +147,43 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
     // GPT-OSS: gate_up_proj [E, D, 2F] holds gate in even columns and up in odd ones (x @ W, so columns are
     // outputs); down_proj [E, F, D]. Transposed into [E, out, in] rows here.
     const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts.";
-    const SafeTensor& gu = need(ck, p + "gate_up_proj", {E, D, 2 * F}, label);
     const SafeTensor& gub = need(ck, p + "gate_up_proj_bias", {E, 2 * F}, label);
-    const SafeTensor& dn = need(ck, p + "down_proj", {E, F, D}, label);
     const SafeTensor& dnb = need(ck, p + "down_proj_bias", {E, D}, label);
+    for (int64_t odd : {0, 1})
+      add(odd ? "ffn_up_exps_bias" : "ffn_gate_exps_bias", odd ? "up_proj.bias" : "gate_proj.bias", gub.dtype,
+          gub.data.size() / 2, [&gub, odd, F](int64_t r, float* o) {
+            for (int64_t f = 0; f < F; ++f) o[f] = element(gub, uint64_t(r * 2 * F + 2 * f + odd));
+          });
+    add("ffn_down_exps_bias", "down_proj.bias", dnb.dtype, dnb.data.size(), [&dnb, D](int64_t r, float* o) {
+      for (int64_t i = 0; i < D; ++i) o[i] = element(dnb, uint64_t(r * D + i));
+    });
+    if (ck.find(p + "gate_up_proj_blocks")) {
+      // As GPT-OSS ships them: *_blocks [E, out, in / 32, 16] (e2m1 codes, element 2i in the low nibble of
+      // byte i, 2i + 1 in the high one) and *_scales [E, out, in / 32] (E8M0), out rows of gate_up interleaved
+      // (gate f at 2f, up f at 2f + 1). Each row becomes GGML's 17-byte blocks; nothing is re-quantized.
+      if (D % 32 || F % 32) fail("{}: MXFP4 experts need dims that are multiples of 32, got {} and {}", label, D, F);
+      auto mx = [&](const char* base, int64_t out, int64_t in) {
+        const SafeTensor& bl = need_u8(ck, p + base + "_blocks", {E, out, in / 32, 16}, label);
+        const SafeTensor& sc = need_u8(ck, p + base + "_scales", {E, out, in / 32}, label);
+        return std::pair{&bl, &sc};
+      };
+      auto [gb, gs] = mx("gate_up_proj", 2 * F, D);
+      auto [db, ds] = mx("down_proj", D, F);
+      auto rows = [](const SafeTensor* bl, const SafeTensor* sc, int64_t in, std::function<int64_t(int64_t)> src_row) {
+        return [bl, sc, in, src_row](int64_t r, uint8_t* o) { mxfp4_from_gpt_oss(*bl, *sc, src_row(r), in / 32, o); };
+      };
+      for (int64_t odd : {0, 1}) {
+        StackedTensor st{b + (odd ? "ffn_up_exps" : "ffn_gate_exps"), hf + (odd ? "up_proj.weight" : "gate_proj.weight"),
+                         *moe_tensor_shape(c, "ffn_gate_exps"), DType::MXFP4, (gb->data.size() + gs->data.size()) / 2, {},
+                         rows(gb, gs, D, [F, odd](int64_t r) { return (r / F) * 2 * F + 2 * (r % F) + odd; })};
+        out.push_back(std::move(st));
+      }
+      out.push_back({b + "ffn_down_exps", hf + "down_proj.weight", *moe_tensor_shape(c, "ffn_down_exps"), DType::MXFP4,
+                     db->data.size() + ds->data.size(), {}, rows(db, ds, F, [](int64_t r) { return r; })});
+      continue;
+    }
+    const SafeTensor& gu = need(ck, p + "gate_up_proj", {E, D, 2 * F}, label);
+    const SafeTensor& dn = need(ck, p + "down_proj", {E, F, D}, label);
     for (int64_t odd : {0, 1})
       add(odd ? "ffn_up_exps" : "ffn_gate_exps", odd ? "up_proj.weight" : "gate_proj.weight", gu.dtype,
           gu.data.size() / 2, [&gu, odd, F, D](int64_t r, float* o) {
@@ -137,14 +193,6 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
     add("ffn_down_exps", "down_proj.weight", dn.dtype, dn.data.size(), [&dn, F, D](int64_t r, float* o) {
       const int64_t e = r / D, i = r % D;
       for (int64_t f = 0; f < F; ++f) o[f] = element(dn, uint64_t((e * F + f) * D + i));
-    });
-    for (int64_t odd : {0, 1})
-      add(odd ? "ffn_up_exps_bias" : "ffn_gate_exps_bias", odd ? "up_proj.bias" : "gate_proj.bias", gub.dtype,
-          gub.data.size() / 2, [&gub, odd, F](int64_t r, float* o) {
-            for (int64_t f = 0; f < F; ++f) o[f] = element(gub, uint64_t(r * 2 * F + 2 * f + odd));
-          });
-    add("ffn_down_exps_bias", "down_proj.bias", dnb.dtype, dnb.data.size(), [&dnb, D](int64_t r, float* o) {
-      for (int64_t i = 0; i < D; ++i) o[i] = element(dnb, uint64_t(r * D + i));
     });
   }
   return out;

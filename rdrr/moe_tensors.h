@@ -33,6 +33,9 @@ struct StackedTensor {
   DType source_dtype = DType::BF16;
   uint64_t source_bytes = 0;
   std::function<void(int64_t, float*)> row;
+  // GPT-OSS's MXFP4 experts (*_blocks, *_scales): rows already MXFP4, written as they are (nibbles reordered to
+  // GGML's block order, no re-quantization); `row` is then empty.
+  std::function<void(int64_t, uint8_t*)> mxfp4_row;
 };
 // The checkpoint tensors an HF model of this architecture holds for layer l's experts (what moe_stacked reads):
 // per-expert matrices, or GPT-OSS's fused ones and their biases (synth writes these).

@@ -33,6 +33,13 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
       int64_t n = 1;
       for (auto d : st.shape) n *= d;
       const int64_t k = st.shape.back();
+      if (st.mxfp4_row) {  // GPT-OSS's MXFP4 experts, as they are
+        const uint64_t rb = padded_row_bytes(DType::MXFP4, uint64_t(k));
+        buf.resize(size_t(n / k) * rb);
+        for (int64_t r = 0; r < n / k; ++r) st.mxfp4_row(r, reinterpret_cast<uint8_t*>(buf.data()) + r * rb);
+        sink({st.internal, DType::MXFP4, st.shape, buf});
+        continue;
+      }
       std::vector<float> row(size_t(k), 0.0f);
       buf.resize(size_t(n) * (bias ? 4 : 2));
       for (int64_t r = 0; r < n / k; ++r) {
