@@ -566,6 +566,12 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   }
   if (c.kv_shared_layers < 0 || c.kv_shared_layers >= c.n_layers)
     fail("{}: kv_shared_layers {} must be in [0, n_layers = {})", label, c.kv_shared_layers, c.n_layers);
+  // MoE (issue 16): the router and grouping kernels keep up to 256 experts' logits and 8 choices per token.
+  if (c.n_experts < 0 || c.n_experts > 256 || (c.n_experts > 0 && (c.n_experts_used < 1 ||
+                                                                   c.n_experts_used > std::min(c.n_experts, 8) ||
+                                                                   c.expert_ffn_dim <= 0)))
+    fail("{}: {} experts, {} per token, expert width {}: expected up to 256 experts, 1..min(experts, 8) per token and "
+         "a positive width", label, c.n_experts, c.n_experts_used, c.expert_ffn_dim);
   if (c.ple_dim < 0 || (c.ple_dim > 0 && c.ple_vocab <= 0))
     fail("{}: per-layer inputs of width {} need a positive vocabulary, got {}", label, c.ple_dim, c.ple_vocab);
   for (int32_t id : c.eos_ids)
