@@ -10,6 +10,7 @@
 
 #include "kernels_glsl/params.h"
 #include "runtime/base/error.h"
+#include "runtime/model/gpu_repack.h"
 #include "runtime/model/model.h"
 
 namespace bs::model {
@@ -26,9 +27,15 @@ void Model::bind_moe(int32_t l) const {
     fail("weight {}: expected F16 [{},{}] (the router kernel reads F16), got {}", n("ffn_router"), E, D,
          dtype_name(router.dtype));
   if (c.moe_router_bias) bind(n("ffn_router_bias"), {E}, false);
-  bind(n("ffn_gate_exps"), {E, F, D}, true);
-  bind(n("ffn_up_exps"), {E, F, D}, true);
-  bind(n("ffn_down_exps"), {E, D, F}, true);
+  // The expert kernels bind a whole [experts, rows, cols] tensor (any expert may be chosen).
+  const uint64_t limit = binding_limit(device_);
+  for (auto [name, rows, cols] : {std::tuple{"ffn_gate_exps", F, D}, std::tuple{"ffn_up_exps", F, D},
+                                  std::tuple{"ffn_down_exps", D, F}}) {
+    const Weight& w = bind(n(name), {E, rows, cols}, true);
+    if (limit && w.buffer.size() > limit)
+      fail_kind(ErrorKind::resources, "weight {}: {} bytes exceed the device's {} byte storage binding range",
+                n(name), w.buffer.size(), limit);
+  }
   if (c.moe_expert_bias) {
     bind(n("ffn_gate_exps_bias"), {E, F}, false);
     bind(n("ffn_up_exps_bias"), {E, F}, false);
