@@ -172,8 +172,7 @@ void run(const Args& a) {
   // k distinct ones; the others' bytes stay put.
   if (c.moe())
     for (int32_t l = 0; l < c.n_layers; ++l)
-      for (const char* s : {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps", "ffn_gate_exps_bias", "ffn_up_exps_bias",
-                            "ffn_down_exps_bias"})
+      for (const char* s : {"ffn_gate_up_exps", "ffn_down_exps", "ffn_gate_up_exps_bias", "ffn_down_exps_bias"})
         if (const auto* e = model.find(fmt::format("blk.{}.{}", l, s)))
           weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.n_experts) * uint64_t(c.n_experts_used);
   double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;

@@ -17,7 +17,8 @@ layout(local_size_x = 256) in;
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #ifdef MM_EXPERT
-// The grouped expert GEMM of MoE prefill: W is [experts, m, k]; workgroup y = e * p.tiles + tile takes token
+// The grouped expert GEMM of MoE prefill: W is [experts, estride, k] (rows row0 .. row0 + m of each expert
+// taken); workgroup y = e * p.tiles + tile takes token
 // tile `tile` of the slots routed to expert e (moe_group: count, offset, perm), x row perm[.] / x_div in, y
 // row perm[.] out. Dispatch ((m + 63) / 64, experts * tiles) with tiles = (rows + 63) / 64: an expert gets at
 // most `rows` slots (one per token), and tiles past its count exit at once, so the grid is fixed.
@@ -37,7 +38,7 @@ void main() {
   uint tid = gl_LocalInvocationID.x, tx = tid % 16u, ty = tid / 16u;
 #ifdef MM_EXPERT
   uint n0 = gl_WorkGroupID.x * TN, t0 = (gl_WorkGroupID.y % p.tiles) * TM;
-  const uint e = gl_WorkGroupID.y / p.tiles, n_tok = counts[e], base = offsets[e], wrow0 = e * p.m;
+  const uint e = gl_WorkGroupID.y / p.tiles, n_tok = counts[e], base = offsets[e], wrow0 = e * p.estride + p.row0;
   if (t0 >= n_tok) return;  // the whole workgroup: no barrier is skipped
 #else
   uint n0 = gl_WorkGroupID.x * TN, t0 = gl_WorkGroupID.y * TM;

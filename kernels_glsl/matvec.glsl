@@ -25,8 +25,9 @@
 // partner's sum (rope.glsl, the angle from state.pos + b and inv_freq[i], binding 5/6), so q leaves
 // the kernel rotated and no RoPE dispatch or barrier follows. MV_KV (k and v) writes the row as f16
 // into the cache (binding 7) at position state.pos + b instead of y: the KV append is folded too.
-// MV_EXPERT (mixture of experts, forward_moe.cpp): W is [experts, m, k] and workgroup row (y) b is a routing
-// slot: its expert is moe_ids[b] (binding 8, written by the router kernel on the GPU), its x row b / p.x_div
+// MV_EXPERT (mixture of experts, forward_moe.cpp): W is [experts, estride, k], of which rows row0 .. row0 + m of
+// each expert are taken, and workgroup row (y) b is a routing slot: its expert is moe_ids[b] (binding 8, written
+// by the router kernel on the GPU), its x row b / p.x_div
 // (the token's row for gate / up, the slot's own h row for down), and it writes y row b. p is MoeMatvecParams.
 #if defined(MV_EXPERT)
 layout(push_constant) uniform PC { MoeMatvecParams p; };
@@ -67,7 +68,7 @@ uint mv_ebase = 0u;
 // Sets up workgroup row b; returns the row of x it reads.
 uint mv_begin(uint b) {
 #ifdef MV_EXPERT
-  mv_ebase = moe_ids[b] * p.m;
+  mv_ebase = moe_ids[b] * p.estride + p.row0;
   return b / p.x_div;
 #else
   return b;

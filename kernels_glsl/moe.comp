@@ -57,8 +57,7 @@ layout(std430, binding = 0) readonly buffer G { float g[]; };
 layout(std430, binding = 1) readonly buffer U { float u[]; };
 layout(std430, binding = 2) writeonly buffer H { float h[]; };
 layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
-layout(std430, binding = 4) readonly buffer BG { float bg[]; };
-layout(std430, binding = 5) readonly buffer BU { float bu[]; };
+layout(std430, binding = 4) readonly buffer BGU { float bgu[]; };  // [experts, 2 n_ffn]: gate, then up
 void main() {
   uint f = gl_GlobalInvocationID.x, b = gl_WorkGroupID.y;
   if (f >= p.n_ffn || b >= p.slots) return;
@@ -66,8 +65,8 @@ void main() {
   float a = g[i], c = u[i];
   if ((p.flags & 1u) != 0u) {
     uint e = ids[b];
-    a += bg[e * p.n_ffn + f];
-    c += bu[e * p.n_ffn + f];
+    a += bgu[e * 2u * p.n_ffn + f];
+    c += bgu[e * 2u * p.n_ffn + p.n_ffn + f];
   }
   if (p.limit > 0.0) {
     a = min(a, p.limit);

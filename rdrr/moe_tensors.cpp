@@ -62,9 +62,9 @@ void mxfp4_from_gpt_oss(const SafeTensor& blocks, const SafeTensor& scales, int6
 std::vector<std::string> moe_layer_tensors(const ModelConfig& c) {
   std::vector<std::string> v{"ffn_router"};
   if (c.moe_router_bias) v.push_back("ffn_router_bias");
-  for (auto n : {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"}) v.push_back(n);
+  for (auto n : {"ffn_gate_up_exps", "ffn_down_exps"}) v.push_back(n);
   if (c.moe_expert_bias)
-    for (auto n : {"ffn_gate_exps_bias", "ffn_up_exps_bias", "ffn_down_exps_bias"}) v.push_back(n);
+    for (auto n : {"ffn_gate_up_exps_bias", "ffn_down_exps_bias"}) v.push_back(n);
   return v;
 }
 
@@ -72,9 +72,9 @@ std::optional<std::vector<int64_t>> moe_tensor_shape(const ModelConfig& c, std::
   const int64_t E = c.n_experts, F = c.expert_ffn_dim, D = c.dim;
   if (n == "ffn_router") return std::vector<int64_t>{E, D};
   if (n == "ffn_router_bias") return std::vector<int64_t>{E};
-  if (n == "ffn_gate_exps" || n == "ffn_up_exps") return std::vector<int64_t>{E, F, D};
+  if (n == "ffn_gate_up_exps") return std::vector<int64_t>{E, 2 * F, D};
   if (n == "ffn_down_exps") return std::vector<int64_t>{E, D, F};
-  if (n == "ffn_gate_exps_bias" || n == "ffn_up_exps_bias") return std::vector<int64_t>{E, F};
+  if (n == "ffn_gate_up_exps_bias") return std::vector<int64_t>{E, 2 * F};
   if (n == "ffn_down_exps_bias") return std::vector<int64_t>{E, D};
   return std::nullopt;
 }
@@ -116,45 +116,55 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
   std::vector<StackedTensor> out;
   if (!c.moe()) return out;
   const int64_t E = c.n_experts, F = c.expert_ffn_dim, D = c.dim;
+  // Row j < 2F of an expert's fused gate_up: gate row j below F, up row j - F above. gate(f, up) names the
+  // source of that row for each checkpoint form.
+  auto gate_up = [F](int64_t r, auto&& gate, auto&& up) {
+    const int64_t e = r / (2 * F), j = r % (2 * F);
+    return j < F ? gate(e, j) : up(e, j - F);
+  };
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".", hf = "model.layers." + std::to_string(l) + ".mlp.experts.";
     auto add = [&](const char* n, const char* hf_name, DType dt, uint64_t bytes, std::function<void(int64_t, float*)> row) {
       out.push_back({b + n, hf + hf_name, *moe_tensor_shape(c, n), dt, bytes, std::move(row)});
     };
     if (!gpt_oss(c)) {
-      // One tensor per expert: row r of [E, rows, cols] is row r % rows of expert r / rows.
+      // One tensor per expert (w1 / w3 / w2, or gate / up / down_proj).
       const bool mixtral = c.arch == "mixtral";
-      struct Part { const char* internal; const char* hf_name; const char* mixtral; const char* qwen; int64_t rows, cols; };
-      for (const Part& p : {Part{"ffn_gate_exps", "gate_proj.weight", "w1", "gate_proj", F, D},
-                            Part{"ffn_up_exps", "up_proj.weight", "w3", "up_proj", F, D},
-                            Part{"ffn_down_exps", "down_proj.weight", "w2", "down_proj", D, F}}) {
+      auto experts = [&](const char* mx, const char* qw, int64_t rows, int64_t cols, uint64_t& bytes) {
         std::vector<const SafeTensor*> src;
-        uint64_t bytes = 0;
         for (int64_t e = 0; e < E; ++e) {
-          std::string name = mixtral ? fmt::format("model.layers.{}.block_sparse_moe.experts.{}.{}.weight", l, e, p.mixtral)
-                                     : fmt::format("model.layers.{}.mlp.experts.{}.{}.weight", l, e, p.qwen);
-          src.push_back(&need(ck, name, {p.rows, p.cols}, label));
+          std::string name = mixtral ? fmt::format("model.layers.{}.block_sparse_moe.experts.{}.{}.weight", l, e, mx)
+                                     : fmt::format("model.layers.{}.mlp.experts.{}.{}.weight", l, e, qw);
+          src.push_back(&need(ck, name, {rows, cols}, label));
           bytes += src.back()->data.size();
         }
-        const int64_t rows = p.rows, cols = p.cols;
-        add(p.internal, p.hf_name, src[0]->dtype, bytes, [src, rows, cols](int64_t r, float* o) {
-          const SafeTensor& t = *src[size_t(r / rows)];
-          for (int64_t i = 0; i < cols; ++i) o[i] = element(t, uint64_t((r % rows) * cols + i));
-        });
-      }
+        return src;
+      };
+      uint64_t gu_bytes = 0, dn_bytes = 0;
+      auto g = experts("w1", "gate_proj", F, D, gu_bytes), u = experts("w3", "up_proj", F, D, gu_bytes);
+      auto d = experts("w2", "down_proj", D, F, dn_bytes);
+      add("ffn_gate_up_exps", "gate_up_proj", g[0]->dtype, gu_bytes, [g, u, gate_up, D](int64_t r, float* o) {
+        auto row = [&](const std::vector<const SafeTensor*>& t) {
+          return [&t, o, D](int64_t e, int64_t j) {
+            for (int64_t i = 0; i < D; ++i) o[i] = element(*t[size_t(e)], uint64_t(j * D + i));
+          };
+        };
+        gate_up(r, row(g), row(u));
+      });
+      add("ffn_down_exps", "down_proj", d[0]->dtype, dn_bytes, [d, D, F](int64_t r, float* o) {
+        for (int64_t f = 0; f < F; ++f) o[f] = element(*d[size_t(r / D)], uint64_t((r % D) * F + f));
+      });
       continue;
     }
     // GPT-OSS: gate_up_proj [E, D, 2F] holds gate in even columns and up in odd ones (x @ W, so columns are
-    // outputs); down_proj [E, F, D]. Transposed into [E, out, in] rows here.
-    const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts.";
+    // outputs); down_proj [E, F, D]. Transposed into [E, out, in] rows here, gate_up's halves de-interleaved.
+    const std::string p = hf;
     const SafeTensor& gub = need(ck, p + "gate_up_proj_bias", {E, 2 * F}, label);
     const SafeTensor& dnb = need(ck, p + "down_proj_bias", {E, D}, label);
-    for (int64_t odd : {0, 1})
-      add(odd ? "ffn_up_exps_bias" : "ffn_gate_exps_bias", odd ? "up_proj.bias" : "gate_proj.bias", gub.dtype,
-          gub.data.size() / 2, [&gub, odd, F](int64_t r, float* o) {
-            for (int64_t f = 0; f < F; ++f) o[f] = element(gub, uint64_t(r * 2 * F + 2 * f + odd));
-          });
-    add("ffn_down_exps_bias", "down_proj.bias", dnb.dtype, dnb.data.size(), [&dnb, D](int64_t r, float* o) {
+    add("ffn_gate_up_exps_bias", "gate_up_proj_bias", gub.dtype, gub.data.size(), [&gub, F](int64_t e, float* o) {
+      for (int64_t j = 0; j < 2 * F; ++j) o[j] = element(gub, uint64_t(e * 2 * F + (j < F ? 2 * j : 2 * (j - F) + 1)));
+    });
+    add("ffn_down_exps_bias", "down_proj_bias", dnb.dtype, dnb.data.size(), [&dnb, D](int64_t r, float* o) {
       for (int64_t i = 0; i < D; ++i) o[i] = element(dnb, uint64_t(r * D + i));
     });
     if (ck.find(p + "gate_up_proj_blocks")) {
@@ -162,9 +172,9 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
       // byte i, 2i + 1 in the high one) and *_scales [E, out, in / 32] (E8M0), out rows of gate_up interleaved
       // (gate f at 2f, up f at 2f + 1). Each row becomes GGML's 17-byte blocks; nothing is re-quantized.
       if (D % 32 || F % 32) fail("{}: MXFP4 experts need dims that are multiples of 32, got {} and {}", label, D, F);
-      auto mx = [&](const char* base, int64_t out, int64_t in) {
-        const SafeTensor& bl = need_u8(ck, p + base + "_blocks", {E, out, in / 32, 16}, label);
-        const SafeTensor& sc = need_u8(ck, p + base + "_scales", {E, out, in / 32}, label);
+      auto mx = [&](const char* base, int64_t rows, int64_t in) {
+        const SafeTensor& bl = need_u8(ck, p + base + "_blocks", {E, rows, in / 32, 16}, label);
+        const SafeTensor& sc = need_u8(ck, p + base + "_scales", {E, rows, in / 32}, label);
         return std::pair{&bl, &sc};
       };
       auto [gb, gs] = mx("gate_up_proj", 2 * F, D);
@@ -172,25 +182,27 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
       auto rows = [](const SafeTensor* bl, const SafeTensor* sc, int64_t in, std::function<int64_t(int64_t)> src_row) {
         return [bl, sc, in, src_row](int64_t r, uint8_t* o) { mxfp4_from_gpt_oss(*bl, *sc, src_row(r), in / 32, o); };
       };
-      for (int64_t odd : {0, 1}) {
-        StackedTensor st{b + (odd ? "ffn_up_exps" : "ffn_gate_exps"), hf + (odd ? "up_proj.weight" : "gate_proj.weight"),
-                         *moe_tensor_shape(c, "ffn_gate_exps"), DType::MXFP4, (gb->data.size() + gs->data.size()) / 2, {},
-                         rows(gb, gs, D, [F, odd](int64_t r) { return (r / F) * 2 * F + 2 * (r % F) + odd; })};
-        out.push_back(std::move(st));
-      }
-      out.push_back({b + "ffn_down_exps", hf + "down_proj.weight", *moe_tensor_shape(c, "ffn_down_exps"), DType::MXFP4,
+      auto interleaved = [F, gate_up](int64_t r) {
+        return gate_up(r, [F](int64_t e, int64_t f) { return e * 2 * F + 2 * f; },
+                       [F](int64_t e, int64_t f) { return e * 2 * F + 2 * f + 1; });
+      };
+      out.push_back({b + "ffn_gate_up_exps", hf + "gate_up_proj", *moe_tensor_shape(c, "ffn_gate_up_exps"), DType::MXFP4,
+                     gb->data.size() + gs->data.size(), {}, rows(gb, gs, D, interleaved)});
+      out.push_back({b + "ffn_down_exps", hf + "down_proj", *moe_tensor_shape(c, "ffn_down_exps"), DType::MXFP4,
                      db->data.size() + ds->data.size(), {}, rows(db, ds, F, [](int64_t r) { return r; })});
       continue;
     }
     const SafeTensor& gu = need(ck, p + "gate_up_proj", {E, D, 2 * F}, label);
     const SafeTensor& dn = need(ck, p + "down_proj", {E, F, D}, label);
-    for (int64_t odd : {0, 1})
-      add(odd ? "ffn_up_exps" : "ffn_gate_exps", odd ? "up_proj.weight" : "gate_proj.weight", gu.dtype,
-          gu.data.size() / 2, [&gu, odd, F, D](int64_t r, float* o) {
-            const int64_t e = r / F, f = r % F;
-            for (int64_t d = 0; d < D; ++d) o[d] = element(gu, uint64_t((e * D + d) * 2 * F + 2 * f + odd));
-          });
-    add("ffn_down_exps", "down_proj.weight", dn.dtype, dn.data.size(), [&dn, F, D](int64_t r, float* o) {
+    add("ffn_gate_up_exps", "gate_up_proj", gu.dtype, gu.data.size(), [&gu, gate_up, F, D](int64_t r, float* o) {
+      auto col = [&](int64_t odd) {
+        return [&gu, o, odd, F, D](int64_t e, int64_t f) {
+          for (int64_t d = 0; d < D; ++d) o[d] = element(gu, uint64_t((e * D + d) * 2 * F + 2 * f + odd));
+        };
+      };
+      gate_up(r, col(0), col(1));
+    });
+    add("ffn_down_exps", "down_proj", dn.dtype, dn.data.size(), [&dn, F, D](int64_t r, float* o) {
       const int64_t e = r / D, i = r % D;
       for (int64_t f = 0; f < F; ++f) o[f] = element(dn, uint64_t((e * F + f) * D + i));
     });

@@ -1,5 +1,6 @@
 // Mixture-of-experts tensors (issue 16): what a MoE layer holds, and the stacked [experts, rows, cols]
-// tensors blueshift stores (DOPPLER's layout) made from a checkpoint's own forms: one tensor per expert
+// tensors blueshift stores (DOPPLER's layout and names: experts.gate_up_proj [E, 2F, dim], gate rows then up
+// rows per expert, and experts.down_proj [E, dim, F]) made from a checkpoint's own forms: one tensor per expert
 // (Mixtral's block_sparse_moe.experts.E.w1/w3/w2, Qwen3-MoE's mlp.experts.E.gate/up/down_proj), or GPT-OSS's
 // fused and transposed mlp.experts.gate_up_proj [E, dim, 2F] (gate and up interleaved by column) and
 // down_proj [E, F, dim] with their biases.

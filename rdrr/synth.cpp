@@ -71,7 +71,7 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
   for (auto& internal : tensors) {
     // MoE experts: the checkpoint's own forms (per-expert or GPT-OSS's fused), which convert stacks.
     if (c.moe() && (internal.ends_with("_exps") || internal.ends_with("_exps_bias"))) {
-      if (!internal.ends_with(".ffn_gate_exps")) continue;  // one layer's set, written once
+      if (!internal.ends_with(".ffn_gate_up_exps")) continue;  // one layer's set, written once
       for (auto& h : moe_hf_tensors(c, tensor_layer(internal))) {
         Item it;
         it.name = h.name;

@@ -50,12 +50,12 @@ constexpr NameRow kNames[] = {
     {"layers.{}.mlp.gate.weight", "blk.{}.ffn_router", Only::moe},
     {"layers.{}.mlp.router.weight", "blk.{}.ffn_router", Only::moe},
     {"layers.{}.mlp.router.bias", "blk.{}.ffn_router_bias", Only::router_bias},
-    {"layers.{}.mlp.experts.gate_proj.weight", "blk.{}.ffn_gate_exps", Only::moe},
-    {"layers.{}.mlp.experts.up_proj.weight", "blk.{}.ffn_up_exps", Only::moe},
-    {"layers.{}.mlp.experts.down_proj.weight", "blk.{}.ffn_down_exps", Only::moe},
-    {"layers.{}.mlp.experts.gate_proj.bias", "blk.{}.ffn_gate_exps_bias", Only::router_bias},
-    {"layers.{}.mlp.experts.up_proj.bias", "blk.{}.ffn_up_exps_bias", Only::router_bias},
-    {"layers.{}.mlp.experts.down_proj.bias", "blk.{}.ffn_down_exps_bias", Only::router_bias},
+    // (DOPPLER's names and layout. GPT-OSS's checkpoints use the same names for transposed, interleaved
+    // tensors: an HF checkpoint's experts never reach this table, moe_tensors.h reads them.)
+    {"layers.{}.mlp.experts.gate_up_proj", "blk.{}.ffn_gate_up_exps", Only::moe},
+    {"layers.{}.mlp.experts.down_proj", "blk.{}.ffn_down_exps", Only::moe},
+    {"layers.{}.mlp.experts.gate_up_proj_bias", "blk.{}.ffn_gate_up_exps_bias", Only::router_bias},
+    {"layers.{}.mlp.experts.down_proj_bias", "blk.{}.ffn_down_exps_bias", Only::router_bias},
     {"layers.{}.self_attn.o_proj.bias", "blk.{}.attn_out_bias", Only::out_bias},
     {"layers.{}.self_attn.sinks", "blk.{}.attn_sinks", Only::sinks},
     {"layers.{}.self_attn.qkv_proj.weight", "blk.{}.attn_qkv", Only::fused},

@@ -197,8 +197,8 @@ inline float ModelConfig::softmax_scale() const {
 // Mixture-of-experts layers (n_experts E, expert_ffn_dim F; DOPPLER's [experts, rows, cols] layout) have,
 // instead of ffn_gate/up/down:
 //   blk.N.ffn_router [E, dim] (F16)  blk.N.ffn_router_bias [E]
-//   blk.N.ffn_gate_exps / ffn_up_exps [E, F, dim]   blk.N.ffn_down_exps [E, dim, F]
-//   blk.N.ffn_gate_exps_bias / ffn_up_exps_bias [E, F]   blk.N.ffn_down_exps_bias [E, dim]
+//   blk.N.ffn_gate_up_exps [E, 2F, dim] (per expert: F gate rows, then F up rows)   blk.N.ffn_down_exps [E, dim, F]
+//   blk.N.ffn_gate_up_exps_bias [E, 2F]   blk.N.ffn_down_exps_bias [E, dim]
 // and GPT-OSS's attention blk.N.attn_out_bias [dim], blk.N.attn_sinks [n_heads].
 // The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
 

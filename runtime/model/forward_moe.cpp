@@ -29,16 +29,14 @@ void Model::bind_moe(int32_t l) const {
   if (c.moe_router_bias) bind(n("ffn_router_bias"), {E}, false);
   // The expert kernels bind a whole [experts, rows, cols] tensor (any expert may be chosen).
   const uint64_t limit = binding_limit(device_);
-  for (auto [name, rows, cols] : {std::tuple{"ffn_gate_exps", F, D}, std::tuple{"ffn_up_exps", F, D},
-                                  std::tuple{"ffn_down_exps", D, F}}) {
+  for (auto [name, rows, cols] : {std::tuple{"ffn_gate_up_exps", 2 * F, D}, std::tuple{"ffn_down_exps", D, F}}) {
     const Weight& w = bind(n(name), {E, rows, cols}, true);
     if (limit && w.buffer.size() > limit)
       fail_kind(ErrorKind::resources, "weight {}: {} bytes exceed the device's {} byte storage binding range",
                 n(name), w.buffer.size(), limit);
   }
   if (c.moe_expert_bias) {
-    bind(n("ffn_gate_exps_bias"), {E, F}, false);
-    bind(n("ffn_up_exps_bias"), {E, F}, false);
+    bind(n("ffn_gate_up_exps_bias"), {E, 2 * F}, false);
     bind(n("ffn_down_exps_bias"), {E, D}, false);
   }
 }
@@ -88,9 +86,9 @@ void Model::record_moe(int32_t l, uint32_t M, const LayerRecorder& r) {
     r.run("moe_group", {},
           {{0, &moe_ids_, 0, S * 4}, {1, &moe_counts_}, {2, &moe_offsets_}, {3, &moe_perm_, 0, S * 4}},
           MoeGroupParams{slots, E, 0, 0}, 1, 1, "moe_group");
-  auto experts = [&](const Weight& w, gpu::Buffer& x, uint32_t x_div, uint32_t k, gpu::Buffer& y) {
-    const uint32_t m = uint32_t(w.shape[1]);
-    MoeMatvecParams p{m, k, x_div, 0, tiles, 0, 0, 0};
+  // W's rows row0 .. row0 + m of each expert (gate: 0, up: F of the fused gate_up; down: all).
+  auto experts = [&](const Weight& w, uint32_t row0, uint32_t m, gpu::Buffer& x, uint32_t x_div, uint32_t k, gpu::Buffer& y) {
+    MoeMatvecParams p{m, k, x_div, 0, tiles, uint32_t(w.shape[1]), row0, 0};
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(slots / x_div) * k * 4},
                                      {2, &y, 0, S * m * 4}};
     const std::string label = fmt::format("{} {}x{}x{}", M == 1 ? "matvec_expert" : "matmul_expert",
@@ -110,19 +108,18 @@ void Model::record_moe(int32_t l, uint32_t M, const LayerRecorder& r) {
       r.run(weight_kernel("matmul", w.dtype) + "_expert", {}, e, p, (m + 63) / 64, E * tiles, label);
     }
   };
-  experts(W("ffn_gate_exps"), xn_, K, D, moe_g_);
-  experts(W("ffn_up_exps"), xn_, K, D, moe_u_);
+  experts(W("ffn_gate_up_exps"), 0, F, xn_, K, D, moe_g_);
+  experts(W("ffn_gate_up_exps"), F, F, xn_, K, D, moe_u_);
   r.run("moe_act_f32", {},
         {{0, &moe_g_, 0, S * F * 4},
          {1, &moe_u_, 0, S * F * 4},
          {2, &moe_g_, 0, S * F * 4},
          {3, &moe_ids_, 0, S * 4},
-         {4, bias("ffn_gate_exps_bias")},
-         {5, bias("ffn_up_exps_bias")}},
+         {4, bias("ffn_gate_up_exps_bias")}},
         MoeActParams{F, slots, c.moe_expert_bias ? 1u : 0u, c.act == Activation::silu ? 0u : 1u, c.swiglu_alpha,
                      c.swiglu_limit, 0, 0},
         (F + 255) / 256, slots, "moe_act");
-  experts(W("ffn_down_exps"), moe_g_, 1, F, moe_y_);
+  experts(W("ffn_down_exps"), 0, D, moe_g_, 1, F, moe_y_);
   r.run("moe_combine_f32", {},
         {{0, &x_, 0, uint64_t(M) * D * 4},
          {1, &moe_y_, 0, S * D * 4},

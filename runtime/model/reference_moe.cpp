@@ -39,14 +39,15 @@ void ReferenceModel::moe_ffn(int32_t l, const double* xn, double* out) const {
     for (int e = 0; e < E; ++e) logits[size_t(e)] += W("ffn_router_bias")[size_t(e)];
   moe_route(c, logits.data(), ids.data(), wts.data());
   std::fill(out, out + D, 0.0);
-  const auto &wg = W("ffn_gate_exps"), &wu = W("ffn_up_exps"), &wd = W("ffn_down_exps");
+  const auto &wgu = W("ffn_gate_up_exps"), &wd = W("ffn_down_exps");
   for (int s = 0; s < k; ++s) {
     const size_t e = size_t(ids[size_t(s)]);
     for (int f = 0; f < F; ++f) {
       double a = 0, b = 0;
-      const double *rg = &wg[(e * F + f) * D], *ru = &wu[(e * F + f) * D];
+      const double *rg = &wgu[(e * 2 * F + f) * D], *ru = &wgu[(e * 2 * F + F + f) * D];
       for (int i = 0; i < D; ++i) a += rg[i] * xn[i], b += ru[i] * xn[i];
-      if (c.moe_expert_bias) a += W("ffn_gate_exps_bias")[e * F + f], b += W("ffn_up_exps_bias")[e * F + f];
+      if (c.moe_expert_bias)
+        a += W("ffn_gate_up_exps_bias")[e * 2 * F + f], b += W("ffn_gate_up_exps_bias")[e * 2 * F + F + f];
       if (c.swiglu_limit > 0) {  // GPT-OSS
         a = std::min(a, double(c.swiglu_limit));
         b = std::clamp(b, -double(c.swiglu_limit), double(c.swiglu_limit));

@@ -89,25 +89,27 @@ TEST_F(Moe, RouterTiesGoToTheLowerExpert) {
   }
 }
 
-// matvec_*_expert: slot b multiplies its expert's rows (ids from a GPU buffer) by x row b / x_div.
+// matvec_*_expert: slot b multiplies rows row0 .. row0 + m of its expert (ids from a GPU buffer; W holds
+// estride rows per expert, as the fused gate_up's gate and up halves) by x row b / x_div.
 TEST_F(Moe, ExpertMatvecReadsItsExpertFromTheRouter) {
-  const uint32_t E = 5, m = 37, k = 512;
+  const uint32_t E = 5, m = 37, k = 512, estride = 2 * m + 3;
   for (DType t : kExpertTypes)
-    for (auto [slots, x_div] : {std::pair{2u, 2u}, std::pair{8u, 1u}, std::pair{6u, 3u}}) {
-      Weights w = random_weights(t, E * m, k);
+    for (auto [slots, x_div, row0] : {std::tuple{2u, 2u, 0u}, std::tuple{8u, 1u, m + 3}, std::tuple{6u, 3u, 1u}}) {
+      Weights w = random_weights(t, E * estride, k);
       auto x = with_nan_tail(random_floats(size_t(slots / x_div) * k));
       std::vector<uint32_t> ids(slots);
       for (auto& id : ids) id = uint32_t(rng()() % E);
       DotRef ref;
       for (uint32_t b = 0; b < slots; ++b) {
-        auto r = dot_ref(w.dq.data() + size_t(ids[b]) * m * k, x.data() + size_t(b / x_div) * k, nullptr, m, k, 1);
+        auto r = dot_ref(w.dq.data() + (size_t(ids[b]) * estride + row0) * k, x.data() + size_t(b / x_div) * k, nullptr,
+                         m, k, 1);
         ref.value.insert(ref.value.end(), r.value.begin(), r.value.end());
         ref.scale.insert(ref.scale.end(), r.scale.begin(), r.scale.end());
       }
       auto bw = upload(w.bytes), bx = upload(x), bi = upload(ids);
       auto by = poisoned(size_t(slots) * m * 4);
       run_once(kernels().get("matvec_" + suffix(t) + "_expert", {{0, 8}, {1, 4}}),
-               {{0, &bw}, {1, &bx}, {2, &by}, {8, &bi}}, MoeMatvecParams{m, k, x_div, 0, 0, 0, 0, 0}, (m + 3) / 4, slots);
+               {{0, &bw}, {1, &bx}, {2, &by}, {8, &bi}}, MoeMatvecParams{m, k, x_div, 0, 0, estride, row0, 0}, (m + 3) / 4, slots);
       EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10)
           << suffix(t) << " slots=" << slots << " x_div=" << x_div << " seed=" << test_seed();
     }
@@ -146,7 +148,7 @@ TEST_F(Moe, GroupedExpertGemmCoversEverySlot) {
       }
       run_once(kernels().get("matmul_" + suffix(t) + "_expert"),
                {{0, &bw}, {1, &bx}, {2, &by}, {9, &bc}, {10, &bo}, {11, &bp}},
-               MoeMatvecParams{m, k, K, 0, tiles, 0, 0, 0}, (m + 63) / 64, E * tiles);
+               MoeMatvecParams{m, k, K, 0, tiles, m, 0, 0}, (m + 63) / 64, E * tiles);
       DotRef ref;
       for (uint32_t b = 0; b < slots; ++b) {
         auto r = dot_ref(w.dq.data() + size_t(ids[b]) * m * k, x.data() + size_t(b / K) * k, nullptr, m, k, 1);
@@ -176,7 +178,7 @@ TEST_F(Moe, ActivationAndCombine) {
   const uint32_t E = 5, K = 3, rows = 4, F = 300, D = 261, slots = rows * K;
   for (bool gpt_oss : {false, true}) {
     auto g = random_floats(size_t(slots) * F, -9, 9), u = random_floats(size_t(slots) * F, -9, 9);
-    auto bg = random_floats(size_t(E) * F), bu = random_floats(size_t(E) * F);
+    auto bgu = random_floats(size_t(E) * 2 * F);  // [E, 2F]: gate biases, then up biases
     std::vector<uint32_t> ids(slots);
     for (auto& id : ids) id = uint32_t(rng()() % E);
     const float alpha = 1.702f, limit = 7.0f;
@@ -185,16 +187,16 @@ TEST_F(Moe, ActivationAndCombine) {
       for (uint32_t f = 0; f < F; ++f) {
         double a = g[size_t(b) * F + f], c = u[size_t(b) * F + f];
         if (gpt_oss) {
-          a = std::min(a + bg[size_t(ids[b]) * F + f], double(limit));
-          c = std::clamp(c + bu[size_t(ids[b]) * F + f], -double(limit), double(limit));
+          a = std::min(a + bgu[size_t(ids[b]) * 2 * F + f], double(limit));
+          c = std::clamp(c + bgu[size_t(ids[b]) * 2 * F + F + f], -double(limit), double(limit));
           want[size_t(b) * F + f] = (c + 1) * a / (1 + std::exp(-alpha * a));
         } else {
           want[size_t(b) * F + f] = model::activation(Activation::silu, a) * c;
         }
       }
-    auto bgb = upload(g), bub = upload(u), bid = upload(ids), bbg = upload(bg), bbu = upload(bu);
+    auto bgb = upload(g), bub = upload(u), bid = upload(ids), bbgu = upload(bgu);
     auto bh = poisoned(size_t(slots) * F * 4);
-    run_once(kernels().get("moe_act_f32"), {{0, &bgb}, {1, &bub}, {2, &bh}, {3, &bid}, {4, &bbg}, {5, &bbu}},
+    run_once(kernels().get("moe_act_f32"), {{0, &bgb}, {1, &bub}, {2, &bh}, {3, &bid}, {4, &bbgu}},
              MoeActParams{F, slots, gpt_oss ? 1u : 0u, 0, gpt_oss ? alpha : 0.0f, gpt_oss ? limit : 0.0f, 0, 0},
              (F + 255) / 256, slots);
     EXPECT_LT(nmse(download<float>(bh, want.size()), want), 1e-12) << "act gpt_oss=" << gpt_oss << " seed=" << test_seed();
