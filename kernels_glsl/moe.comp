@@ -13,13 +13,22 @@ layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) readonly buffer B { float bias[]; };
 layout(std430, binding = 3) writeonly buffer Ids { uint ids[]; };
 layout(std430, binding = 4) writeonly buffer Wts { float wts[]; };
+layout(std430, binding = 5) readonly buffer NW { float nw[]; };
+layout(std430, binding = 6) writeonly buffer XN { float xn[]; };
 shared float logits[256];
 void main() {
   const uint t = gl_WorkGroupID.x, E = p.n_experts, D = p.dim;
-  // One subgroup per expert at a time, its lanes striding over dim.
+  // The ffn_norm folded in: the experts read xn from here, and no norm dispatch (or barrier) precedes this one.
+  float ss = 0.0;
+  for (uint i = gl_LocalInvocationIndex; i < D; i += gl_WorkGroupSize.x) ss += x[t * D + i] * x[t * D + i];
+  const float scale = inversesqrt(workgroup_sum(ss) / float(D) + p.eps);
+  for (uint i = gl_LocalInvocationIndex; i < D; i += gl_WorkGroupSize.x)
+    xn[t * D + i] = x[t * D + i] * scale * (p.offset + nw[i]);
+  // One subgroup per expert at a time, its lanes striding over dim (xn recomputed: no wait on its stores).
   for (uint e = gl_SubgroupID; e < E; e += gl_NumSubgroups) {
     float s = 0.0;
-    for (uint i = gl_SubgroupInvocationID; i < D; i += gl_SubgroupSize) s += float(w[e * D + i]) * x[t * D + i];
+    for (uint i = gl_SubgroupInvocationID; i < D; i += gl_SubgroupSize)
+      s += float(w[e * D + i]) * (x[t * D + i] * scale * (p.offset + nw[i]));
     s = subgroupAdd(s);
     if (subgroupElect()) logits[e] = s + ((p.flags & 2u) != 0u ? bias[e] : 0.0);
   }
@@ -53,16 +62,14 @@ void main() {
 #elif defined(MOE_ACT)
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { MoeActParams p; };
-layout(std430, binding = 0) readonly buffer G { float g[]; };
-layout(std430, binding = 1) readonly buffer U { float u[]; };
+layout(std430, binding = 0) readonly buffer GU { float gu[]; };
 layout(std430, binding = 2) writeonly buffer H { float h[]; };
 layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 4) readonly buffer BGU { float bgu[]; };  // [experts, 2 n_ffn]: gate, then up
 void main() {
   uint f = gl_GlobalInvocationID.x, b = gl_WorkGroupID.y;
   if (f >= p.n_ffn || b >= p.slots) return;
-  uint i = b * p.n_ffn + f;
-  float a = g[i], c = u[i];
+  float a = gu[b * 2u * p.n_ffn + f], c = gu[b * 2u * p.n_ffn + p.n_ffn + f];
   if ((p.flags & 1u) != 0u) {
     uint e = ids[b];
     a += bgu[e * 2u * p.n_ffn + f];
@@ -71,9 +78,9 @@ void main() {
   if (p.limit > 0.0) {
     a = min(a, p.limit);
     c = clamp(c, -p.limit, p.limit);
-    h[i] = (c + 1.0) * a / (1.0 + exp(-p.alpha * a));
+    h[b * p.n_ffn + f] = (c + 1.0) * a / (1.0 + exp(-p.alpha * a));
   } else {
-    h[i] = bs_act(a, p.act) * c;
+    h[b * p.n_ffn + f] = bs_act(a, p.act) * c;
   }
 }
 

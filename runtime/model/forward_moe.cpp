@@ -1,6 +1,7 @@
-// Mixture-of-experts layers on the GPU (Mixtral, Qwen3-MoE, GPT-OSS): ffn_norm, the router (top-k experts
-// and their weights, written by moe_router on the GPU), the chosen experts' gate / up / activation / down,
-// and their weighted sum added to the residual (moe_combine). Nothing about the routing reaches the host:
+// Mixture-of-experts layers on the GPU (Mixtral, Qwen3-MoE, GPT-OSS): the router with ffn_norm folded in (top-k
+// experts and their weights, written by moe_router on the GPU), the chosen experts' gate and up (one pass over
+// the fused gate_up), activation, down, and their weighted sum added to the residual (moe_combine): 5
+// dispatches per layer. Nothing about the routing reaches the host:
 //   decode — k experts per token, fixed: the expert matvecs run k workgroup rows, each reading its expert
 //            id from the router's output (matvec_*_expert), so the recorded step replays unchanged;
 //   prefill — moe_group counts, offsets and orders the slots by expert, then grouped GEMMs
@@ -50,8 +51,8 @@ void Model::alloc_moe() {
   const uint64_t slots = uint64_t(max_batch_) * c.n_experts_used;
   moe_ids_ = buf(slots, "moe expert ids");
   moe_wts_ = buf(slots, "moe expert weights");
-  moe_g_ = buf(slots * c.expert_ffn_dim, "moe gate / h");
-  moe_u_ = buf(slots * c.expert_ffn_dim, "moe up");
+  moe_gu_ = buf(slots * 2 * c.expert_ffn_dim, "moe gate | up");
+  moe_h_ = buf(slots * c.expert_ffn_dim, "moe h");
   moe_y_ = buf(slots * c.dim, "moe down");
   moe_counts_ = buf(c.n_experts, "moe counts");
   moe_offsets_ = buf(c.n_experts, "moe offsets");
@@ -71,14 +72,18 @@ void Model::record_moe(int32_t l, uint32_t M, const LayerRecorder& r) {
   auto bias = [&](const char* s) -> const gpu::Buffer* { return c.moe_expert_bias ? &W(s).buffer : &moe_zero_; };
   const bool cpu = device_.adapter().type == "cpu";
 
-  r.rms(x_, 0, W("ffn_norm"), xn_, 0, D, M, false);
+  // ffn_norm, folded into the router: it writes xn for the experts.
   r.run("moe_router_f32", {{0, cpu ? 8u : 64u}},
         {{0, &W("ffn_router").buffer},
-         {1, &xn_, 0, uint64_t(M) * D * 4},
+         {1, &x_, 0, uint64_t(M) * D * 4},
          {2, c.moe_router_bias ? &W("ffn_router_bias").buffer : &moe_zero_},
          {3, &moe_ids_, 0, S * 4},
-         {4, &moe_wts_, 0, S * 4}},
-        MoeRouterParams{D, E, K, (c.moe_norm_topk ? 1u : 0u) | (c.moe_router_bias ? 2u : 0u)}, M, 1, "moe_router");
+         {4, &moe_wts_, 0, S * 4},
+         {5, &W("ffn_norm").buffer},
+         {6, &xn_, 0, uint64_t(M) * D * 4}},
+        MoeRouterParams{D, E, K, (c.moe_norm_topk ? 1u : 0u) | (c.moe_router_bias ? 2u : 0u), c.norm_eps,
+                        c.norm_offset ? 1.0f : 0.0f, 0, 0},
+        M, 1, "moe_router");
 
   // y[slot, m] = W[expert(slot)] x[slot / x_div]: k matvec rows per token at decode, grouped GEMMs at prefill.
   const uint32_t tiles = (M + 63) / 64;
@@ -108,18 +113,17 @@ void Model::record_moe(int32_t l, uint32_t M, const LayerRecorder& r) {
       r.run(weight_kernel("matmul", w.dtype) + "_expert", {}, e, p, (m + 63) / 64, E * tiles, label);
     }
   };
-  experts(W("ffn_gate_up_exps"), 0, F, xn_, K, D, moe_g_);
-  experts(W("ffn_gate_up_exps"), F, F, xn_, K, D, moe_u_);
+  // Gate and up in one pass over the fused gate_up ([slots, 2F] out), then h [slots, F].
+  experts(W("ffn_gate_up_exps"), 0, 2 * F, xn_, K, D, moe_gu_);
   r.run("moe_act_f32", {},
-        {{0, &moe_g_, 0, S * F * 4},
-         {1, &moe_u_, 0, S * F * 4},
-         {2, &moe_g_, 0, S * F * 4},
+        {{0, &moe_gu_, 0, S * 2 * F * 4},
+         {2, &moe_h_, 0, S * F * 4},
          {3, &moe_ids_, 0, S * 4},
          {4, bias("ffn_gate_up_exps_bias")}},
         MoeActParams{F, slots, c.moe_expert_bias ? 1u : 0u, c.act == Activation::silu ? 0u : 1u, c.swiglu_alpha,
                      c.swiglu_limit, 0, 0},
         (F + 255) / 256, slots, "moe_act");
-  experts(W("ffn_down_exps"), 0, D, moe_g_, 1, F, moe_y_);
+  experts(W("ffn_down_exps"), 0, D, moe_h_, 1, F, moe_y_);
   r.run("moe_combine_f32", {},
         {{0, &x_, 0, uint64_t(M) * D * 4},
          {1, &moe_y_, 0, S * D * 4},

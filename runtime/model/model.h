@@ -169,9 +169,9 @@ class Model {
   gpu::Buffer lin_qkv_, lin_mix_, lin_z_, lin_a_, lin_b_, lin_o_;
   // Per layer (empty or a placeholder for layers without one).
   std::vector<gpu::Buffer> conv_state_, rec_state_;
-  // MoE: per slot (token t, choice s: t * k + s) its expert and weight, the experts' gate / up / h [slots, F] and
-  // down outputs [slots, dim]; at prefill the slots grouped by expert (counts, offsets [E], perm [slots]).
-  gpu::Buffer moe_ids_, moe_wts_, moe_g_, moe_u_, moe_y_, moe_counts_, moe_offsets_, moe_perm_, moe_zero_;
+  // MoE: per slot (token t, choice s: t * k + s) its expert and weight, the experts' gate | up [slots, 2F], h
+  // [slots, F] and down outputs [slots, dim]; at prefill the slots grouped by expert (counts, offsets [E], perm [slots]).
+  gpu::Buffer moe_ids_, moe_wts_, moe_gu_, moe_h_, moe_y_, moe_counts_, moe_offsets_, moe_perm_, moe_zero_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
   std::shared_ptr<PersistentDecode> persistent_;  // every layer of a decode step in one dispatch; null: per phase
 };

@@ -21,7 +21,8 @@ std::string suffix(DType t) { return t == DType::MXFP4 ? "mxfp4" : kernel_suffix
 
 class Moe : public KernelTest {
  protected:
-  // Router over `rows` tokens: W [E, D] f16, x [rows, D]; `dup`: rows of W copied onto others (exact ties).
+  // Router over `rows` tokens: W [E, D] f16, x [rows, D] normed by the folded ffn_norm (weights nw, offset 1 for
+  // Gemma-style norms); `dup`: rows of W copied onto others (exact ties).
   void router(uint32_t E, uint32_t K, uint32_t D, uint32_t rows, bool norm, bool with_bias, bool dup) {
     auto wf = random_floats(size_t(E) * D);
     if (dup) {  // experts 2i and 2i + 1 are both expert i's row: every logit appears twice, exactly
@@ -30,15 +31,24 @@ class Moe : public KernelTest {
     }
     std::vector<uint16_t> wh(wf.size());
     for (size_t i = 0; i < wf.size(); ++i) wh[i] = float_to_half(wf[i]), wf[i] = half_to_float(wh[i]);
-    auto x = random_floats(size_t(rows) * D);
+    auto x = random_floats(size_t(rows) * D, -3, 3);
+    auto nw = random_floats(D);
+    const float offset = D % 2 ? 1.0f : 0.0f, eps = 1e-5f;
+    std::vector<double> xn(size_t(rows) * D);
+    for (uint32_t t = 0; t < rows; ++t) {
+      std::vector<double> xt(x.begin() + size_t(t) * D, x.begin() + size_t(t + 1) * D), w(nw.begin(), nw.end());
+      model::rmsnorm(xt.data(), w.data(), int(D), eps, offset, xn.data() + size_t(t) * D);
+    }
     auto bias = random_floats(E);
     if (dup) std::fill(bias.begin(), bias.end(), 0.25f);
     ModelConfig c;
     c.n_experts = int32_t(E), c.n_experts_used = int32_t(K), c.moe_norm_topk = norm;
-    auto bw = upload(wh), bx = upload(x), bb = upload(bias);
-    auto bi = poisoned(size_t(rows) * K * 4), bwt = poisoned(size_t(rows) * K * 4);
-    run_once(kernels().get("moe_router_f32", {{0, 64}}), {{0, &bw}, {1, &bx}, {2, &bb}, {3, &bi}, {4, &bwt}},
-             MoeRouterParams{D, E, K, (norm ? 1u : 0u) | (with_bias ? 2u : 0u)}, rows);
+    auto bw = upload(wh), bx = upload(x), bb = upload(bias), bn = upload(nw);
+    auto bi = poisoned(size_t(rows) * K * 4), bwt = poisoned(size_t(rows) * K * 4), bxn = poisoned(xn.size() * 4);
+    run_once(kernels().get("moe_router_f32", {{0, 64}}),
+             {{0, &bw}, {1, &bx}, {2, &bb}, {3, &bi}, {4, &bwt}, {5, &bn}, {6, &bxn}},
+             MoeRouterParams{D, E, K, (norm ? 1u : 0u) | (with_bias ? 2u : 0u), eps, offset, 0, 0}, rows);
+    EXPECT_LT(nmse(download<float>(bxn, xn.size()), xn), 1e-12) << "xn";
     auto ids = download<uint32_t>(bi, size_t(rows) * K);
     auto wts = download<float>(bwt, size_t(rows) * K);
     const std::string where = fmt::format("E={} K={} D={} rows={} norm={} bias={} dup={} seed={}", E, K, D, rows, norm,
@@ -47,7 +57,7 @@ class Moe : public KernelTest {
       std::vector<double> logits(E);
       for (uint32_t e = 0; e < E; ++e) {
         double s = with_bias ? bias[e] : 0.0;
-        for (uint32_t i = 0; i < D; ++i) s += double(wf[size_t(e) * D + i]) * x[size_t(t) * D + i];
+        for (uint32_t i = 0; i < D; ++i) s += double(wf[size_t(e) * D + i]) * xn[size_t(t) * D + i];
         logits[e] = s;
       }
       std::vector<int32_t> want_ids(K);
@@ -177,7 +187,7 @@ TEST_F(Moe, Mxfp4MatvecMatchesFloat64) {
 TEST_F(Moe, ActivationAndCombine) {
   const uint32_t E = 5, K = 3, rows = 4, F = 300, D = 261, slots = rows * K;
   for (bool gpt_oss : {false, true}) {
-    auto g = random_floats(size_t(slots) * F, -9, 9), u = random_floats(size_t(slots) * F, -9, 9);
+    auto gu = random_floats(size_t(slots) * 2 * F, -9, 9);  // [slots, gate F | up F]
     auto bgu = random_floats(size_t(E) * 2 * F);  // [E, 2F]: gate biases, then up biases
     std::vector<uint32_t> ids(slots);
     for (auto& id : ids) id = uint32_t(rng()() % E);
@@ -185,7 +195,7 @@ TEST_F(Moe, ActivationAndCombine) {
     std::vector<double> want(size_t(slots) * F);
     for (uint32_t b = 0; b < slots; ++b)
       for (uint32_t f = 0; f < F; ++f) {
-        double a = g[size_t(b) * F + f], c = u[size_t(b) * F + f];
+        double a = gu[size_t(b) * 2 * F + f], c = gu[size_t(b) * 2 * F + F + f];
         if (gpt_oss) {
           a = std::min(a + bgu[size_t(ids[b]) * 2 * F + f], double(limit));
           c = std::clamp(c + bgu[size_t(ids[b]) * 2 * F + F + f], -double(limit), double(limit));
@@ -194,9 +204,9 @@ TEST_F(Moe, ActivationAndCombine) {
           want[size_t(b) * F + f] = model::activation(Activation::silu, a) * c;
         }
       }
-    auto bgb = upload(g), bub = upload(u), bid = upload(ids), bbgu = upload(bgu);
+    auto bgub = upload(gu), bid = upload(ids), bbgu = upload(bgu);
     auto bh = poisoned(size_t(slots) * F * 4);
-    run_once(kernels().get("moe_act_f32"), {{0, &bgb}, {1, &bub}, {2, &bh}, {3, &bid}, {4, &bbgu}},
+    run_once(kernels().get("moe_act_f32"), {{0, &bgub}, {2, &bh}, {3, &bid}, {4, &bbgu}},
              MoeActParams{F, slots, gpt_oss ? 1u : 0u, 0, gpt_oss ? alpha : 0.0f, gpt_oss ? limit : 0.0f, 0, 0},
              (F + 255) / 256, slots);
     EXPECT_LT(nmse(download<float>(bh, want.size()), want), 1e-12) << "act gpt_oss=" << gpt_oss << " seed=" << test_seed();
