@@ -153,6 +153,8 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     if (r.kind == TensorNames::Kind::skipped || r.kind == TensorNames::Kind::expert_part) continue;
     if (r.kind == TensorNames::Kind::unknown)
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", t.file, t.name, cfg.arch);
+    if (t.dtype == DType::U8)  // raw bytes are GPT-OSS's MXFP4 experts only (moe_tensors.h)
+      fail("{}: tensor '{}': dtype U8 is only read for GPT-OSS's MXFP4 experts (*_blocks, *_scales)", t.file, t.name);
     if (r.internal == "output" && cfg.tied_embeddings) continue;  // tied: HF ignores lm_head too
     std::vector<std::pair<std::string, Slice>> slices;
     if (auto parts = fused_parts(cfg, r.internal); !parts.empty()) {

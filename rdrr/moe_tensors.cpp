@@ -167,7 +167,10 @@ std::vector<StackedTensor> moe_stacked(const ModelConfig& c, const Checkpoint& c
     add("ffn_down_exps_bias", "down_proj_bias", dnb.dtype, dnb.data.size(), [&dnb, D](int64_t r, float* o) {
       for (int64_t i = 0; i < D; ++i) o[i] = element(dnb, uint64_t(r * D + i));
     });
-    if (ck.find(p + "gate_up_proj_blocks")) {
+    bool shipped_mxfp4 = false;  // any of the four: then all four must be there
+    for (auto n : {"gate_up_proj_blocks", "gate_up_proj_scales", "down_proj_blocks", "down_proj_scales"})
+      shipped_mxfp4 = shipped_mxfp4 || ck.find(p + n);
+    if (shipped_mxfp4) {
       // As GPT-OSS ships them: *_blocks [E, out, in / 32, 16] (e2m1 codes, element 2i in the low nibble of
       // byte i, 2i + 1 in the high one) and *_scales [E, out, in / 32] (E8M0), out rows of gate_up interleaved
       // (gate f at 2f, up f at 2f + 1). Each row becomes GGML's 17-byte blocks; nothing is re-quantized.

@@ -55,6 +55,8 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
       auto r = names->to_internal(t.name);
       if (r.kind == TensorNames::Kind::skipped || r.kind == TensorNames::Kind::expert_part) continue;
       if (r.kind == TensorNames::Kind::unknown) fail("{}: unknown tensor '{}'", t.file, t.name);
+      if (t.dtype == DType::U8)
+        fail("{}: tensor '{}': dtype U8 is only read for GPT-OSS's MXFP4 experts (*_blocks, *_scales)", t.file, t.name);
       bool matrix = t.shape.size() == 2;
       DType out = matrix ? DType::F16 : DType::F32;
       uint64_t n = t.elements();

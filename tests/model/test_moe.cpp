@@ -113,6 +113,35 @@ TEST(GptOssMxfp4, ShippedBlocksAreReadAsTheyAre) {
     EXPECT_EQ(la, lb) << "the shipped MXFP4 blocks are the quantized ones, read without change";
     EXPECT_EQ(la, lm) << "straight from the checkpoint";
   }
+
+  // Malformed: a scales tensor of the wrong shape, a missing one, and U8 bytes where a weight should be fail
+  // naming the tensor (exit 3), through convert and straight from the checkpoint.
+  auto broken = [&](auto&& mutate, const std::string& want) {
+    auto ts = out;
+    mutate(ts);
+    fs::create_directories(tmp / "bad");
+    write_file(tmp / "bad" / "model.safetensors", st_file(ts));
+    fs::copy_file(hf / "config.json", tmp / "bad" / "config.json", fs::copy_options::overwrite_existing);
+    auto r = run_blueshift({"convert", (tmp / "bad").string(), (tmp / "bad-out").string(), "--quant", "f16", "--force"});
+    EXPECT_EQ(r.exit_code, 3) << want;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    r = run_blueshift({"logits", "--model", (tmp / "bad").string(), "--tokens", "1,2", "--out", (tmp / "x.npy").string()});
+    EXPECT_EQ(r.exit_code, 3) << want;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  };
+  auto find = [](std::vector<StTensor>& ts, const std::string& suffix) -> StTensor& {
+    for (auto& t : ts)
+      if (t.name.ends_with(suffix)) return t;
+    throw std::runtime_error(suffix);
+  };
+  broken([&](auto& ts) {
+    auto& s = find(ts, "layers.1.mlp.experts.down_proj_scales");
+    s.shape = {E, D, F / 32 + 1};
+    s.bytes.resize(size_t(E * D * (F / 32 + 1)));
+  }, "model.layers.1.mlp.experts.down_proj_scales");
+  broken([&](auto& ts) { ts.erase(std::find_if(ts.begin(), ts.end(), [](auto& t) { return t.name.ends_with("0.mlp.experts.gate_up_proj_blocks"); })); },
+         "model.layers.0.mlp.experts.gate_up_proj_blocks");
+  broken([&](auto& ts) { find(ts, "layers.0.self_attn.q_proj.weight").dtype = "U8"; }, "self_attn.q_proj.weight");
 }
 
 }  // namespace
