@@ -175,12 +175,10 @@ void run(const Args& a) {
       for (const char* s : {"ffn_gate_up_exps", "ffn_down_exps", "ffn_gate_up_exps_bias", "ffn_down_exps_bias"})
         if (const auto* e = model.find(fmt::format("blk.{}.{}", l, s)))
           weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.n_experts) * uint64_t(c.n_experts_used);
-  double avg_ctx = a.prompt_tokens + a.gen_tokens / 2.0;
-  // Attention layers read their KV cache; the others (LFM2's short convs, Qwen 3.5's Gated DeltaNet) read
-  // and write a fixed-size state of their own in full every token.
-  int32_t attn_layers = 0;
-  for (int32_t l = 0; l < c.n_layers; ++l) attn_layers += c.kind(l) == bs::LayerKind::attention;
-  uint64_t kv_read = uint64_t(2.0 * attn_layers * c.kv_dim() * (a.precision == "f32" ? 4 : 2) * avg_ctx);
+  // Attention layers read their KV cache (per layer: its own width, a sliding window's positions at most);
+  // the others (LFM2's short convs, Qwen 3.5's Gated DeltaNet) read and write a fixed-size state of their
+  // own in full every token.
+  const uint64_t kv_read = uint64_t(model.kv_read_bytes(a.prompt_tokens + a.gen_tokens / 2.0));
   const uint64_t state_rw = 2 * model.state_bytes();
   const double bytes_per_token = double(weights + kv_read + state_rw);
   double achieved = bytes_per_token * tok_s / 1e9;

@@ -285,6 +285,16 @@ uint64_t Model::kv_bytes() const {
   return b;
 }
 
+double Model::kv_read_bytes(double ctx) const {
+  double b = 0;
+  for (int32_t l = 0; l < cfg_.n_layers; ++l) {
+    if (cfg_.kind(l) != LayerKind::attention) continue;
+    const double positions = cfg_.sliding(l) && cfg_.sliding_window > 0 ? std::min(ctx, double(cfg_.sliding_window)) : ctx;
+    b += 2.0 * cfg_.kv_dim_of(cfg_.kv_source(l)) * (opts_.kv_f32 ? 4 : 2) * positions;
+  }
+  return b;
+}
+
 uint64_t Model::state_bytes() const { return layer_state_bytes(cfg_); }
 
 void Model::check_fits(const ModelSource& source) const {

@@ -106,6 +106,9 @@ class Model {
   // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
   std::vector<float> weight_row(const std::string& name, int64_t row);
   uint64_t kv_bytes() const;  // attention layers' KV caches
+  // K and V bytes one decode step at context length `ctx` reads: every attention layer reads its cache
+  // (a KV-shared layer its source's) over min(ctx, window) positions on sliding layers, ctx on the others.
+  double kv_read_bytes(double ctx) const;
   // The fixed-size per-sequence state of the other layers (f32), which each decode step reads and writes in
   // full: LFM2's conv state, Qwen 3.5's conv + recurrent state (layer_state_bytes in model.cpp).
   uint64_t state_bytes() const;

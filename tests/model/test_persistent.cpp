@@ -80,13 +80,12 @@ std::vector<std::vector<float>> decode_all(model::Model& m, const std::vector<in
   return out;
 }
 
-class Persistent : public ::testing::TestWithParam<size_t> {
- protected:
-  static gpu::Device& device() {
-    static std::unique_ptr<gpu::Device> d = std::make_unique<gpu::Device>();
-    return *d;
-  }
-};
+gpu::Device& device() {
+  static std::unique_ptr<gpu::Device> d = std::make_unique<gpu::Device>();
+  return *d;
+}
+
+class Persistent : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
   const auto c = cases()[GetParam()];
@@ -147,6 +146,30 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& info) { return std::string(cases()[info.param].name); });
+
+// bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
+// positions it attends to: a sliding layer at most its window, in the cache's element size.
+TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
+  json phi3 = cases()[5].config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
+  ASSERT_EQ(phi3["sliding_window"], 7);
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << phi3.dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto src = model::open_model(tmp / "hf");
+  model::ModelOptions opts;
+  opts.max_ctx = 32;
+  opts.max_batch = 4;
+  const double per_position = 2 /* layers */ * 2 /* K, V */ * 128.0 /* kv_dim */;
+  {
+    model::Model m(device(), src, opts);
+    EXPECT_DOUBLE_EQ(m.kv_read_bytes(5), per_position * 2 * 5);
+    EXPECT_DOUBLE_EQ(m.kv_read_bytes(50), per_position * 2 * 7);  // the window, not the context
+  }
+  opts.kv_f32 = true;
+  model::Model m(device(), src, opts);
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes(50), per_position * 4 * 7);
+}
 
 }  // namespace
 }  // namespace bs::testing
