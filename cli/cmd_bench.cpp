@@ -173,6 +173,13 @@ void run(const Args& a) {
   };
   if (!c.tied_embeddings) gathered("embed", c.vocab);
   if (c.ple_dim > 0) gathered("ple_embed", c.ple_vocab), gathered("ple_embed_scales", c.ple_vocab);
+  // MoE: a token reads its n_experts_used experts of each [experts, rows, cols] tensor (and their bias rows),
+  // k distinct ones; the others' bytes stay put.
+  if (c.moe())
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      for (const char* s : {"ffn_gate_up_exps", "ffn_down_exps", "ffn_gate_up_exps_bias", "ffn_down_exps_bias"})
+        if (const auto* e = model.find(fmt::format("blk.{}.{}", l, s)))
+          weights -= e->buffer.size() - e->buffer.size() / uint64_t(c.n_experts) * uint64_t(c.n_experts_used);
   // Attention layers read their KV cache (per layer: its own width, a sliding window's positions at most);
   // the others (LFM2's short convs, Qwen 3.5's Gated DeltaNet) read and write a fixed-size state of their
   // own in full every token.
@@ -204,6 +211,8 @@ void run(const Args& a) {
       {"readback_bytes_per_token", 4.0 + 8.0 / 16.0},
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
       {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read}, {"state_bytes_per_token", state_rw},
+      {"active_experts", c.moe() ? nlohmann::ordered_json({{"used", c.n_experts_used}, {"of", c.n_experts}})
+                                 : nlohmann::ordered_json(nullptr)},
       {"achieved_gb_s", achieved}, {"peak_gb_s", peak}, {"pct_of_peak", pct},
       {"peak_error", peak_error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(peak_error)},
       {"peak_gb_s_by_mib", pk.by_size}, {"peak_runs", pk.runs},

@@ -1,4 +1,4 @@
-// blueshift convert HF_DIR OUT_DIR --quant f16|q8_0|q4_k_m [--hash sha256|blake3]: safetensors checkpoint ->
+// blueshift convert HF_DIR OUT_DIR --quant f16|q8_0|q4_k_m|mxfp4 [--hash sha256|blake3]: safetensors checkpoint ->
 // RDRR. blueshift convert MODEL.gguf OUT_DIR: llama.cpp's GGUF -> RDRR, tensors keeping their types
 // (gguf_import.h).
 #include <cstdio>
@@ -26,7 +26,8 @@ void setup(CLI::App& app) {
          "Hugging Face checkpoint directory (config.json + safetensors), or a GGUF file (llama.cpp's)")
       ->required();
   app.add_option("OUT_DIR", a->out_dir, "RDRR model directory to create")->required();
-  app.add_option("--quant", a->quant, "f16 | q8_0 | q4_k_m (not for a GGUF: its tensors keep their types)")
+  app.add_option("--quant", a->quant,
+                 "f16 | q8_0 | q4_k_m | mxfp4 (MoE experts MXFP4, the rest F16; not for a GGUF: its tensors keep their types)")
       ->capture_default_str();
   app.add_option("--shard-size", a->shard_mib, "raw shard size in MiB")->capture_default_str();
   app.add_option("--zstd-level", a->zstd_level, "zstd level (1 fastest .. 19)")->capture_default_str();

@@ -95,7 +95,15 @@ void setup(CLI::App& app) {
                   c.rope.scaling == bs::RopeScaling::llama3     ? " llama3"
                   : c.rope.scaling == bs::RopeScaling::linear   ? " linear"
                   : c.rope.scaling == bs::RopeScaling::longrope ? " longrope"
+                  : c.rope.scaling == bs::RopeScaling::yarn     ? " yarn"
                                                                 : "");
+      if (c.moe())  // issue 16
+        std::printf("experts    %d of %d per token, width %d, weights %s%s%s%s\n", c.n_experts_used, c.n_experts,
+                    c.expert_ffn_dim, c.moe_norm_topk ? "softmax over the top k" : "full softmax",
+                    c.moe_router_bias ? ", router and expert biases" : "",
+                    c.swiglu_limit > 0 ? fmt::format(", clamped SwiGLU (alpha {}, limit {})", c.swiglu_alpha,
+                                                     c.swiglu_limit).c_str() : "",
+                    c.attn_sinks ? ", attention sinks" : "");
       if (auto linear = std::count(c.layer_kinds.begin(), c.layer_kinds.end(), bs::LayerKind::linear_attention))
         std::printf("hybrid     %ld Gated DeltaNet layers (q/k heads %d, v heads %d, k %d, v %d, conv %d), %ld attention%s%s\n",
                     long(linear), c.linear_k_heads, c.linear_v_heads, c.linear_k_dim, c.linear_v_dim, c.linear_conv,

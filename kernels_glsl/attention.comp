@@ -18,6 +18,10 @@ layout(std430, binding = 2) readonly buffer V { KV_T4 vc4[]; };
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 4) coherent buffer Sc { float scores[]; };
 layout(std430, binding = 5) readonly buffer S { uint state[]; };
+#ifdef ATTN_SINKS  // GPT-OSS: a per-head logit that joins the softmax's denominator and weighs no value
+layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
+#endif
+
 
 const uint MAX_HEAD_DIM = 512;
 shared vec4 s_part[256];
@@ -48,6 +52,9 @@ void main() {
     mx = max(mx, s);
   }
   mx = workgroup_max(mx);
+#ifdef ATTN_SINKS
+  mx = max(mx, sinks[h]);
+#endif
   float sum = 0.0;
   for (uint j = lo + tid; j <= pos; j += gl_WorkGroupSize.x) {
     float e = exp(scores[sbase + j] - mx);
@@ -55,6 +62,9 @@ void main() {
     sum += e;
   }
   sum = workgroup_sum(sum);
+#ifdef ATTN_SINKS
+  sum += exp(sinks[h] - mx);
+#endif
   memoryBarrierBuffer();
   barrier();
 

@@ -34,6 +34,10 @@ layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 4) coherent buffer P { float part[]; };     // [n_heads][S][head_dim + 2]
 layout(std430, binding = 5) coherent buffer C { uint counter[]; };  // [n_heads], zero between uses
 layout(std430, binding = 6) readonly buffer S { uint state[]; };
+#ifdef ATTN_SINKS  // GPT-OSS: a per-head logit that joins the softmax's denominator and weighs no value
+layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
+#endif
+
 
 const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
@@ -128,9 +132,15 @@ void main() {
     l_s = part[base + tid * (p.head_dim + 2) + p.head_dim + 1];
   }
   float big = workgroup_max(m_s);
+#ifdef ATTN_SINKS
+  big = max(big, sinks[h]);
+#endif
   float w = tid < n_act ? exp(m_s - big) : 0.0;
   if (tid < n_act) s_w[tid] = w;
   float den = workgroup_sum(w * l_s);  // its barriers also publish s_w
+#ifdef ATTN_SINKS
+  den += exp(sinks[h] - big);
+#endif
   for (uint d = tid; d < p.head_dim; d += WG) {
     float num = 0.0;
     for (uint s = 0; s < n_act; ++s) num += s_w[s] * part[base + s * (p.head_dim + 2) + d];

@@ -20,6 +20,10 @@ layout(std430, binding = 1) readonly buffer K { f16vec4 kc4[]; };
 layout(std430, binding = 2) readonly buffer V { f16vec4 vc4[]; };
 layout(std430, binding = 3) writeonly buffer O { vec4 o4[]; };
 layout(std430, binding = 5) readonly buffer S { uint state[]; };
+#ifdef ATTN_SINKS  // GPT-OSS: a per-head logit that joins the softmax's denominator and weighs no value
+layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
+#endif
+
 
 const uint BR = 16, BC = 32, MAXD4 = 32;  // rows, keys per tile, head_dim / 4 at most
 const float NEG = -3.402823466e38;         // a masked score
@@ -97,6 +101,10 @@ void main() {
 
   if (r < nrows) {
     float inv = 1.0 / l;
+#ifdef ATTN_SINKS
+    float big = max(m, sinks[h]), keep = exp(m - big);
+    inv = keep / (l * keep + exp(sinks[h] - big));
+#endif
     uint ob = ((row0 + r) * p.n_heads + h) * hd4;
     if (lane < hd4) o4[ob + lane] = acc0 * inv;
     if (lane + 16u < hd4) o4[ob + lane + 16u] = acc1 * inv;

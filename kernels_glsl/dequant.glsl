@@ -83,3 +83,7 @@ uvec4 q6k_codes(uint ql_a, uint ql_b, uint qh) {
                ((ql_a >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u),
                ((ql_b >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u));
 }
+
+// MXFP4 (runtime/base/dtype.h): the e2m1 value of a 4-bit code (bit 3 the sign), and a block's E8M0 scale.
+const float kE2m1[16] = float[16](0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0);
+float bs_e8m0(uint e) { return exp2(float(e) - 127.0); }

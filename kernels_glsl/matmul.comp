@@ -14,9 +14,21 @@
 #include "params.h"
 #include "weight_fetch.glsl"
 layout(local_size_x = 256) in;
-layout(push_constant) uniform PC { MatvecParams p; };
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
+#ifdef MM_EXPERT
+// The grouped expert GEMM of MoE prefill: W is [experts, estride, k] (rows row0 .. row0 + m of each expert
+// taken); workgroup y = e * p.tiles + tile takes token
+// tile `tile` of the slots routed to expert e (moe_group: count, offset, perm), x row perm[.] / x_div in, y
+// row perm[.] out. Dispatch ((m + 63) / 64, experts * tiles) with tiles = (rows + 63) / 64: an expert gets at
+// most `rows` slots (one per token), and tiles past its count exit at once, so the grid is fixed.
+layout(push_constant) uniform PC { MoeMatvecParams p; };
+layout(std430, binding = 9) readonly buffer Cnt { uint counts[]; };
+layout(std430, binding = 10) readonly buffer Off { uint offsets[]; };
+layout(std430, binding = 11) readonly buffer Perm { uint perm[]; };
+#else
+layout(push_constant) uniform PC { MatvecParams p; };
+#endif
 
 const uint TM = 64, TN = 64, TK = 32;
 shared float xs[TK][TM + 1];
@@ -24,7 +36,14 @@ shared float ws[TK][TN + 1];
 
 void main() {
   uint tid = gl_LocalInvocationID.x, tx = tid % 16u, ty = tid / 16u;
+#ifdef MM_EXPERT
+  uint n0 = gl_WorkGroupID.x * TN, t0 = (gl_WorkGroupID.y % p.tiles) * TM;
+  const uint e = gl_WorkGroupID.y / p.tiles, n_tok = counts[e], base = offsets[e], wrow0 = e * p.estride + p.row0;
+  if (t0 >= n_tok) return;  // the whole workgroup: no barrier is skipped
+#else
   uint n0 = gl_WorkGroupID.x * TN, t0 = gl_WorkGroupID.y * TM;
+  const uint n_tok = p.batch, wrow0 = 0u;
+#endif
   // Staging: invocation tid loads column kk = tid % 32 of tile rows tid / 32 + 8 i.
   uint kk = tid % TK, r8 = tid / TK;
   float acc[4][4];
@@ -35,8 +54,13 @@ void main() {
     uint kc = k0 + kk;
     for (uint i = 0; i < TM / 8u; ++i) {
       uint tm = r8 + 8u * i, tok = t0 + tm, row = n0 + tm;
-      xs[kk][tm] = tok < p.batch && kc < p.k ? x[tok * p.k + kc] : 0.0;
-      ws[kk][tm] = row < p.m && kc < p.k ? weight_at(row, p.k, kc) : 0.0;
+#ifdef MM_EXPERT
+      uint xr = tok < n_tok ? perm[base + tok] / p.x_div : 0u;
+#else
+      uint xr = tok;
+#endif
+      xs[kk][tm] = tok < n_tok && kc < p.k ? x[xr * p.k + kc] : 0.0;
+      ws[kk][tm] = row < p.m && kc < p.k ? weight_at(wrow0 + row, p.k, kc) : 0.0;
     }
     barrier();
     for (uint c = 0; c < TK; ++c) {
@@ -51,11 +75,16 @@ void main() {
 
   for (uint i = 0; i < 4u; ++i) {
     uint tok = t0 + ty + 16u * i;
-    if (tok >= p.batch) continue;
+    if (tok >= n_tok) continue;
+#ifdef MM_EXPERT
+    uint yr = perm[base + tok];
+#else
+    uint yr = tok;
+#endif
     for (uint j = 0; j < 4u; ++j) {
       uint row = n0 + tx + 16u * j;
       if (row >= p.m) continue;
-      uint o = tok * p.m + row;
+      uint o = yr * p.m + row;
       y[o] = p.accumulate != 0u ? y[o] + acc[i][j] : acc[i][j];
     }
   }

@@ -32,8 +32,15 @@
 layout(constant_id = 2) const uint BATCH_FIRST = 0;
 uint mv_group() { return BATCH_FIRST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x; }
 uint mv_batch_row() { return BATCH_FIRST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y; }
-
-#ifdef MV_NORM
+//
+// MV_EXPERT (mixture of experts, forward_moe.cpp): W is [experts, estride, k], of which rows row0 .. row0 + m of
+// each expert are taken, and workgroup row (y) b is a routing slot: its expert is moe_ids[b] (binding 8, written
+// by the router kernel on the GPU), its x row b / p.x_div
+// (the token's row for gate / up, the slot's own h row for down), and it writes y row b. p is MoeMatvecParams.
+#if defined(MV_EXPERT)
+layout(push_constant) uniform PC { MoeMatvecParams p; };
+layout(std430, binding = 8) readonly buffer MoeIds { uint moe_ids[]; };
+#elif defined(MV_NORM)
 #if defined(MV_ROPE) || defined(MV_KV)
 layout(push_constant) uniform PC { MatvecRopeParams p; };
 #else
@@ -64,6 +71,18 @@ const uint MV_NR = ROWS;
 float mv_acc[MV_NR];
 shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
 
+// First row of the workgroup's expert in W (MV_EXPERT), else 0; set by mv_begin.
+uint mv_ebase = 0u;
+// Sets up workgroup row b; returns the row of x it reads.
+uint mv_begin(uint b) {
+#ifdef MV_EXPERT
+  mv_ebase = moe_ids[b] * p.estride + p.row0;
+  return b / p.x_div;
+#else
+  return b;
+#endif
+}
+
 // Row of W (of its matrix) behind accumulator r of the workgroup starting at row0; rows past m compute
 // a duplicate of the last row that is never written.
 uint mv_row(uint row0, uint r) {
@@ -71,7 +90,7 @@ uint mv_row(uint row0, uint r) {
   uint half_hd = p.head_dim / 2u, pair = row0 / 2u + (r & 1u);  // row0 = 4g: pairs 2g, 2g + 1
   return (pair / half_hd) * p.head_dim + pair % half_hd + (r >= 2u ? half_hd : 0u);
 #else
-  return min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u);
+  return mv_ebase + min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u);
 #endif
 }
 

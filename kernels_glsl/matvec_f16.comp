@@ -32,10 +32,10 @@ const uint kUnroll = 4;
 
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
-  uint wg = gl_WorkGroupSize.x;
+  uint wg = gl_WorkGroupSize.x, xrow = mv_begin(b);
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   if ((p.k & 1u) == 0u) {
-    uint nw = p.k / 2u, xb = b * p.k;
+    uint nw = p.k / 2u, xb = xrow * p.k;
     for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
       vec2 xv[kUnroll];
       for (uint u = 0; u < kUnroll; ++u) {
@@ -49,7 +49,7 @@ void main() {
     }
   } else {
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
-      float xv = mv_x1(b * p.k, i);
+      float xv = mv_x1(xrow * p.k, i);
       for (uint r = 0; r < MV_NR; ++r) {
         uint e = mv_row(row0, r) * p.k + i;
         mv_acc[r] += float(mv_w(r, e >> 1)[e & 1u]) * xv;

@@ -44,7 +44,7 @@ uvec4 mv_w(uint r, uint i) {
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = (p.k + 255u) / 256u, nparts = nb * 8u, kv = p.k / 4u;
-  uint xb = b * p.k / 4u;
+  uint xb = mv_begin(b) * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, t = part & 7u, j = t >> 1;

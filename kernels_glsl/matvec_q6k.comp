@@ -41,7 +41,7 @@ uvec2 load8(uint r, uint o) {
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 256u, nparts = nb * 8u;
-  uint xb = b * p.k / 4u;
+  uint xb = mv_begin(b) * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 3, h = (part >> 2) & 1u, l0 = (part & 3u) * 8u;

@@ -32,7 +32,7 @@ void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 32u, nparts = nb * 2u;
   uint last = uint(w.length()) - 1u;
-  uint xb = b * p.k / 4u;
+  uint xb = mv_begin(b) * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uint blk = part >> 1, t = part & 1u;

@@ -99,6 +99,27 @@ BS_PARAMS(DeltaRuleParams) { uint rows; uint k_heads; uint v_heads; uint pad0; f
 // attn_gate_apply: x[i] *= sigmoid(gate[i]) for i < n.
 BS_PARAMS(AttnGateParams) { uint n; uint head_dim; uint pad0; uint pad1; };
 
+// --- mixture of experts (runtime/model/forward_moe.cpp, moe.comp) ---
+// A routing slot is (token t, choice s < k), numbered t * k + s; ids / weights [rows, k] hold its expert and weight.
+// moe_router: per token row (one workgroup each), xn = rmsnorm(x) * (offset + nw) (written out for the experts),
+// logits = W_r [experts, dim] (f16) xn (+ bias when flags & 2), the top k by logit (ties: the lower expert),
+// weights = softmax over the k (flags & 1) or the full softmax's.
+BS_PARAMS(MoeRouterParams) { uint dim; uint n_experts; uint k; uint flags; float eps; float offset; uint pad0; uint pad1; };
+// matvec_*_expert: y[b, r] = W[moe_ids[b] * estride + row0 + r, :] . x[b / x_div, :] for slots b, rows r < m
+// (accumulate 0): W holds estride rows per expert, of which rows row0 .. row0 + m are taken (gate or up of the
+// fused gate_up). matmul_*_expert: the same for the slots grouped by moe_group; workgroup y = expert * tiles + tile.
+BS_PARAMS(MoeMatvecParams) { uint m; uint k; uint x_div; uint accumulate; uint tiles; uint estride; uint row0; uint pad0; };
+// moe_act: h[b, f] = act(g + bgu[e, f]) * (u + bgu[e, n_ffn + f]), g = gu[b, f], u = gu[b, n_ffn + f] (the fused
+// gate_up's output [slots, 2 n_ffn]), over `slots` rows of n_ffn, e = ids[b]
+// (bias [experts, 2 n_ffn] when flags & 1); limit > 0: GPT-OSS's clamped SwiGLU (u + 1) * g' * sigmoid(alpha g'),
+// g' = min(g, limit), u clamped.
+BS_PARAMS(MoeActParams) { uint n_ffn; uint slots; uint flags; uint act; float alpha; float limit; uint pad0; uint pad1; };
+// moe_combine: x[t, i] += sum_s w[t, s] * (y[t * k + s, i] + bd[ids[t * k + s], i]) (bias when flags & 1).
+BS_PARAMS(MoeCombineParams) { uint dim; uint rows; uint k; uint flags; };
+// moe_group (prefill): per expert e, count[e] slots and offset[e] = the counts before it; perm[offset[e] + j] =
+// the j-th slot routed to e in slot order. One workgroup; slots = rows * k.
+BS_PARAMS(MoeGroupParams) { uint slots; uint n_experts; uint pad0; uint pad1; };
+
 // --- weight kernels (matvec_*, matmul_*, embed_*) ---
 // matvec_* and matmul_* take MatvecParams (matmul: batch = M tokens, Y [M, m] (+)= X [M, k] W[m, k]^T).
 // embed: out[t, :] = W[tokens[t] - token_offset, :] * scale for t < n_tokens, rows of dim elements.

@@ -56,6 +56,14 @@ float weight_at(uint row, uint k, uint e) {
   return float(int((b >> (4u * (e & 1u))) & 15u) - 8);
 }
 
+#elif defined(W_MXFP4)
+uint weight_row_bytes(uint k) { return k / 32u * 17u; }
+float weight_at(uint row, uint k, uint e) {
+  uint bo = (row * (k >> 5) + (e >> 5)) * 17u, j = e & 31u;
+  uint q = (byte_at(bo + 1u + (j & 15u)) >> (j >= 16u ? 4u : 0u)) & 15u;
+  return kE2m1[q] * bs_e8m0(byte_at(bo));
+}
+
 #elif defined(W_Q6K)
 uint weight_row_bytes(uint k) { return k / 256u * 210u; }
 float weight_at(uint row, uint k, uint e) {

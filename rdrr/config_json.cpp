@@ -13,7 +13,7 @@ using nlohmann::ordered_json;
 namespace {
 
 const char* kActivations[] = {"silu", "gelu_tanh"};
-const char* kScalings[] = {"none", "linear", "llama3", "longrope"};
+const char* kScalings[] = {"none", "linear", "llama3", "longrope", "yarn"};
 const char* kAttention[] = {"full", "sliding"};
 const char* kLayerKinds[] = {"attention", "linear_attention", "short_conv"};
 
@@ -111,6 +111,24 @@ ordered_json config_to_json(const ModelConfig& c) {
     j["rope"]["long_factor"] = c.rope.long_factor;
     j["rope"]["attention_factor"] = c.rope.attention_factor;
   }
+  if (c.rope.scaling == RopeScaling::yarn) {  // GPT-OSS
+    j["rope"]["beta_fast"] = c.rope.beta_fast;
+    j["rope"]["beta_slow"] = c.rope.beta_slow;
+    j["rope"]["yarn_truncate"] = c.rope.yarn_truncate;
+    j["rope"]["attention_factor"] = c.rope.attention_factor;
+  }
+  if (c.n_experts) {  // mixture of experts (issue 16), written only where a model has them
+    j["n_experts"] = c.n_experts;
+    j["n_experts_used"] = c.n_experts_used;
+    j["expert_ffn_dim"] = c.expert_ffn_dim;
+    j["moe_norm_topk"] = c.moe_norm_topk;
+    j["moe_router_bias"] = c.moe_router_bias;
+    j["moe_expert_bias"] = c.moe_expert_bias;
+    j["swiglu_alpha"] = c.swiglu_alpha;
+    j["swiglu_limit"] = c.swiglu_limit;
+  }
+  if (c.attn_out_bias) j["attn_out_bias"] = true;
+  if (c.attn_sinks) j["attn_sinks"] = true;
   if (!c.layer_head_dims.empty()) j["layer_head_dims"] = c.layer_head_dims;
   if (!c.layer_kv_heads.empty()) j["layer_kv_heads"] = c.layer_kv_heads;
   if (!c.layer_ffn_dims.empty()) j["layer_ffn_dims"] = c.layer_ffn_dims;
@@ -200,6 +218,24 @@ ModelConfig config_from_json(const json& j, const std::string& label) {
     }
     c.rope.attention_factor = r.f32("attention_factor");
   }
+  if (c.rope.scaling == RopeScaling::yarn) {
+    c.rope.beta_fast = r.f32("beta_fast");
+    c.rope.beta_slow = r.f32("beta_slow");
+    c.rope.yarn_truncate = r.flag("yarn_truncate");
+    c.rope.attention_factor = r.f32("attention_factor");
+  }
+  if (j.contains("n_experts")) {
+    c.n_experts = f.i32("n_experts");
+    c.n_experts_used = f.i32("n_experts_used");
+    c.expert_ffn_dim = f.i32("expert_ffn_dim");
+    c.moe_norm_topk = f.flag("moe_norm_topk");
+    c.moe_router_bias = f.flag("moe_router_bias");
+    c.moe_expert_bias = f.flag("moe_expert_bias");
+    c.swiglu_alpha = f.f32("swiglu_alpha");
+    c.swiglu_limit = f.f32("swiglu_limit");
+  }
+  if (j.contains("attn_out_bias")) c.attn_out_bias = f.flag("attn_out_bias");
+  if (j.contains("attn_sinks")) c.attn_sinks = f.flag("attn_sinks");
   auto ints = [&](const char* key, std::vector<int32_t>& out) {
     if (!j.contains(key)) return;
     const json& v = f.at(key);

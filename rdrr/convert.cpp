@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "rdrr/hf_config.h"
+#include "rdrr/moe_tensors.h"
 #include "rdrr/quant.h"
 #include "rdrr/safetensors.h"
 #include "rdrr/tensor_names.h"
@@ -60,10 +61,12 @@ struct Slice {
   const SafeTensor* src;
   int64_t row0 = 0, rows = -1;  // -1: every row
   std::string name;             // the manifest name: the tensor's own, or the part's unfused HF name
+  const StackedTensor* stacked = nullptr;  // MoE experts made from several checkpoint tensors (moe_tensors.h)
 };
 
 struct Planned {
   const SafeTensor* src;
+  const StackedTensor* stacked;
   int64_t row0, rows;
   std::string name;
   std::string internal;
@@ -93,13 +96,20 @@ QuantMode parse_quant_mode(const std::string& s) {
   if (s == "f16") return QuantMode::f16;
   if (s == "q8_0") return QuantMode::q8_0;
   if (s == "q4_k_m") return QuantMode::q4_k_m;
-  fail_kind(ErrorKind::usage, "--quant: expected f16, q8_0 or q4_k_m, got '{}'", s);
+  if (s == "mxfp4") return QuantMode::mxfp4;
+  fail_kind(ErrorKind::usage, "--quant: expected f16, q8_0, q4_k_m or mxfp4, got '{}'", s);
 }
 
 bool promoted_layer(int32_t i, int32_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& internal, size_t rank) {
-  if (rank != 2) return DType::F32;  // vectors, and the conv kernels of LFM2 and Qwen 3.5 ([channels, 1, width])
+  // MoE: the experts [E, rows, cols] are matrices like any other; their biases [E, n] and the router bias stay
+  // F32, and the router F16 (its logits pick the experts: a quantized router moves near-ties across).
+  const bool experts = internal.ends_with("_exps");
+  if (internal.ends_with("_bias")) return DType::F32;
+  if (internal.ends_with(".ffn_router")) return DType::F16;
+  if (rank != 2 && !experts) return DType::F32;  // vectors, and the conv kernels of LFM2 and Qwen 3.5 ([channels, 1, width])
+  if (mode == QuantMode::mxfp4) return experts ? DType::MXFP4 : DType::F16;
   if (mode == QuantMode::f16) return DType::F16;
   if (mode == QuantMode::q8_0) return DType::Q8_0;
   if (internal == "embed" || internal == "output" || internal == "ple_embed") return DType::Q6_K;
@@ -107,7 +117,7 @@ DType requested_dtype(QuantMode mode, const ModelConfig& c, const std::string& i
   // DOPPLER keeps them.
   if (internal.ends_with(".linear_a") || internal.ends_with(".linear_b")) return DType::F16;
   int32_t layer = tensor_layer(internal);
-  bool sensitive = internal.ends_with(".attn_v") || internal.ends_with(".ffn_down");
+  bool sensitive = internal.ends_with(".attn_v") || internal.ends_with(".ffn_down") || internal.ends_with(".ffn_down_exps");
   return sensitive && promoted_layer(layer, c.n_layers) ? DType::Q6_K : DType::Q4_K;
 }
 
@@ -136,11 +146,15 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
 
   // Map every checkpoint tensor, then check the set against what the config needs.
   std::map<std::string, Slice> by_internal;
+  const std::vector<StackedTensor> stacked = moe_stacked(cfg, ck, label);
+  for (auto& st : stacked) by_internal.emplace(st.internal, Slice{nullptr, 0, -1, st.name, &st});
   for (auto& t : ck.tensors()) {
     auto r = names.to_internal(t.name);
-    if (r.kind == TensorNames::Kind::skipped) continue;
+    if (r.kind == TensorNames::Kind::skipped || r.kind == TensorNames::Kind::expert_part) continue;
     if (r.kind == TensorNames::Kind::unknown)
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", t.file, t.name, cfg.arch);
+    if (t.dtype == DType::U8)  // raw bytes are GPT-OSS's MXFP4 experts only (moe_tensors.h)
+      fail("{}: tensor '{}': dtype U8 is only read for GPT-OSS's MXFP4 experts (*_blocks, *_scales)", t.file, t.name);
     if (r.internal == "output" && cfg.tied_embeddings) continue;  // tied: HF ignores lm_head too
     std::vector<std::pair<std::string, Slice>> slices;
     if (auto parts = fused_parts(cfg, r.internal); !parts.empty()) {
@@ -154,7 +168,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     }
     for (auto& [internal, slice] : slices)
       if (!by_internal.emplace(internal, slice).second)
-        fail("{}: tensors '{}' and '{}' both map to '{}'", t.file, by_internal[internal].src->name, t.name, internal);
+        fail("{}: tensors '{}' and '{}' both map to '{}'", t.file, by_internal[internal].name, t.name, internal);
   }
   std::vector<Planned> plan;
   uint64_t source_bytes = 0;
@@ -163,13 +177,23 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     if (it == by_internal.end())
       fail("{}: checkpoint has no tensor for '{}' ({})", hf_dir.string(), internal, names.to_hf(internal));
     const Slice& sl = it->second;
-    const SafeTensor* t = sl.src;
     auto want = expected_shape(cfg, internal);
+    if (sl.stacked) {
+      // GPT-OSS's MXFP4 experts stay MXFP4 whatever --quant says (no re-quantization).
+      plan.push_back({nullptr, sl.stacked, 0, -1, sl.name, internal,
+                      sl.stacked->mxfp4_row ? DType::MXFP4 : requested_dtype(opt.quant, cfg, internal, want.size()),
+                      DType::F32, {}});
+      plan.back().stored = storable_dtype(plan.back().requested, want.back(), &plan.back().fallback);
+      source_bytes += sl.stacked->source_bytes;
+      by_internal.erase(it);
+      continue;
+    }
+    const SafeTensor* t = sl.src;
     auto shape = t->shape;
     if (sl.rows >= 0) shape[0] = sl.rows;
     if (shape != want)
       fail("{}: tensor '{}': expected shape {}, got {}", t->file, t->name, json(want).dump(), json(shape).dump());
-    Planned p{t, sl.row0, sl.rows, sl.name, internal, requested_dtype(opt.quant, cfg, internal, shape.size()),
+    Planned p{t, nullptr, sl.row0, sl.rows, sl.name, internal, requested_dtype(opt.quant, cfg, internal, shape.size()),
               DType::F32, {}};
     p.stored = storable_dtype(p.requested, t->shape.back(), &p.fallback);
     plan.push_back(std::move(p));
@@ -190,23 +214,29 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
     uint64_t done = 0;
     std::vector<std::byte> out;
     for (auto& p : plan) {
-      const SafeTensor& t = *p.src;
-      const int64_t k = t.shape.back();
-      const int64_t rows = p.rows >= 0 ? p.rows : int64_t(t.elements() / uint64_t(std::max<int64_t>(k, 1)));
+      // A stacked MoE tensor has no one source: its rows come from p.stacked->row (row_in is then what a
+      // row cost in the checkpoint, for the progress count).
+      const std::vector<int64_t>& src_shape = p.stacked ? p.stacked->shape : p.src->shape;
+      const DType src_dtype = p.stacked ? p.stacked->source_dtype : p.src->dtype;
+      int64_t elems = 1;
+      for (auto d : src_shape) elems *= d;
+      const int64_t k = src_shape.back();
+      const int64_t rows = p.rows >= 0 ? p.rows : elems / std::max<int64_t>(k, 1);
       const uint64_t row_out = *row_bytes(p.stored, uint64_t(k));
-      const uint64_t row_in = uint64_t(k) * traits(t.dtype).block_bytes;
-      const std::span<const std::byte> data = t.data.subspan(uint64_t(p.row0) * row_in, uint64_t(rows) * row_in);
+      const uint64_t row_in = uint64_t(k) * traits(src_dtype).block_bytes;
+      const std::span<const std::byte> data =
+          p.stacked ? std::span<const std::byte>() : p.src->data.subspan(uint64_t(p.row0) * row_in, uint64_t(rows) * row_in);
       TensorEntry e;
       e.name = p.name;
       e.internal = p.internal;
       e.dtype = p.stored;
-      e.shape = t.shape;
+      e.shape = src_shape;
       if (p.rows >= 0) e.shape[0] = p.rows;
       e.size = uint64_t(rows) * row_out;
       e.spans = writer.begin_tensor(e.size);
       e.role = tensor_role(p.internal);
       e.group = tensor_group(p.internal);
-      e.source_dtype = std::string(dtype_name(t.dtype));
+      e.source_dtype = std::string(dtype_name(src_dtype));
       e.requested_dtype = std::string(dtype_name(p.requested));
       e.fallback = p.fallback;
       const int64_t chunk_rows = std::max<int64_t>(1, int64_t(kChunkBytes / std::max<uint64_t>(row_out, 1)));
@@ -217,13 +247,21 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
         parallel_for(n, threads, [&](int64_t a, int64_t b) {
           std::vector<float> row(static_cast<size_t>(k));
           for (int64_t r = a; r < b; ++r) {
-            const std::byte* in = data.data() + uint64_t(r0 + r) * row_in;
-            for (int64_t i = 0; i < k; ++i) row[size_t(i)] = load_value(t.dtype, in, uint64_t(i));
+            if (p.stacked && p.stacked->mxfp4_row) {
+              p.stacked->mxfp4_row(r0 + r, reinterpret_cast<uint8_t*>(out.data()) + uint64_t(r) * row_out);
+              continue;
+            }
+            if (p.stacked) {
+              p.stacked->row(r0 + r, row.data());
+            } else {
+              const std::byte* in = data.data() + uint64_t(r0 + r) * row_in;
+              for (int64_t i = 0; i < k; ++i) row[size_t(i)] = load_value(src_dtype, in, uint64_t(i));
+            }
             quantize_row(p.stored, row.data(), out.data() + uint64_t(r) * row_out, k);
           }
         });
         writer.write(out);
-        release_pages(data.subspan(uint64_t(r0) * row_in, uint64_t(n) * row_in));  // bounded RSS
+        if (!p.stacked) release_pages(data.subspan(uint64_t(r0) * row_in, uint64_t(n) * row_in));  // bounded RSS
         done += uint64_t(n) * row_in;
         if (opt.progress) opt.progress(done, source_bytes);
       }
@@ -236,7 +274,7 @@ ConvertResult convert_model(const fs::path& hf_dir, const fs::path& out_dir, con
   for (auto& s : m.shards) m.total_size += s.size;
   m.model_id = hf_dir.filename().empty() ? hf_dir.parent_path().filename().string() : hf_dir.filename().string();
   m.model_type = config_json["model_type"].get<std::string>();
-  const char* qname[] = {"F16", "Q8_0", "Q4_K_M"};
+  const char* qname[] = {"F16", "Q8_0", "Q4_K_M", "MXFP4"};
   m.quantization = qname[int(opt.quant)];
   std::string embed_dtype = std::string(dtype_name(plan.front().stored));
   m.quantization_info = {{"weights", m.quantization}, {"embeddings", embed_dtype},

@@ -14,8 +14,9 @@
 
 namespace bs {
 
-enum class QuantMode { f16, q8_0, q4_k_m };
-QuantMode parse_quant_mode(const std::string& s);  // "f16", "q8_0", "q4_k_m"; throws usage error
+// mxfp4: MoE experts in MXFP4 (as GPT-OSS ships them), every other matrix F16 (as GPT-OSS ships the rest).
+enum class QuantMode { f16, q8_0, q4_k_m, mxfp4 };
+QuantMode parse_quant_mode(const std::string& s);  // "f16", "q8_0", "q4_k_m", "mxfp4"; throws usage error
 
 struct ConvertOptions {
   QuantMode quant = QuantMode::q4_k_m;

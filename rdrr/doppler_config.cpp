@@ -52,7 +52,9 @@ ordered_json doppler_inference(const ModelConfig& c) {
   const char* scaling = c.rope.scaling == RopeScaling::llama3     ? "llama3"
                         : c.rope.scaling == RopeScaling::linear   ? "linear"
                         : c.rope.scaling == RopeScaling::longrope ? "longrope"
+                        : c.rope.scaling == RopeScaling::yarn     ? "yarn"
                                                                   : nullptr;
+  const bool yarn = c.rope.scaling == RopeScaling::yarn;
   const bool longrope = c.rope.scaling == RopeScaling::longrope;
   // Sliding layers with a local base run unscaled: ropeLocalScalingType null says so (absent, DOPPLER would
   // scale them too).
@@ -63,7 +65,9 @@ ordered_json doppler_inference(const ModelConfig& c) {
                        {"ropeScalingType", scaling ? ordered_json(scaling) : null},
                        {"ropeScalingFactor", c.rope.factor},
                        {"ropeLocalScalingType", null}, {"ropeLocalScalingFactor", 1},
-                       {"yarnBetaFast", null}, {"yarnBetaSlow", null}, {"yarnOriginalMaxPos", null},
+                       {"yarnBetaFast", yarn ? ordered_json(c.rope.beta_fast) : null},
+                       {"yarnBetaSlow", yarn ? ordered_json(c.rope.beta_slow) : null},
+                       {"yarnOriginalMaxPos", yarn ? ordered_json(c.rope.original_max_position) : null},
                        {"longropeShortFactor", longrope ? ordered_json(c.rope.short_factor) : null},
                        {"longropeLongFactor", longrope ? ordered_json(c.rope.long_factor) : null},
                        {"longropeOriginalMaxPos", longrope ? ordered_json(c.rope.original_max_position) : null},

@@ -14,7 +14,8 @@ using nlohmann::json;
 
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "gemma3", "phi3",
-                                                  "lfm2", "qwen3_5_text", "qwen3_5", "gemma4_text", "gemma4"};
+                                                  "lfm2", "qwen3_5_text", "qwen3_5", "gemma4_text", "gemma4",
+                                                  "mixtral", "qwen3_moe", "gpt_oss"};
   return kArchs;
 }
 
@@ -142,8 +143,21 @@ double apply_rope_params(const json& p, RopeConfig& rope, double theta, const st
     rope.factor = float(num("factor", 0.0));                    // 0: max_position / original_max_position
     rope.attention_factor = float(num("attention_factor", 0.0));  // 0: from the factor (finish_longrope)
     rope.original_max_position = int32_t(num("original_max_position_embeddings", 0.0));
+  } else if (type == "yarn") {
+    // GPT-OSS. attention_factor: given, else 0.1 ln(factor) + 1 (transformers' get_mscale; mscale fields refused).
+    rope.scaling = RopeScaling::yarn;
+    for (const char* k : {"mscale", "mscale_all_dim"})
+      if (p.contains(k) && !p[k].is_null()) fail("{}: '{}.{}' (DeepSeek's YaRN) is not supported", label, where, k);
+    rope.factor = float(num("factor", 1.0));
+    if (!(rope.factor >= 1)) fail("{}: '{}.factor' must be at least 1 for yarn, got {}", label, where, rope.factor);
+    rope.beta_fast = float(num("beta_fast", 32.0));
+    rope.beta_slow = float(num("beta_slow", 1.0));
+    rope.original_max_position = int32_t(num("original_max_position_embeddings", 0.0));  // 0: read_rope fills it
+    if (p.contains("truncate") && p["truncate"].is_boolean()) rope.yarn_truncate = p["truncate"].get<bool>();
+    double af = num("attention_factor", 0.0);
+    rope.attention_factor = float(af > 0 ? af : rope.factor > 1 ? 0.1 * std::log(double(rope.factor)) + 1.0 : 1.0);
   } else {
-    fail("{}: '{}': rope_type '{}' is not supported (default, linear, llama3, longrope)", label, where, type);
+    fail("{}: '{}': rope_type '{}' is not supported (default, linear, llama3, longrope, yarn)", label, where, type);
   }
   return theta;
 }
@@ -198,6 +212,7 @@ void read_rope(const Reader& r, const std::string& model_type, ModelConfig& c) {
   }
   if (!(theta > 0)) fail("{}: rope_theta must be positive, got {}", label, theta);
   if (c.rope.scaling == RopeScaling::longrope) finish_longrope(r, c);
+  if (c.rope.scaling == RopeScaling::yarn && c.rope.original_max_position <= 0) c.rope.original_max_position = c.max_seq;
   c.rope.theta = float(theta);
   c.rope.local_theta = float(local);
 }
@@ -232,7 +247,7 @@ std::vector<AttentionType> read_layer_types(const Reader& r, const std::string& 
     // Gemma2Config: layer i slides when (i + 1) % 2 != 0, so even layers are local, odd ones global.
     for (int32_t i = 0; i < n_layers; ++i)
       types.push_back(i % 2 == 0 ? AttentionType::sliding : AttentionType::full);
-  } else if (model_type == "mistral" || model_type == "phi3") {
+  } else if (model_type == "mistral" || model_type == "phi3" || model_type == "mixtral") {
     // Every layer slides when sliding_window is set (Phi-3 mini 4k: 2047), none when it is null.
     types.assign(size_t(n_layers), r.has("sliding_window") ? AttentionType::sliding : AttentionType::full);
   } else if ((model_type == "qwen2" || model_type == "qwen3") && r.flag_or("use_sliding_window", false)) {
@@ -355,6 +370,33 @@ void read_lfm2(const Reader& r, ModelConfig& c) {
   }
 }
 
+// Mixture of experts (issue 16): Mixtral (top-k of the softmax, renormalized), Qwen3-MoE (norm_topk_prob;
+// moe_intermediate_size; every layer sparse), GPT-OSS (router and expert biases, top-k then softmax, the
+// clamped SwiGLU with alpha 1.702, attention sinks, o_proj bias).
+void read_moe(const Reader& r, const std::string& mt, ModelConfig& c) {
+  const std::string& label = r.label;
+  c.n_experts = r.has("num_local_experts") ? r.int_("num_local_experts") : r.int_("num_experts");
+  c.n_experts_used = r.int_("num_experts_per_tok");
+  c.expert_ffn_dim = mt == "qwen3_moe" ? r.int_("moe_intermediate_size") : c.ffn_dim;
+  if (mt == "qwen3_moe") {
+    c.moe_norm_topk = r.flag_or("norm_topk_prob", false);
+    if (r.int_or("decoder_sparse_step", 1) != 1) fail("{}: decoder_sparse_step != 1 (dense layers between MoE ones) is not supported", label);
+    if (const json* m = r.find("mlp_only_layers"); m && !m->empty())
+      fail("{}: mlp_only_layers {} (dense layers) is not supported", label, m->dump());
+    if (r.flag_or("use_sliding_window", false)) fail("{}: use_sliding_window=true is not supported for qwen3_moe", label);
+  }
+  if (mt == "gpt_oss") {
+    c.moe_router_bias = c.moe_expert_bias = true;
+    c.swiglu_alpha = 1.702f;  // GptOssExperts.alpha, not in the config
+    c.swiglu_limit = float(r.num_or("swiglu_limit", 7.0));
+    c.attn_sinks = true;
+  }
+  if (c.n_experts < 1 || c.n_experts > 256 || c.n_experts_used < 1 || c.n_experts_used > std::min(c.n_experts, 8))
+    fail("{}: {} experts, {} per token: expected 1..256 experts and 1..min(experts, 8) per token", label, c.n_experts,
+         c.n_experts_used);
+  if (c.expert_ffn_dim <= 0) fail("{}: the experts' intermediate size must be positive, got {}", label, c.expert_ffn_dim);
+}
+
 const json* field(const json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() || it->is_null() ? nullptr : &*it;
@@ -412,11 +454,13 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   bool attention_bias = r.flag_or("attention_bias", false);
   if (mt == "qwen2") {
     c.qkv_bias = true;  // Qwen2 always has q/k/v biases (and none on o_proj)
+  } else if (mt == "gpt_oss") {
+    c.qkv_bias = c.attn_out_bias = attention_bias;  // GPT-OSS: q/k/v and o_proj biases
   } else if (attention_bias) {
     fail("{}: attention_bias=true adds an o_proj bias for {}, which is not supported", label, mt);
   }
   if (r.flag_or("mlp_bias", false)) fail("{}: mlp_bias=true is not supported", label);
-  c.qk_norm = mt == "qwen3" || gemma3 || gemma4 || mt == "lfm2" || mt == "qwen3_5_text";  // LFM2: q_layernorm / k_layernorm
+  c.qk_norm = mt == "qwen3" || mt == "qwen3_moe" || gemma3 || gemma4 || mt == "lfm2" || mt == "qwen3_5_text";  // LFM2: q_layernorm / k_layernorm
   if (gemma) {
     c.norm_offset = !gemma4;  // Gemma 4's norms scale by w itself
     c.sandwich_norm = true;
@@ -460,6 +504,7 @@ ModelConfig config_from_hf(const json& config, const json* generation, DType wei
   // (Mistral, Phi-3 128k with its sliding_window 262144) HF scales them too, and so does rope_inv_freq.
 
   if (gemma4) read_gemma4(r, weight_dtype, c);
+  if (mt == "mixtral" || mt == "qwen3_moe" || mt == "gpt_oss") read_moe(r, mt, c);
 
   // EOS: generation_config.json first (what generate() uses), then config.json, then text_config.
   if (generation) add_ids(field(*generation, "eos_token_id"), c.eos_ids, "generation_config.json", "eos_token_id");
@@ -521,6 +566,12 @@ void validate_config(const ModelConfig& c, const std::string& label) {
   }
   if (c.kv_shared_layers < 0 || c.kv_shared_layers >= c.n_layers)
     fail("{}: kv_shared_layers {} must be in [0, n_layers = {})", label, c.kv_shared_layers, c.n_layers);
+  // MoE (issue 16): the router and grouping kernels keep up to 256 experts' logits and 8 choices per token.
+  if (c.n_experts < 0 || c.n_experts > 256 || (c.n_experts > 0 && (c.n_experts_used < 1 ||
+                                                                   c.n_experts_used > std::min(c.n_experts, 8) ||
+                                                                   c.expert_ffn_dim <= 0)))
+    fail("{}: {} experts, {} per token, expert width {}: expected up to 256 experts, 1..min(experts, 8) per token and "
+         "a positive width", label, c.n_experts, c.n_experts_used, c.expert_ffn_dim);
   if (c.ple_dim < 0 || (c.ple_dim > 0 && c.ple_vocab <= 0))
     fail("{}: per-layer inputs of width {} need a positive vocabulary, got {}", label, c.ple_dim, c.ple_vocab);
   for (int32_t id : c.eos_ids)

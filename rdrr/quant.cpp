@@ -276,6 +276,45 @@ void quantize_block_q6_k(const float* x, uint8_t* out) {
   }
 }
 
+// MXFP4 (OCP microscaling FP4): the e2m1 values, by code (bit 3 the sign).
+constexpr float kE2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+
+// The nearest e2m1 code to v (already divided by the block scale), ties to the even code as the OCP spec rounds.
+static int e2m1_code(float v) {
+  const float a = std::abs(v);
+  int best = 0;
+  for (int c = 1; c < 8; ++c)
+    if (std::abs(a - kE2m1[c]) < std::abs(a - kE2m1[best]) ||
+        (std::abs(a - kE2m1[c]) == std::abs(a - kE2m1[best]) && c % 2 == 0))
+      best = c;
+  return best | (v < 0 && best ? 8 : 0);
+}
+
+// 32 values -> e (E8M0) and 16 bytes of codes. The OCP spec's shared exponent floor(log2(amax)) - 2 (the
+// largest e2m1 is 1.5 * 2^2) clips values above 6 * 2^e; one exponent higher does not: the lower squared
+// error of the two wins.
+void quantize_block_mxfp4(const float* x, uint8_t* out) {
+  float amax = 0;
+  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[i]));
+  int e0 = amax > 0 ? int(std::floor(std::log2(amax))) - 2 : -127;
+  double best_err = -1;
+  for (int e : {e0, e0 + 1}) {
+    const int biased = std::clamp(e + 127, 0, 254);
+    const float s = std::ldexp(1.0f, biased - 127);
+    uint8_t q[32];
+    double err = 0;
+    for (int i = 0; i < 32; ++i) {
+      q[i] = uint8_t(e2m1_code(x[i] / s));
+      const double d = double(kE2m1[q[i]]) * s - x[i];
+      err += d * d;
+    }
+    if (best_err >= 0 && err >= best_err) continue;
+    best_err = err;
+    out[0] = uint8_t(biased);
+    for (int j = 0; j < 16; ++j) out[1 + j] = uint8_t(q[j] | (q[j + 16] << 4));
+  }
+}
+
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
   auto* out = static_cast<uint8_t*>(dst);
   const auto& tr = traits(t);
@@ -297,6 +336,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
     case DType::Q8_0: for (int64_t b = 0; b < n / 32; ++b) quantize_block_q8_0(src + 32 * b, out + 34 * b); return;
     case DType::Q4_K: for (int64_t b = 0; b < n / 256; ++b) quantize_block_q4_k(src + 256 * b, out + 144 * b); return;
     case DType::Q6_K: for (int64_t b = 0; b < n / 256; ++b) quantize_block_q6_k(src + 256 * b, out + 210 * b); return;
+    case DType::MXFP4: for (int64_t b = 0; b < n / 32; ++b) quantize_block_mxfp4(src + 32 * b, out + 17 * b); return;
     default: fail("quantize_row: dtype {} is not a weight type", tr.name);
   }
 }
@@ -355,6 +395,13 @@ void dequantize_row(DType t, const void* src, float* y, int64_t n) {
         }
       }
       return;
+    case DType::MXFP4:
+      // 32 weights: E8M0 e, then weight j in the low nibble of byte j, j + 16 in the high one.
+      for (int64_t b = 0; b < n / 32; ++b, in += 17, y += 32) {
+        const float s = std::ldexp(1.0f, int(in[0]) - 127);
+        for (int j = 0; j < 16; ++j) y[j] = kE2m1[in[1 + j] & 15] * s, y[j + 16] = kE2m1[in[1 + j] >> 4] * s;
+      }
+      return;
     default: fail("dequantize_row: dtype {} is not a weight type", tr.name);
   }
 }
@@ -365,6 +412,10 @@ DType storable_dtype(DType requested, int64_t k, std::string* reason) {
   if ((t == DType::Q4_K || t == DType::Q6_K) && k % 256) {
     *reason = fmt::format("row length {} is not a multiple of 256", k);
     t = DType::Q8_0;
+  }
+  if (t == DType::MXFP4 && k % 32) {
+    *reason = fmt::format("row length {} is not a multiple of 32", k);
+    t = DType::F16;
   }
   if (t == DType::Q8_0 && k % 32) {
     *reason = fmt::format("row length {} is not a multiple of {}", k, requested == DType::Q8_0 ? 32 : 256);

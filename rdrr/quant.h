@@ -21,6 +21,7 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 void quantize_block_q8_0(const float* x, uint8_t* out);    // 32 values -> 34 B
 void quantize_block_q4_k(const float* x, uint8_t* out);    // 256 values -> 144 B
 void quantize_block_q6_k(const float* x, uint8_t* out);    // 256 values -> 210 B
+void quantize_block_mxfp4(const float* x, uint8_t* out);   // 32 values -> 17 B
 // The plain min/max Q4_K quantizer (no search), kept as the baseline the tests compare against.
 void quantize_block_q4_k_minmax(const float* x, uint8_t* out);
 

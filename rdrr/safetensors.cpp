@@ -27,6 +27,7 @@ static DType parse_st_dtype(const std::string& s, const std::string& label, cons
   if (s == "F32") return DType::F32;
   if (s == "F16") return DType::F16;
   if (s == "BF16") return DType::BF16;
+  if (s == "U8") return DType::U8;  // GPT-OSS's MXFP4 experts (*_blocks, *_scales): rdrr/moe_tensors.cpp reads them
   fail("{}: tensor '{}': dtype {} is not supported (expected F32, F16 or BF16)", label, name, s);
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "rdrr/hf_config.h"
+#include "rdrr/moe_tensors.h"
 #include "rdrr/tensor_names.h"
 #include "runtime/base/error.h"
 #include "runtime/base/half.h"
@@ -68,6 +69,23 @@ uint64_t synth_checkpoint(const fs::path& config_path, const fs::path& out_dir, 
     else if (internal != b + "attn_k" && internal != b + "attn_v" && internal != b + "ffn_up") tensors.push_back(internal);
   }
   for (auto& internal : tensors) {
+    // MoE experts: the checkpoint's own forms (per-expert or GPT-OSS's fused), which convert stacks.
+    if (c.moe() && (internal.ends_with("_exps") || internal.ends_with("_exps_bias"))) {
+      if (!internal.ends_with(".ffn_gate_up_exps")) continue;  // one layer's set, written once
+      for (auto& h : moe_hf_tensors(c, tensor_layer(internal))) {
+        Item it;
+        it.name = h.name;
+        it.shape = h.shape;
+        it.mean = 0.0f;
+        it.stddev = h.bias ? 0.1f : wstd;
+        it.key = synth_mix(opt.seed ^ synth_mix(++index));
+        it.elems = 1;
+        for (auto d : it.shape) it.elems *= uint64_t(d);
+        it.bytes = it.elems * 2;
+        items.push_back(std::move(it));
+      }
+      continue;
+    }
     Item it;
     it.name = names.to_hf(internal);
     if (arch.multimodal && it.name.rfind("model.", 0) == 0) it.name = "model.language_model." + it.name.substr(6);

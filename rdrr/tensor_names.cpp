@@ -4,6 +4,7 @@
 #include <charconv>
 #include <span>
 
+#include "rdrr/moe_tensors.h"
 #include "runtime/base/error.h"
 
 namespace bs {
@@ -14,7 +15,7 @@ namespace {
 // `post_attention_layernorm` means the FFN input norm in Llama/Qwen but the attention output norm in
 // Gemma 2/3. q/k norms and q/k/v biases exist only where the config has them; Phi-3 fuses q/k/v and
 // gate/up into one matrix each, which the converter splits by rows (fused_parts).
-enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused, linear, gemma4, ple };
+enum Only { any, plain, sandwich, qk_norm, qkv_bias, fused, linear, gemma4, ple, dense, moe, out_bias, sinks, router_bias };
 
 struct NameRow {
   const char* hf;        // after the text-model prefix; "{}" is the layer index
@@ -39,9 +40,24 @@ constexpr NameRow kNames[] = {
     {"layers.{}.post_attention_layernorm.weight", "blk.{}.attn_post_norm", Only::sandwich},
     {"layers.{}.pre_feedforward_layernorm.weight", "blk.{}.ffn_norm", Only::sandwich},
     {"layers.{}.post_feedforward_layernorm.weight", "blk.{}.ffn_post_norm", Only::sandwich},
-    {"layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate", Only::any},
-    {"layers.{}.mlp.up_proj.weight", "blk.{}.ffn_up", Only::any},
-    {"layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down", Only::any},
+    {"layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate", Only::dense},
+    {"layers.{}.mlp.up_proj.weight", "blk.{}.ffn_up", Only::dense},
+    {"layers.{}.mlp.down_proj.weight", "blk.{}.ffn_down", Only::dense},
+    // Mixture of experts: the router (Mixtral's block_sparse_moe.gate, Qwen3-MoE's mlp.gate, GPT-OSS's
+    // mlp.router), and the stacked experts under the names blueshift writes them (moe_tensors.h makes them
+    // from the checkpoint's per-expert or fused tensors); GPT-OSS's o_proj bias and attention sinks.
+    {"layers.{}.block_sparse_moe.gate.weight", "blk.{}.ffn_router", Only::moe},
+    {"layers.{}.mlp.gate.weight", "blk.{}.ffn_router", Only::moe},
+    {"layers.{}.mlp.router.weight", "blk.{}.ffn_router", Only::moe},
+    {"layers.{}.mlp.router.bias", "blk.{}.ffn_router_bias", Only::router_bias},
+    // (DOPPLER's names and layout. GPT-OSS's checkpoints use the same names for transposed, interleaved
+    // tensors: an HF checkpoint's experts never reach this table, moe_tensors.h reads them.)
+    {"layers.{}.mlp.experts.gate_up_proj", "blk.{}.ffn_gate_up_exps", Only::moe},
+    {"layers.{}.mlp.experts.down_proj", "blk.{}.ffn_down_exps", Only::moe},
+    {"layers.{}.mlp.experts.gate_up_proj_bias", "blk.{}.ffn_gate_up_exps_bias", Only::router_bias},
+    {"layers.{}.mlp.experts.down_proj_bias", "blk.{}.ffn_down_exps_bias", Only::router_bias},
+    {"layers.{}.self_attn.o_proj.bias", "blk.{}.attn_out_bias", Only::out_bias},
+    {"layers.{}.self_attn.sinks", "blk.{}.attn_sinks", Only::sinks},
     {"layers.{}.self_attn.qkv_proj.weight", "blk.{}.attn_qkv", Only::fused},
     {"layers.{}.mlp.gate_up_proj.weight", "blk.{}.ffn_gate_up", Only::fused},
     // Qwen 3.5 / 3.6 Gated DeltaNet layers (Qwen3_5GatedDeltaNet)
@@ -124,14 +140,17 @@ TensorNames::TensorNames(std::string model_type, bool multimodal)
     : model_type_(std::move(model_type)), multimodal_(multimodal),
       sandwich_(model_type_ == "gemma3_text" || model_type_ == "gemma2" || model_type_ == "gemma4_text"),
       fused_(model_type_ == "phi3"), lfm2_(model_type_ == "lfm2"), linear_(model_type_ == "qwen3_5_text"),
-      gemma4_(model_type_ == "gemma4_text"), ple_(gemma4_) {}
+      gemma4_(model_type_ == "gemma4_text"), ple_(gemma4_),
+      moe_(model_type_ == "mixtral" || model_type_ == "qwen3_moe" || model_type_ == "gpt_oss"),
+      out_bias_(model_type_ == "gpt_oss"), sinks_(out_bias_), router_bias_(out_bias_) {}
 
 TensorNames::TensorNames(const ModelConfig& c)
     : model_type_(c.arch), any_prefix_(true), sandwich_(c.sandwich_norm), qk_norm_(c.qk_norm),
       qkv_bias_(c.qkv_bias), lm_head_(!c.tied_embeddings),
       lfm2_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::short_conv) > 0),
       linear_(std::count(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::linear_attention) > 0),
-      gemma4_(c.layer_scalar), ple_(c.ple_dim > 0) {}
+      gemma4_(c.layer_scalar), ple_(c.ple_dim > 0), moe_(c.moe()), out_bias_(c.attn_out_bias),
+      sinks_(c.attn_sinks), router_bias_(c.moe_router_bias) {}
 
 bool TensorNames::allowed(int only) const {
   switch (only) {
@@ -143,6 +162,11 @@ bool TensorNames::allowed(int only) const {
     case Only::linear: return linear_;
     case Only::gemma4: return gemma4_;
     case Only::ple: return ple_;
+    case Only::dense: return !moe_;
+    case Only::moe: return moe_;
+    case Only::out_bias: return out_bias_;
+    case Only::sinks: return sinks_;
+    case Only::router_bias: return router_bias_;
     default: return true;
   }
 }
@@ -183,6 +207,7 @@ TensorNames::Result TensorNames::to_internal(std::string_view hf) const {
       break;
     }
   if (!found) return {Kind::unknown, {}};
+  if (moe_ && !any_prefix_ && is_expert_source(model_type_, rest)) return {Kind::expert_part, {}};
   for (auto& row : name_table(lfm2_)) {
     if (!allowed(row.only)) continue;
     int64_t layer = match(row.hf, rest);
@@ -242,7 +267,14 @@ std::vector<std::string> expected_tensors(const ModelConfig& c) {
     }
     v.push_back(b + "attn_out");
     if (c.sandwich_norm) v.push_back(b + "attn_post_norm");
-    for (auto n : {"ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
+    if (c.attn_out_bias) v.push_back(b + "attn_out_bias");
+    if (c.attn_sinks) v.push_back(b + "attn_sinks");
+    if (c.moe()) {
+      v.push_back(b + "ffn_norm");
+      for (auto n : moe_layer_tensors(c)) v.push_back(b + n);
+    } else {
+      for (auto n : {"ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) v.push_back(b + n);
+    }
     if (c.sandwich_norm) v.push_back(b + "ffn_post_norm");
     if (c.ple_dim > 0)
       for (auto n : {"ple_gate", "ple_out", "ple_post_norm"}) v.push_back(b + n);
@@ -282,7 +314,9 @@ std::vector<int64_t> expected_shape(const ModelConfig& c, std::string_view inter
       {"linear_conv", {lqkv, 1, c.linear_conv}}, {"linear_a_log", {lh}}, {"linear_dt_bias", {lh}},
       {"linear_norm", {c.linear_v_dim}}, {"linear_out", {dim, lout}},
       {"layer_scalar", {1}},     {"ple_gate", {P, dim}},     {"ple_out", {dim, P}},       {"ple_post_norm", {dim}},
+      {"attn_out_bias", {dim}},  {"attn_sinks", {c.n_heads}},
   };
+  if (auto s = moe_tensor_shape(c, n)) return *s;
   for (auto& r : rows)
     if (r.name == n) return r.shape;
   fail("unknown internal tensor '{}'", internal);
@@ -294,6 +328,8 @@ std::string tensor_role(std::string_view internal) {
   if (ends_with(internal, ".layer_scalar")) return "other";
   if (ends_with(internal, "norm")) return "norm";
   if (ends_with(internal, "_bias")) return "bias";
+  if (ends_with(internal, "_exps")) return "expert";  // DOPPLER's role for [experts, rows, cols] tensors
+  if (ends_with(internal, ".ffn_router")) return "router";
   return "matmul";
 }
 

@@ -22,7 +22,9 @@ class TensorNames {
   // A tensor the config does not declare stays unknown.
   explicit TensorNames(const ModelConfig& c);
 
-  enum class Kind { mapped, skipped, unknown };
+  // expert_part: one expert's tensor (Mixtral, Qwen3-MoE) or GPT-OSS's fused gate_up_proj / down_proj, which
+  // rdrr/moe_tensors.h stacks or splits into the internal [experts, rows, cols] tensors.
+  enum class Kind { mapped, skipped, unknown, expert_part };
   struct Result {
     Kind kind;
     std::string internal;  // when mapped
@@ -44,6 +46,7 @@ class TensorNames {
   bool lfm2_ = false;    // LFM2's names (operator_norm, conv.*, feed_forward.w1/w2/w3, ...)
   bool linear_ = false;  // Qwen 3.5's Gated DeltaNet layers
   bool gemma4_ = false, ple_ = false;  // Gemma 4's layer_scalar; its per-layer inputs
+  bool moe_ = false, out_bias_ = false, sinks_ = false, router_bias_ = false;  // issue 16 (MoE, GPT-OSS)
 };
 
 // Internal names of every tensor the model needs, in the order the converter writes them

@@ -8,7 +8,7 @@
 
 namespace bs {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_K, Q6_K, I32, I64, W4A16, I4, Count };
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_K, Q6_K, I32, I64, W4A16, I4, MXFP4, U8, Count };
 
 struct DTypeTraits {
   std::string_view name;  // as written in manifest.json
@@ -22,6 +22,10 @@ struct DTypeTraits {
 //   Q8_0  32 weights, 34 B:  f16 d; int8 qs[32]                          w = d*q
 //   Q4_K 256 weights, 144 B: f16 d, dmin; u8 scales[12]; u8 qs[128]      w = d*sc*q - dmin*m (6-bit sc, m)
 //   Q6_K 256 weights, 210 B: u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d  w = d*sc*(q-32)
+//   MXFP4 32 weights, 17 B: u8 e (E8M0); u8 qs[16], weight j in the low nibble of qs[j], j+16 in the high one;
+//         w = e2m1(q) * 2^(e-127), e2m1 = {0, .5, 1, 1.5, 2, 3, 4, 6} and their negatives (bit 3 = sign).
+//         GGML's block_mxfp4; GPT-OSS ships its experts so (its *_blocks / *_scales, nibbles reordered)
+// U8: raw bytes of a checkpoint (GPT-OSS's *_blocks / *_scales); never a weight the kernels read.
 // DOPPLER's own, repacked at load since no kernel reads them directly (W4A16 on the GPU:
 // runtime/model/gpu_repack.h; the host forms in runtime/model/repack.h):
 //   W4A16 32 weights, 16 B: u8 qs[16], weight 2i in the low nibble of qs[i], 2i+1 in the high one;
@@ -32,7 +36,7 @@ inline constexpr DTypeTraits kDTypeTraits[] = {
     {"F32", 1, 4, false, true},      {"F16", 1, 2, false, true},      {"BF16", 1, 2, false, true},
     {"Q8_0", 32, 34, true, true},    {"Q4_K", 256, 144, true, true},  {"Q6_K", 256, 210, true, true},
     {"I32", 1, 4, false, true},      {"I64", 1, 8, false, true},      {"W4A16", 32, 16, true, true},
-    {"INT4", 2, 1, true, false},
+    {"INT4", 2, 1, true, false},     {"MXFP4", 32, 17, true, true},   {"U8", 1, 1, false, false},
 };
 static_assert(sizeof(kDTypeTraits) / sizeof(kDTypeTraits[0]) == size_t(DType::Count));
 

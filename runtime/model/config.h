@@ -9,7 +9,7 @@
 namespace bs {
 
 enum class Activation : uint8_t { silu, gelu_tanh };
-enum class RopeScaling : uint8_t { none, linear, llama3, longrope };
+enum class RopeScaling : uint8_t { none, linear, llama3, longrope, yarn };
 enum class AttentionType : uint8_t { full, sliding };
 // What mixes tokens in a layer: attention (full or sliding: layer_types), a Gated DeltaNet linear
 // attention with a recurrent state (Qwen 3.5 / 3.6), or a short causal convolution with a rolling conv
@@ -34,6 +34,11 @@ struct RopeConfig {
   // (theta^(-2i/head_dim)), only the first partial_factor * head_dim / 2 of them nonzero; the rest of
   // the rotate-half pairs (i, i + head_dim/2) stay as they are.
   float partial_factor = 1.0f;
+  // YaRN (GPT-OSS): frequencies blend interpolation (/ factor) and extrapolation over the ramp between the
+  // dims that turn beta_fast and beta_slow times in original_max_position; attention_factor (0.1 ln(factor)
+  // + 1 unless given) scales cos and sin as LongRoPE's does. truncate: HF floors / ceils the ramp's ends.
+  float beta_fast = 32.0f, beta_slow = 1.0f;
+  bool yarn_truncate = true;
 };
 
 // LongRoPE's attention factor where the checkpoint gives none, as transformers and DOPPLER derive it:
@@ -96,6 +101,24 @@ struct ModelConfig {
   int32_t ple_dim = 0;              // per-layer input width (hidden_size_per_layer_input); 0 = none
   int32_t ple_vocab = 0;            // rows of per_layer_embed
   float ple_embed_scale = 1.0f;     // per_layer_embed rows are multiplied by this (sqrt(ple_dim))
+
+  // --- Mixture of experts (issue 16: Mixtral, Qwen3-MoE, GPT-OSS; runtime/model/forward_moe.cpp) ---
+  // Every layer's FFN is n_experts experts of width expert_ffn_dim, n_experts_used of them per token:
+  // router logits = blk.N.ffn_router xn (+ ffn_router_bias), the top n_experts_used by logit (ties: the
+  // lower expert id), weights softmax over those (= full softmax renormalized, Mixtral's and Qwen3-MoE's
+  // norm_topk_prob, GPT-OSS's top-k-then-softmax) or, with !moe_norm_topk, the full softmax's own values.
+  int32_t n_experts = 0;            // 0: dense FFN
+  int32_t n_experts_used = 0;
+  int32_t expert_ffn_dim = 0;
+  bool moe_norm_topk = true;
+  bool moe_router_bias = false;     // GPT-OSS: router bias, expert gate/up/down biases
+  bool moe_expert_bias = false;
+  // GPT-OSS's clamped SwiGLU: g = min(gate, limit), u = clamp(up, -limit, limit), h = (u + 1) g sigmoid(alpha g);
+  // swiglu_limit 0 = the plain act(gate) * up.
+  float swiglu_alpha = 0.0f, swiglu_limit = 0.0f;
+  bool attn_out_bias = false;       // GPT-OSS: o_proj bias blk.N.attn_out_bias [dim]
+  bool attn_sinks = false;          // GPT-OSS: blk.N.attn_sinks [n_heads], a per-head logit in the softmax's denominator
+  bool moe() const { return n_experts > 0; }
 
   std::vector<int32_t> eos_ids;     // generation stops on any of these
   int32_t bos_id = -1;
@@ -171,6 +194,12 @@ inline float ModelConfig::softmax_scale() const {
 //   blk.N.layer_scalar [1]
 //   ple_embed [ple_vocab, n_layers*ple_dim]   ple_proj [n_layers*ple_dim, dim]   ple_proj_norm [ple_dim]
 //   blk.N.ple_gate [ple_dim, dim]       blk.N.ple_out [dim, ple_dim]   blk.N.ple_post_norm [dim]
+// Mixture-of-experts layers (n_experts E, expert_ffn_dim F; DOPPLER's [experts, rows, cols] layout) have,
+// instead of ffn_gate/up/down:
+//   blk.N.ffn_router [E, dim] (F16)  blk.N.ffn_router_bias [E]
+//   blk.N.ffn_gate_up_exps [E, 2F, dim] (per expert: F gate rows, then F up rows)   blk.N.ffn_down_exps [E, dim, F]
+//   blk.N.ffn_gate_up_exps_bias [E, 2F]   blk.N.ffn_down_exps_bias [E, dim]
+// and GPT-OSS's attention blk.N.attn_out_bias [dim], blk.N.attn_sinks [n_heads].
 // The manifest keeps HF names (DOPPLER compatibility); rdrr/tensor_names.h maps them.
 
 }  // namespace bs

@@ -48,7 +48,10 @@ std::string Model::batch_unsupported(int32_t rows) const {
   for (auto [on, what] : {std::pair{c.attn_output_gate, "gated attention output (attn_output_gate)"},
                           std::pair{c.ple_dim > 0, "per-layer embeddings (ple_dim)"},
                           std::pair{c.layer_scalar, "per-layer output scalars (layer_scalar)"},
-                          std::pair{c.v_norm, "a norm on v (v_norm)"}, std::pair{c.v_from_k, "v taken from k (v_from_k)"}})
+                          std::pair{c.v_norm, "a norm on v (v_norm)"}, std::pair{c.v_from_k, "v taken from k (v_from_k)"},
+                          std::pair{c.moe(), "a mixture-of-experts FFN (n_experts)"},
+                          std::pair{c.attn_sinks, "attention sinks (attn_sinks)"},
+                          std::pair{c.attn_out_bias, "an o-projection bias (attn_out_bias)"}})
     if (on) return fmt::format("{} is not batched yet", what);
   if (attn_splits_ == 0 || !kernels_.has(std::string("attention_split_") + (opts_.kv_f32 ? "f32kv" : "f16kv")))
     return "no split decode attention at this context";

@@ -27,6 +27,7 @@ std::string weight_kernel(const char* op, DType t) {
     case DType::Q8_0: return std::string(op) + "_q8_0";
     case DType::Q4_K: return std::string(op) + "_q4k";
     case DType::Q6_K: return std::string(op) + "_q6k";
+    case DType::MXFP4: return std::string(op) + "_mxfp4";  // MoE experts (GPT-OSS); matvec / matmul only
     case DType::I4: return std::string(op) + "_i4";  // embed only: DOPPLER's int4 per-layer-embedding table
     default: fail("no {} kernel for weights of dtype {}", op, dtype_name(t));
   }
@@ -166,9 +167,15 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     if (c.computes_kv(l) && c.has_v_proj(l)) bind(n("attn_v"), {kvd, c.dim}, true);
     bind(n("attn_out"), {c.dim, qd}, true);
     bind(n("ffn_norm"), {c.dim}, false);
-    bind(n("ffn_gate"), {ffn, c.dim}, true);
-    bind(n("ffn_up"), {ffn, c.dim}, true);
-    bind(n("ffn_down"), {c.dim, ffn}, true);
+    if (c.moe()) {
+      bind_moe(l);  // forward_moe.cpp
+    } else {
+      bind(n("ffn_gate"), {ffn, c.dim}, true);
+      bind(n("ffn_up"), {ffn, c.dim}, true);
+      bind(n("ffn_down"), {c.dim, ffn}, true);
+    }
+    if (c.attn_out_bias) bind(n("attn_out_bias"), {c.dim}, false);
+    if (c.attn_sinks) bind(n("attn_sinks"), {c.n_heads}, false);
     if (c.layer_scalar) bind(n("layer_scalar"), {1}, false);
     if (c.ple_dim > 0) {
       bind(n("ple_gate"), {c.ple_dim, c.dim}, true);
@@ -245,6 +252,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
   alloc_linear_attention();
+  alloc_moe();
   for (int32_t l = 0; l < c.n_layers; ++l) {
     // Layers without a cache of their own (Gemma 4's KV-shared ones read an earlier layer's; the hybrids'
     // conv and DeltaNet layers keep a fixed-size state) get a token-sized placeholder.
@@ -368,7 +376,7 @@ const Weight& Model::bind(const std::string& name, std::vector<int64_t> shape, b
   // Matrices in the dtypes weight_kernel has kernels for (Q4_K rows may be padded to whole blocks;
   // source_rdrr's runnable_form turns DOPPLER's other forms into these), vectors in F32.
   bool dtype_ok = matrix ? (w->dtype == DType::F16 || w->dtype == DType::Q8_0 || w->dtype == DType::Q4_K ||
-                            w->dtype == DType::Q6_K)
+                            w->dtype == DType::Q6_K || w->dtype == DType::MXFP4)
                          : w->dtype == DType::F32;
   if (!dtype_ok || w->shape != shape)
     fail("weight {}: expected {} {}, got {} {}", name, matrix ? "F16|Q8_0|Q4_K|Q6_K" : "F32", shape_str(shape),
@@ -529,6 +537,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   for (int32_t l = 0; l < c.n_layers && fold_gated; ++l) {
     const Weight* g = find(fmt::format("blk.{}.ffn_gate", l));
     const Weight* u = find(fmt::format("blk.{}.ffn_up", l));
+    if (!g || !u) {  // MoE layers: their experts take another path (forward_moe.cpp)
+      fold_gated = false;
+      break;
+    }
     fold_gated = g->dtype == u->dtype && g->shape == u->shape && g->buffer.size() == u->buffer.size() &&
                  kernels_.has(weight_kernel("matvec", g->dtype) + "_gated");
   }
@@ -643,26 +655,32 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       // (up to 512: Gemma 4's full layers).
       const float scale = c.softmax_scale_of(l);
       const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+      // GPT-OSS's attention sinks: the _sinks variants, the per-head logits at binding 7.
+      const std::string sinks = c.attn_sinks ? "_sinks" : "";
+      auto with_sinks = [&](std::vector<BindGroupEntry> e) {
+        if (c.attn_sinks) e.push_back({7, &W("attn_sinks").buffer});
+        return e;
+      };
       if (split_attention && hd <= 256) {
-        dispatch("attention_split_" + kvt, {},
-                 {{0, &q_, 0, uint64_t(qd) * 4},
+        dispatch("attention_split_" + kvt + sinks, {},
+                 with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},
                   {3, &att_, 0, uint64_t(qd) * 4},
                   {4, &attn_part_},
                   {5, &attn_count_},
-                  {6, &state_}},
+                  {6, &state_}}),
                  AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window,
                                       scale, c.attn_softcap, 0},
                  c.n_heads, attn_splits_, "attention");
       } else if (tiled_attention && hd <= 128) {
         // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
-        dispatch("attention_tiled_f16kv", {},
-                 {{0, &q_, 0, uint64_t(M) * qd * 4},
+        dispatch("attention_tiled_f16kv" + sinks, {},
+                 with_sinks({{0, &q_, 0, uint64_t(M) * qd * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},
                   {3, &att_, 0, uint64_t(M) * qd * 4},
-                  {5, &state_}},
+                  {5, &state_}}),
                  AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_),
                                  window, scale, c.attn_softcap},
                  c.n_heads, (M + 15) / 16, "attention");
@@ -670,13 +688,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         if (!scores_)
           scores_ = device_.createBuffer({uint64_t(max_batch_) * c.n_heads * uint64_t(max_ctx_) * 4,
                                           BufferUsage::storage, "attention scores"});
-        dispatch("attention_" + kvt, {},
-                 {{0, &q_, 0, uint64_t(M) * qd * 4},
+        dispatch("attention_" + kvt + sinks, {},
+                 with_sinks({{0, &q_, 0, uint64_t(M) * qd * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},
                   {3, &att_, 0, uint64_t(M) * qd * 4},
                   {4, &scores_},
-                  {5, &state_}},
+                  {5, &state_}}),
                  AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_),
                                  window, scale, c.attn_softcap},
                  c.n_heads, M, "attention");
@@ -693,9 +711,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       } else {
         matmul(W("attn_out"), att_, 0, x_, M, true);
       }
+      if (c.attn_out_bias)  // GPT-OSS: o_proj's bias, added to the residual it was just added into
+        dispatch("add_bias_f32", {}, {{0, &x_, 0, uint64_t(M) * c.dim * 4}, {1, &W("attn_out_bias").buffer}},
+                 BiasParams{uint32_t(c.dim), M, 0, 0}, (uint32_t(c.dim) + 255) / 256, M, "bias");
     }  // attention layer
 
-    if (fold_gated) {
+    if (c.moe()) {
+      record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
+    } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
     } else {
       if (fold_norm) {
@@ -710,7 +733,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
                GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
     }
-    if (c.sandwich_norm) {
+    if (c.moe()) {
+    } else if (c.sandwich_norm) {
       matmul(W("ffn_down"), gate_, 0, tmp_, M, false);
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);
     } else {

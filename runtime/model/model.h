@@ -146,6 +146,12 @@ class Model {
   // x_ += the layer's DeltaNet branch for `rows` tokens at state.pos (fold_norm: decode's normed matvecs).
   void record_linear_attention(int32_t l, uint32_t rows, bool fold_norm, const LayerRecorder& r);
 
+  // --- Mixture of experts (forward_moe.cpp) ---
+  void bind_moe(int32_t l) const;  // a MoE layer's router and experts
+  void alloc_moe();                // routing buffers and the experts' activations
+  // x_ += the layer's routed experts for `rows` tokens (ffn_norm, router, experts, weighted sum).
+  void record_moe(int32_t l, uint32_t rows, const LayerRecorder& r);
+
   // --- Gemma 4 (forward_gemma4.cpp) ---
   void record_per_layer_inputs(const LayerRecorder& r, uint32_t rows);
   void record_layer_tail(const LayerRecorder& r, int32_t l, uint32_t rows);
@@ -186,6 +192,9 @@ class Model {
   gpu::Buffer lin_qkv_, lin_mix_, lin_z_, lin_a_, lin_b_, lin_o_;
   // Per layer (empty or a placeholder for layers without one).
   std::vector<gpu::Buffer> conv_state_, rec_state_;
+  // MoE: per slot (token t, choice s: t * k + s) its expert and weight, the experts' gate | up [slots, 2F], h
+  // [slots, F] and down outputs [slots, dim]; at prefill the slots grouped by expert (counts, offsets [E], perm [slots]).
+  gpu::Buffer moe_ids_, moe_wts_, moe_gu_, moe_h_, moe_y_, moe_counts_, moe_offsets_, moe_perm_, moe_zero_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
   std::shared_ptr<PersistentDecode> persistent_;  // every layer of a decode step in one dispatch; null: per phase
 };

@@ -49,6 +49,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   if (!dev.hasBufferDeviceAddress()) return no("the device has no buffer device addresses");
   if (!m.kernels_.has("decode_persistent")) return no("the kernel set has no decode_persistent");
   if (c.qk_norm || c.sandwich_norm || c.attn_softcap > 0) return no("q/k norms, sandwich norms or softcaps");
+  if (c.moe() || c.attn_sinks || c.attn_out_bias) return no("mixture-of-experts layers, attention sinks or an o_proj bias");
   // Llama-family layers only: no hybrid layers, per-layer shapes, gates, partial rotary or f32 KV cache.
   if (!c.layer_kinds.empty() || !c.layer_head_dims.empty() || !c.layer_kv_heads.empty() || !c.layer_ffn_dims.empty() ||
       c.attn_output_gate || c.rot_dim() != c.head_dim || c.rope.partial_factor != 1.0f || c.v_norm || c.v_from_k ||

@@ -82,12 +82,14 @@ std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool globa
   const int hd = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim_of_type(global);
   std::vector<double> f(hd / 2);
   const auto& r = c.rope;
+  const std::vector<double> yarn = r.scaling == RopeScaling::yarn && scaled ? yarn_inv_freq(r, theta, hd) : std::vector<double>();
   // Gemma 4's proportional RoPE (global layers): frequencies over the whole head_dim, only the first
   // partial_factor * hd / 2 of them nonzero.
   const int rotated = global && r.partial_factor < 1.0f ? int(double(r.partial_factor) * hd / 2) : hd / 2;
   for (int i = 0; i < hd / 2; ++i) {
     double inv = i < rotated ? 1.0 / std::pow(theta, double(2 * i) / hd) : 0.0;
     if (scaled && r.scaling == RopeScaling::linear) inv /= r.factor;
+    if (!yarn.empty()) inv = yarn[size_t(i)];
     if (scaled && r.scaling == RopeScaling::longrope)  // validate_config: a factor per rotated pair
       inv /= ctx > r.original_max_position ? r.long_factor[size_t(i)] : r.short_factor[size_t(i)];
     if (scaled && r.scaling == RopeScaling::llama3) {
@@ -136,6 +138,11 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
     auto W = [&](const char* s) -> const std::vector<double>& { return w(fmt::format("blk.{}.{}", l, s)); };
     const int ffn = c.ffn_dim_of(l);
     rmsnorm(xt, W("ffn_norm").data(), D, c.norm_eps, off, xn.data());
+    if (c.moe()) {  // reference_moe.cpp
+      moe_ffn(l, xn.data(), tmp.data());
+      for (int i = 0; i < D; ++i) xt[i] += tmp[i];
+      return;
+    }
     matvec(W("ffn_gate"), xn.data(), ffn, D, g.data());
     matvec(W("ffn_up"), xn.data(), ffn, D, u.data());
     for (int i = 0; i < ffn; ++i) g[i] = activation(c.act, g[i]) * u[i];
@@ -210,7 +217,9 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
       for (int h = 0; h < H; ++h) {
         int kh = h / (H / KV);
         const double* qh = &q[(size_t(t) * H + h) * hd];
-        double mx = -1e300;
+        // GPT-OSS's sinks: a per-head logit that joins the softmax's denominator only.
+        const double sink = c.attn_sinks ? W("attn_sinks")[size_t(h)] : -1e300;
+        double mx = sink;
         for (int j = lo; j <= t; ++j) {
           double s = 0;
           for (int d = 0; d < hd; ++d) s += qh[d] * k[(size_t(j) * KV + kh) * hd + d];
@@ -219,7 +228,7 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
           sc[j] = s;
           mx = std::max(mx, s);
         }
-        double sum = 0;
+        double sum = c.attn_sinks ? std::exp(sink - mx) : 0.0;
         for (int j = lo; j <= t; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
         for (int d = 0; d < hd; ++d) {
           double a = 0;
@@ -231,6 +240,8 @@ std::vector<double> ReferenceModel::forward(std::span<const int32_t> tokens) con
         for (int i = 0; i < H * hd; ++i) att[i] /= 1 + std::exp(-gate[size_t(t) * H * hd + i]);
       double* xt = &x[size_t(t) * D];
       matvec(W("attn_out"), att.data(), D, H * hd, tmp.data());
+      if (c.attn_out_bias)
+        for (int i = 0; i < D; ++i) tmp[i] += W("attn_out_bias")[size_t(i)];
       if (c.sandwich_norm) rmsnorm(tmp.data(), W("attn_post_norm").data(), D, c.norm_eps, off, tmp.data());
       for (int i = 0; i < D; ++i) xt[i] += tmp[i];
       ffn_block(l, xt);

@@ -23,6 +23,10 @@ std::vector<double> rope_inv_freq(const ModelConfig& c, double theta, bool globa
 void rmsnorm(double* x, const double* w, int n, double eps, double offset, double* out);
 void matvec(const std::vector<double>& W, const double* x, int m, int k, double* y);
 double activation(Activation act, double a);
+// MoE routing (reference_moe.cpp): the top n_experts_used of `logits` (ties: the lower id first) and their weights.
+void moe_route(const ModelConfig& c, const double* logits, int32_t* ids, double* weights);
+// YaRN's inverse frequencies over `dim` rotated dims (reference_moe.cpp).
+std::vector<double> yarn_inv_freq(const RopeConfig& r, double theta, int dim);
 
 class ReferenceModel {
  public:
@@ -39,6 +43,8 @@ class ReferenceModel {
   // their scaled embeddings x [tokens, dim]; and the per-layer input block that adds to x_t after layer l.
   std::vector<double> per_layer_inputs(std::span<const int32_t> tokens, const std::vector<double>& x) const;
   void per_layer_input_block(int32_t l, const double* pl, double* xt) const;
+  // Mixture of experts (reference_moe.cpp): out[dim] = the routed experts' weighted sum for one normed row.
+  void moe_ffn(int32_t l, const double* xn, double* out) const;
   ModelConfig cfg_;
   std::map<std::string, std::vector<double>> weights_;
 };

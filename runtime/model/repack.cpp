@@ -108,7 +108,8 @@ uint64_t runnable_bytes(const TensorEntry& t) {
     return n * 4;  // dequantized to F32 (runnable_form)
   }
   if (t.dtype == DType::Q4_K && t.layout == Layout::col) return t.shape.size() == 2 ? uint64_t(t.shape[0] * t.shape[1]) * 2 : 0;
-  if ((t.dtype == DType::F16 || t.dtype == DType::BF16) && t.shape.size() != 2) return t.size * 2;
+  if ((t.dtype == DType::F16 || t.dtype == DType::BF16) && t.shape.size() != 2 && !t.internal.ends_with("_exps"))
+    return t.size * 2;
   return t.size;
 }
 
@@ -165,8 +166,9 @@ Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, c
   switch (t.dtype) {
     case DType::F16:
     case DType::BF16:
-      // Vectors, and Qwen 3.5's conv kernels [channels, 1, width], run as F32; matrices as F16.
-      if (t.shape.size() != 2) own(DType::F32, widen_to_f32(t.dtype, bytes));
+      // Vectors, and Qwen 3.5's conv kernels [channels, 1, width], run as F32; matrices (MoE experts
+      // [experts, rows, cols] too) as F16.
+      if (t.shape.size() != 2 && !t.internal.ends_with("_exps")) own(DType::F32, widen_to_f32(t.dtype, bytes));
       else if (t.dtype == DType::BF16) own(DType::F16, bf16_to_f16(bytes));
       return r;
     case DType::W4A16: {

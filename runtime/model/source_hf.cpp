@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "rdrr/hf_config.h"
+#include "rdrr/moe_tensors.h"
 #include "rdrr/safetensors.h"
 #include "rdrr/tensor_names.h"
 #include "runtime/base/error.h"
@@ -24,12 +25,38 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
   src.dir = dir;
   for (auto& t : ckpt->tensors()) src.weight_bytes += t.elements() * (t.shape.size() == 2 ? 2 : 4);
   auto names = std::make_shared<TensorNames>(arch.model_type, arch.multimodal);
-  src.for_each_tensor = [ckpt, names, cfg = src.config](const TensorSink& sink) {
+  src.for_each_tensor = [ckpt, names, cfg = src.config, ckpt_dir = dir](const TensorSink& sink) {
     std::vector<std::byte> buf;
+    // MoE experts, stacked [E, rows, cols] (F16) from the per-expert or fused tensors; their biases F32.
+    for (auto& st : moe_stacked(cfg, *ckpt, (ckpt_dir / "config.json").string())) {
+      const bool bias = st.internal.ends_with("_bias");
+      int64_t n = 1;
+      for (auto d : st.shape) n *= d;
+      const int64_t k = st.shape.back();
+      if (st.mxfp4_row) {  // GPT-OSS's MXFP4 experts, as they are
+        const uint64_t rb = padded_row_bytes(DType::MXFP4, uint64_t(k));
+        buf.resize(size_t(n / k) * rb);
+        for (int64_t r = 0; r < n / k; ++r) st.mxfp4_row(r, reinterpret_cast<uint8_t*>(buf.data()) + r * rb);
+        sink({st.internal, DType::MXFP4, st.shape, buf});
+        continue;
+      }
+      std::vector<float> row(size_t(k), 0.0f);
+      buf.resize(size_t(n) * (bias ? 4 : 2));
+      for (int64_t r = 0; r < n / k; ++r) {
+        st.row(r, row.data());
+        for (int64_t i = 0; i < k; ++i) {
+          if (bias) reinterpret_cast<float*>(buf.data())[r * k + i] = row[size_t(i)];
+          else reinterpret_cast<uint16_t*>(buf.data())[r * k + i] = float_to_half(row[size_t(i)]);
+        }
+      }
+      sink({st.internal, bias ? DType::F32 : DType::F16, st.shape, buf});
+    }
     for (auto& t : ckpt->tensors()) {
       auto r = names->to_internal(t.name);
-      if (r.kind == TensorNames::Kind::skipped) continue;
+      if (r.kind == TensorNames::Kind::skipped || r.kind == TensorNames::Kind::expert_part) continue;
       if (r.kind == TensorNames::Kind::unknown) fail("{}: unknown tensor '{}'", t.file, t.name);
+      if (t.dtype == DType::U8)
+        fail("{}: tensor '{}': dtype U8 is only read for GPT-OSS's MXFP4 experts (*_blocks, *_scales)", t.file, t.name);
       bool matrix = t.shape.size() == 2;
       DType out = matrix ? DType::F16 : DType::F32;
       uint64_t n = t.elements();

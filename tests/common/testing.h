@@ -21,7 +21,8 @@ std::filesystem::path shared_dir();
 // quantized conversions, greedy ids).
 inline const std::vector<std::string> kSharedTinyModels = {"llama-tiny", "qwen3-tiny",  "gemma3-tiny",
                                                            "gemma2-tiny", "phi3-tiny",  "lfm2-tiny",
-                                                           "qwen35-tiny", "gemma4-tiny", "gemma4e-tiny"};
+                                                           "qwen35-tiny", "gemma4-tiny", "gemma4e-tiny",
+                                                           "mixtral-tiny", "qwen3moe-tiny", "gptoss-tiny"};
 
 std::filesystem::path binary();      // the blueshift executable under test
 std::filesystem::path source_dir();  // repository root

@@ -164,6 +164,9 @@ TEST(LongRope, Phi3MatchesTransformersInBothRegimes) {
 // gemma4 0.51 / 1.22, gemma4e 0.38 / 1.10. The random tiny Gemma 4 (softmax scale 1 over normalized q
 // and k, so near one-hot attention rows) and Qwen 3.5 (a recurrence that compounds over the sequence)
 // amplify weight noise far more than trained weights do; the float64 reference shows the same amplification.
+// The MoE models (mixtral 0.35 / 0.74, qwen3moe 0.18 / 0.28, gptoss 0.47 / 0.62): rounding moves near-tied
+// router logits across, so a token takes another expert, a jump no dense model makes (GPU vs the float64
+// reference over the same weights stays at 3e-4 to 5e-4).
 class QuantizedShared : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QuantizedShared, ConversionsRunAndStayWithinTheirQuantizationDistance) {
@@ -175,7 +178,8 @@ TEST_P(QuantizedShared, ConversionsRunAndStayWithinTheirQuantizationDistance) {
   std::vector<int32_t> tokens = refj["tokens"];
   const size_t vocab = read_npy_f32(dir / "logits_full.npy").shape[1];
   const bool gemma4 = name.rfind("gemma4", 0) == 0, qwen35 = name == "qwen35-tiny";
-  const double bound_q8 = gemma4 ? 0.7 : qwen35 ? 0.25 : 0.1, bound_q4 = gemma4 ? 1.5 : qwen35 ? 1.2 : 0.8;
+  const bool moe = name == "mixtral-tiny" || name == "qwen3moe-tiny" || name == "gptoss-tiny";
+  const double bound_q8 = gemma4 ? 0.7 : moe ? 0.6 : qwen35 ? 0.25 : 0.1, bound_q4 = gemma4 ? 1.5 : qwen35 ? 1.2 : moe ? 1.0 : 0.8;
   TempDir tmp;
   std::vector<float> f16;
   for (const char* q : {"f16", "q8_0", "q4_k_m"}) {

@@ -36,7 +36,7 @@ json phi3_longrope(int original_max, int max_position) {
 
 // Small configs that together exercise every flag the forward pass has.
 std::vector<SynthCase> cases() {
-  return {
+  std::vector<SynthCase> c = {
       {"llama3_gqa", {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 128},
                       {"intermediate_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
                       {"num_hidden_layers", 2}, {"vocab_size", 300}, {"max_position_embeddings", 2048},
@@ -115,6 +115,33 @@ std::vector<SynthCase> cases() {
                            {"tie_word_embeddings", false}},
        {"q8_0", "q4_k_m"}},
   };
+  // Mixture of experts (issue 16): Mixtral (top-2 of 5, sliding window), Qwen3-MoE (top-3 of 7 unnormalized,
+  // q/k norms, experts of width 96: Q8_0 where Q4_K needs 256), GPT-OSS (router and expert biases, clamped
+  // SwiGLU, sinks, o_proj bias, alternating window past 20 tokens, YaRN).
+  auto moe = [](json j) {
+    json base = {{"hidden_size", 128}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"num_hidden_layers", 2},
+                 {"max_position_embeddings", 1024}, {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}};
+    base.update(j);
+    return base;
+  };
+  c.push_back({"mixtral_moe", moe({{"model_type", "mixtral"}, {"architectures", {"MixtralForCausalLM"}}, {"vocab_size", 301},
+                                   {"intermediate_size", 160}, {"num_local_experts", 5}, {"num_experts_per_tok", 2},
+                                   {"sliding_window", 12}, {"rope_theta", 1e6}, {"tie_word_embeddings", false}}),
+               {"q4_k_m", "mxfp4"}});
+  c.push_back({"qwen3moe", moe({{"model_type", "qwen3_moe"}, {"architectures", {"Qwen3MoeForCausalLM"}}, {"vocab_size", 290},
+                                {"intermediate_size", 256}, {"moe_intermediate_size", 96}, {"num_experts", 7},
+                                {"num_experts_per_tok", 3}, {"norm_topk_prob", false}, {"head_dim", 48},
+                                {"tie_word_embeddings", true}}),
+               {"q8_0", "q4_k_m"}});
+  c.push_back({"gptoss", moe({{"model_type", "gpt_oss"}, {"architectures", {"GptOssForCausalLM"}}, {"vocab_size", 300},
+                              {"intermediate_size", 96}, {"num_local_experts", 4}, {"num_experts_per_tok", 2},
+                              {"head_dim", 32}, {"attention_bias", true}, {"sliding_window", 8},
+                              {"layer_types", {"sliding_attention", "full_attention"}}, {"tie_word_embeddings", false},
+                              {"rope_parameters", {{"rope_type", "yarn"}, {"rope_theta", 150000.0}, {"factor", 32.0},
+                                                   {"beta_fast", 32.0}, {"beta_slow", 1.0},
+                                                   {"original_max_position_embeddings", 64}, {"truncate", false}}}}),
+               {"mxfp4"}});
+  return c;
 }
 
 std::string join(const std::vector<int32_t>& ids) {

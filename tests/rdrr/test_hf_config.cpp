@@ -78,8 +78,9 @@ TEST(HfConfig, LlamaClassicRopeKeys) {
   EXPECT_FLOAT_EQ(c.rope.factor, 8.0f);
   EXPECT_FLOAT_EQ(c.rope.theta, 500000.0f);
   EXPECT_FALSE(c.tied_embeddings);  // HF's LlamaConfig default
-  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
-  EXPECT_NE(error_of(j).find("yarn"), std::string::npos);
+  // YaRN runs (GPT-OSS's, issue 16); DeepSeek's mscale form does not.
+  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}, {"mscale", 0.707}};
+  EXPECT_NE(error_of(j).find("mscale"), std::string::npos);
   j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
   EXPECT_NE(error_of(j).find("low_freq_factor"), std::string::npos);
 }
@@ -424,4 +425,55 @@ TEST(HfConfig, Lfm2) {
   k = j;
   k["layer_types"][1] = "linear_attention";
   EXPECT_NE(error_of(k).find("linear_attention"), std::string::npos);
+}
+
+// Mixture of experts (issue 16): Mixtral, Qwen3-MoE and GPT-OSS map to the MoE fields; what the kernels cannot
+// run (more than 256 experts, more than 8 per token, dense layers between sparse ones, DeepSeek's YaRN mscale)
+// fails naming the field; the fields survive x-blueshift.config.
+static json moe_config(const char* type) {
+  json j = {{"model_type", type}, {"hidden_size", 128}, {"intermediate_size", 256}, {"num_hidden_layers", 2},
+            {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 300}, {"num_experts_per_tok", 2},
+            {"max_position_embeddings", 4096}};
+  if (std::string(type) == "qwen3_moe") j.update({{"num_experts", 8}, {"moe_intermediate_size", 96}, {"norm_topk_prob", false}});
+  else j["num_local_experts"] = 4;
+  if (std::string(type) == "gpt_oss")
+    j.update({{"attention_bias", true}, {"head_dim", 32}, {"sliding_window", 8},
+              {"layer_types", {"sliding_attention", "full_attention"}},
+              {"rope_parameters", {{"rope_type", "yarn"}, {"rope_theta", 150000.0}, {"factor", 32.0}, {"beta_fast", 32.0},
+                                   {"beta_slow", 1.0}, {"original_max_position_embeddings", 4096}, {"truncate", false}}}});
+  return j;
+}
+
+TEST(HfConfig, MixtureOfExperts) {
+  ModelConfig m = config_from_hf(moe_config("mixtral"), nullptr, DType::BF16);
+  EXPECT_EQ(m.n_experts, 4);
+  EXPECT_EQ(m.n_experts_used, 2);
+  EXPECT_EQ(m.expert_ffn_dim, 256);
+  EXPECT_TRUE(m.moe_norm_topk && !m.moe_router_bias && !m.attn_sinks && m.swiglu_limit == 0);
+  ModelConfig q = config_from_hf(moe_config("qwen3_moe"), nullptr, DType::BF16);
+  EXPECT_EQ(q.n_experts, 8);
+  EXPECT_EQ(q.expert_ffn_dim, 96);
+  EXPECT_TRUE(!q.moe_norm_topk && q.qk_norm);
+  ModelConfig g = config_from_hf(moe_config("gpt_oss"), nullptr, DType::BF16);
+  EXPECT_TRUE(g.moe_router_bias && g.moe_expert_bias && g.attn_sinks && g.attn_out_bias && g.qkv_bias);
+  EXPECT_FLOAT_EQ(g.swiglu_alpha, 1.702f);
+  EXPECT_FLOAT_EQ(g.swiglu_limit, 7.0f);
+  EXPECT_EQ(g.rope.scaling, RopeScaling::yarn);
+  EXPECT_FLOAT_EQ(g.rope.attention_factor, float(0.1 * std::log(32.0) + 1));
+  EXPECT_FALSE(g.rope.yarn_truncate);
+  EXPECT_TRUE(g.sliding(0) && !g.sliding(1));
+  for (const ModelConfig* c : {&m, &q, &g})
+    EXPECT_EQ(config_to_json(config_from_json(json::parse(config_to_json(*c).dump()), "x")).dump(), config_to_json(*c).dump());
+  auto with = [](const char* type, const char* key, json v) {
+    json j = moe_config(type);
+    j[key] = v;
+    return error_of(j);
+  };
+  EXPECT_NE(with("mixtral", "num_experts_per_tok", 9).find("per token"), std::string::npos);
+  EXPECT_NE(with("mixtral", "num_local_experts", 300).find("1..256 experts"), std::string::npos);
+  EXPECT_NE(with("qwen3_moe", "decoder_sparse_step", 2).find("decoder_sparse_step"), std::string::npos);
+  EXPECT_NE(with("qwen3_moe", "mlp_only_layers", json::array({1})).find("mlp_only_layers"), std::string::npos);
+  json ds = moe_config("gpt_oss");
+  ds["rope_parameters"]["mscale"] = 1.0;
+  EXPECT_NE(error_of(ds).find("mscale"), std::string::npos) << error_of(ds);
 }

@@ -195,3 +195,33 @@ TEST(Quant, Throughput) {
     std::printf("%-5s quantize %.1f M weights/s (one thread)\n", dtype_name(t).data(), double(x.size()) / s / 1e6);
   }
 }
+
+// MXFP4 (GGML's block_mxfp4): e2m1 values times a power of two come back exactly, in GGML's byte layout
+// (E8M0 first, weight j in the low nibble of byte j and j + 16 in the high one); Gaussian rows stay within
+// the 4-bit format's error.
+TEST(Quant, Mxfp4LayoutAndRoundTrip) {
+  const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  float x[32];
+  for (int i = 0; i < 32; ++i) x[i] = e2m1[i % 8] * (i % 3 == 0 ? -0.25f : 0.25f);
+  uint8_t b[17];
+  bs::quantize_block_mxfp4(x, b);
+  EXPECT_EQ(b[0], 127 - 2);  // amax 1.5 = 6 * 2^-2
+  EXPECT_EQ(b[1], 0x00);  // x[0] = -0 and x[16] = 0: code 0 (no negative zero is written)
+  EXPECT_EQ(b[2], 0x11);  // x[1] = x[17] = 0.5 * 2^-2: code 1 in both nibbles
+  EXPECT_EQ(b[4], 0x3B);  // x[3] = -1.5 * 2^-2 (code 8 | 3, low), x[19] = 1.5 * 2^-2 (code 3, high)
+  float y[32];
+  bs::dequantize_row(DType::MXFP4, b, y, 32);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], x[i]) << i;
+  auto g = gaussian(32 * 64);
+  std::vector<uint8_t> q(17 * 64);
+  std::vector<float> back(g.size());
+  bs::quantize_row(DType::MXFP4, g.data(), q.data(), int64_t(g.size()));
+  bs::dequantize_row(DType::MXFP4, q.data(), back.data(), int64_t(g.size()));
+  double num = 0, den = 0;
+  for (size_t i = 0; i < g.size(); ++i) num += (back[i] - g[i]) * (back[i] - g[i]), den += g[i] * g[i];
+  EXPECT_LT(num / den, 0.02);  // e2m1 has 1 mantissa bit: ~1e-2 NMSE on Gaussian blocks
+  EXPECT_GT(num / den, 1e-4);
+  std::string why;
+  EXPECT_EQ(bs::storable_dtype(DType::MXFP4, 2880, &why), DType::MXFP4);
+  EXPECT_EQ(bs::storable_dtype(DType::MXFP4, 100, &why), DType::F16);
+}
