@@ -1,5 +1,7 @@
 #include "tests/common/testing.h"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +78,20 @@ void write_tiny_llama_config(const fs::path& file) {
     "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
     "vocab_size": 512, "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
     "tie_word_embeddings": true, "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2})";
+}
+
+const fs::path& tiny_llama_q8_model() {
+  static TempDir dir;
+  static fs::path model = [] {
+    write_tiny_llama_config(dir / "config.json");
+    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
+                            "builtin", "--seed", "3"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = run_blueshift({"convert", (dir / "hf").string(), (dir / "tiny").string(), "--quant", "q8_0"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir / "tiny";
+  }();
+  return model;
 }
 
 uint64_t test_seed() {

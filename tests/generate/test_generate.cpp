@@ -31,20 +31,7 @@ std::vector<int32_t> parse_ids(const std::string& out) {
   return ids;
 }
 
-// A small synthesized Llama with the builtin tokenizer, converted to RDRR once per test process.
-const fs::path& demo_model() {
-  static TempDir dir;
-  static fs::path model = [] {
-    write_tiny_llama_config(dir / "config.json");
-    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
-                            "builtin", "--seed", "3"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = run_blueshift({"convert", (dir / "hf").string(), (dir / "model").string(), "--quant", "q8_0"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return dir / "model";
-  }();
-  return model;
-}
+const fs::path& demo_model() { return tiny_llama_q8_model(); }
 
 TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   BS_REQUIRE_SHARED();

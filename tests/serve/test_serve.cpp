@@ -28,19 +28,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-const fs::path& tiny_model() {
-  static TempDir dir;
-  static fs::path model = [] {
-    write_tiny_llama_config(dir / "config.json");
-    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
-                            "builtin", "--seed", "3"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = run_blueshift({"convert", (dir / "hf").string(), (dir / "tiny").string(), "--quant", "q8_0"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return dir / "tiny";
-  }();
-  return model;
-}
+const fs::path& tiny_model() { return tiny_llama_q8_model(); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
