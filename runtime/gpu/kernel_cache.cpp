@@ -15,10 +15,10 @@ KernelSource parse_kernel_source(std::string_view name) {
 
 const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl ? "wgsl" : "glsl"; }
 
-// Kernels that need an optional device feature: the tensor-core matmuls (matmul_cm_*) need
-// cooperative matrices, and creating their pipelines elsewhere (lavapipe) would fail.
+// Kernels that need an optional device feature: the tensor-core matmuls and attention (matmul_cm_*,
+// attention_cm_*) need cooperative matrices, and creating their pipelines elsewhere (lavapipe) would fail.
 static bool device_can_run(const Device& device, std::string_view name) {
-  return !name.starts_with("matmul_cm_") || device.has_coopmat_f16();
+  return !(name.starts_with("matmul_cm_") || name.starts_with("attention_cm_")) || device.has_coopmat_f16();
 }
 
 bool KernelCache::has(std::string_view name) const {

@@ -206,6 +206,40 @@ TEST_F(KernelsModel, TiledAttentionMatchesFloat64) {
   }
 }
 
+// The tensor-core prefill attention (attention_cm_f16kv_hd64 / _hd128: 16 rows per subgroup, two passes,
+// Q and P in f16) against float64 over f16-rounded Q: ragged row blocks, start positions inside a
+// 16-key fragment, GQA, window and softcap, and cache rows past the last position filled with NaN (the
+// edge fragment must not read them into a product). Only where the device has cooperative matrices.
+TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
+  if (!device().has_coopmat_f16())
+    GTEST_SKIP() << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix): the "
+                 << "tensor-core attention cannot run here (the tiled attention it falls back to is tested above)";
+  struct TCase {
+    uint32_t hd, rows, pos0, window;
+    float cap;
+  };
+  for (TCase t : {TCase{64, 37, 0, 0, 0.0f}, TCase{64, 100, 21, 0, 5.0f}, TCase{128, 50, 3, 0, 0.0f},
+                  TCase{128, 130, 70, 40, 30.0f}, TCase{128, 1, 0, 0, 0.0f}, TCase{64, 64, 16, 7, 0.0f}}) {
+    const uint32_t heads = 6, kvh = 2, hd = t.hd, rows = t.rows, pos0 = t.pos0, ctx = pos0 + rows + 37;
+    const uint32_t kvd = kvh * hd, n = pos0 + rows;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    std::vector<float> k = random_floats(n * kvd, -2, 2), v = random_floats(n * kvd), q = random_floats(rows * heads * hd, -2, 2);
+    std::vector<uint16_t> kh(ctx * kvd, 0x7e00), vh(ctx * kvd, 0x7e00);  // NaN past the last position
+    for (size_t i = 0; i < k.size(); ++i) kh[i] = float_to_half(k[i]), vh[i] = float_to_half(v[i]);
+    auto kc = upload(kh), vc = upload(vh), bq = upload(q), out = poisoned(rows * heads * hd * 4), sp = state(pos0);
+    const std::string name = "attention_cm_f16kv_hd" + std::to_string(hd);
+    run(name.c_str(), {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {5, &sp}},
+        AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 63) / 64);
+    auto got = download<float>(out, rows * heads * hd);
+    std::vector<float> qh(q.size());
+    for (size_t i = 0; i < q.size(); ++i) qh[i] = float(round_half(q[i]));
+    auto ref = attention_ref(qh, k, v, rows, heads, kvh, hd, pos0, t.window, scale, t.cap);
+    // P in f16 (unit roundoff 2^-11) weighs each value: a relative error of ~2^-11 / sqrt(3) per term,
+    // an nmse of ~1e-7 at most; a wrong index or a NaN gives ~1 or NaN.
+    EXPECT_LT(nmse(got, ref), 1e-6) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window " << t.window;
+  }
+}
+
 // Split-context decode attention against float64: idle workgroups (pos 0 with 3 or 10 splits), chunks
 // that end mid-window, chunks longer than the minimum (300 positions in 3 splits), a sliding window,
 // softcap, head_dim 20 (idle invocations) and 256 (one group), and repeated dispatches (the per-head
