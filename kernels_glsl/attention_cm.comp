@@ -96,7 +96,7 @@ float score(uint r, bool row_ok, uint pos_r, uint lo_r, uint j, uint c) {
 
 void main() {
   uint h = gl_WorkGroupID.x, w = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  uint rbase = gl_WorkGroupID.y * (16u * WARPS) + 16u * w;
+  uint rbase = (gl_NumWorkGroups.y - 1u - gl_WorkGroupID.y) * (16u * WARPS) + 16u * w;  // longest blocks first
   if (rbase >= p.rows) return;
   uint nr = min(16u, p.rows - rbase);
   uint kvh = h / (p.n_heads / p.n_kv_heads);

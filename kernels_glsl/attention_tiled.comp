@@ -34,7 +34,9 @@ shared float sP[BR * BC];
 shared float sS[BR * 16];  // per-lane partial (max, then sum) of a row
 
 void main() {
-  uint h = gl_WorkGroupID.x, row0 = gl_WorkGroupID.y * BR, tid = gl_LocalInvocationID.x;
+  // Row blocks in reverse: the GPU starts workgroups in index order, and a causal block's work grows with
+  // its rows' positions, so the longest blocks start first and the short ones fill in behind them.
+  uint h = gl_WorkGroupID.x, row0 = (gl_NumWorkGroups.y - 1u - gl_WorkGroupID.y) * BR, tid = gl_LocalInvocationID.x;
   uint r = tid / 16u, lane = tid % 16u;
   uint kvh = h / (p.n_heads / p.n_kv_heads), hd4 = p.head_dim / 4u, kvd4 = p.n_kv_heads * hd4;
   uint nrows = min(BR, p.rows - row0);
