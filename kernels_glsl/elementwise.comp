@@ -1,6 +1,6 @@
 #version 450
-// Small elementwise kernels, one variant each (variants.cmake): gated activation, bias add, softcap,
-// scale by a one-element buffer, f32 -> f16 conversion.
+// Small elementwise kernels, one variant each (variants.cmake): gated activation (also with an f16 copy),
+// bias add, softcap, scale by a one-element buffer, f32 -> f16 conversion.
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
@@ -14,6 +14,23 @@ void main() {
   uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   if (i >= p.n) return;
   h[i] = bs_act(g[i], p.act) * u[i];
+}
+#elif defined(GATED_ACT_F16)
+// The gated activation before the down projection's tensor-core GEMM: h in f32 and, two values per
+// invocation, as f16 pairs (binding 3, packHalf2x16 as to_f16), so the GEMM's input needs no conversion
+// pass. Needs n even.
+layout(push_constant) uniform PC { GatedActParams p; };
+layout(std430, binding = 0) readonly buffer G { vec2 g2[]; };
+layout(std430, binding = 1) readonly buffer U { vec2 u2[]; };
+layout(std430, binding = 2) writeonly buffer H { vec2 h2[]; };
+layout(std430, binding = 3) writeonly buffer Hh { uint hh[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i >= p.n / 2u) return;
+  vec2 g = g2[i], u = u2[i];
+  vec2 h = vec2(bs_act(g.x, p.act), bs_act(g.y, p.act)) * u;
+  h2[i] = h;
+  hh[i] = packHalf2x16(h);
 }
 #elif defined(ADD_BIAS)
 layout(push_constant) uniform PC { BiasParams p; };

@@ -35,10 +35,12 @@ bs_kernel(attention_f32kv attention.comp DEFINES KV_F32)
 bs_kernel(attention_split_f32kv attention_split.comp DEFINES KV_F32)
 bs_kernel(decode_persistent decode_persistent.comp)
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
+bs_kernel(gated_act_f32_f16 elementwise.comp DEFINES GATED_ACT_F16)
 bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
 bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
 bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
+bs_kernel(rms_norm_f32_f16 rms_norm.comp DEFINES OUT_F16)
 # LFM2: the gated short conv
 bs_kernel(short_conv_f32 short_conv.comp)
 # Qwen 3.5 / 3.6: Gated DeltaNet (conv, recurrence) and the gated attention output

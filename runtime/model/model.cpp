@@ -482,6 +482,25 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     }
   };
 
+  // Prefill: where a tensor-core GEMM (f16 input) consumes it, the hidden-size RMSNorm and the gated
+  // activation also write their output in f16 into x16_ (packHalf2x16, as to_f16 rounds), so the GEMM's
+  // conversion pass disappears. BLUESHIFT_NO_F16_PRODUCERS=1 keeps the separate to_f16 (A/B runs).
+  static const bool no_f16_producers = env_switch("BLUESHIFT_NO_F16_PRODUCERS");
+  auto feeds_f16_gemm = [&](const Weight& w, uint32_t n) {
+    return M > 1 && !no_f16_producers && n % 2 == 0 && uint64_t(M) * n * 2 <= x16_.size() &&
+           kernels_.has("rms_norm_f32_f16") &&
+           plan_prefill_matmul(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, !opts_.f32_prefill_matmul)
+               .f16_x;
+  };
+  auto norm_for_gemm = [&](const Weight& norm, const Weight& consumer) {
+    if (!feeds_f16_gemm(consumer, uint32_t(c.dim))) return rms(x_, 0, norm, xn_, 0, uint32_t(c.dim), M, false);
+    const uint64_t n = uint64_t(M) * c.dim;
+    dispatch("rms_norm_f32_f16", {{0, wg}},
+             {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}},
+             RmsNormParams{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, M, 1, "rms_norm");
+    x16_holds = {&xn_, 0, n};
+  };
+
   // Decode: y = W rmsnorm(x_) in one dispatch per projection (matvec.glsl, MV_NORM): the norm's
   // dispatch and the barrier after it disappear. Prefill keeps rms_norm then the tiled matmul.
   auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
@@ -610,7 +629,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
           normed_matvec(W("attn_norm"), W(v_weight), v_);
         }
       } else {
-        rms(x_, 0, W("attn_norm"), xn_, 0, c.dim, M, false);
+        norm_for_gemm(W("attn_norm"), W("attn_q"));
         matmul(W("attn_q"), xn_, 0, q_out, M, false);
         if (own_kv) {
           matmul(W("attn_k"), xn_, 0, k_, M, false);
@@ -741,13 +760,22 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         normed_matvec(W("ffn_norm"), W("ffn_gate"), gate_);
         normed_matvec(W("ffn_norm"), W("ffn_up"), up_);
       } else {
-        rms(x_, 0, W("ffn_norm"), xn_, 0, c.dim, M, false);
+        norm_for_gemm(W("ffn_norm"), W("ffn_gate"));
         matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
         matmul(W("ffn_up"), xn_, 0, up_, M, false);
       }
       uint32_t n = M * uint32_t(c.ffn_dim_of(l));
-      dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
-               GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n), "gated_act");
+      const GatedActParams act{n, c.act == Activation::silu ? 0u : 1u, 0, 0};
+      if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
+        dispatch("gated_act_f32_f16", {},
+                 {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4},
+                  {3, &x16_, 0, uint64_t(n) * 2}},
+                 act, grid_x(n / 2), grid_y(n / 2), "gated_act");
+        x16_holds = {&gate_, 0, n};
+      } else {
+        dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+                 act, grid_x(n), grid_y(n), "gated_act");
+      }
     }
     if (c.moe()) {
     } else if (c.sandwich_norm) {

@@ -105,5 +105,62 @@ TEST_F(Matmul, ToF16RoundsToNearestEven) {
   for (uint32_t i = n; i < n + 64; ++i) ASSERT_EQ(got[i], 0xffff) << "element " << i << " past n was written";
 }
 
+// The f16 producers of prefill GEMM inputs (rms_norm_f32_f16, gated_act_f32_f16): their f32 output is
+// bit-identical to rms_norm_f32 / gated_act_f32's and within f32 rounding of float64, and their f16 copy is
+// that output rounded as to_f16 rounds it (nearest even; flushing below f16's normal range allowed), with
+// nothing written past the end. Odd row counts, n even but not a multiple of 4.
+void expect_f16_of(const std::vector<uint16_t>& h, const std::vector<float>& f, size_t poisoned_tail, const char* what) {
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (std::fabs(f[i]) >= std::ldexp(1.0f, -14)) {
+      ASSERT_EQ(h[i], float_to_half(f[i])) << what << " element " << i << " seed=" << test_seed();
+    } else {
+      ASSERT_LE(std::fabs(half_to_float(h[i]) - f[i]), std::ldexp(1.0f, -14)) << what << " element " << i;
+    }
+  }
+  for (size_t i = f.size(); i < f.size() + poisoned_tail; ++i) ASSERT_EQ(h[i], 0xffff) << what << " wrote past the end";
+}
+
+TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
+  const uint32_t rows = 7, n = 1234;
+  auto x = random_floats(size_t(rows) * n, -3, 3), w = random_floats(n);
+  auto bx = upload(x), bw = upload(w);
+  for (float offset : {0.0f, 1.0f}) {
+    const kparams::RmsNormParams rp{n, rows, 1e-5f, offset};
+    auto y32 = poisoned(size_t(rows) * n * 4), y = poisoned(size_t(rows) * n * 4), yh = poisoned(size_t(rows) * n * 2 + 64);
+    run_once(kernels().get("rms_norm_f32", {{0, 64}}), {{0, &bx}, {1, &bw}, {2, &y32}}, rp, rows);
+    run_once(kernels().get("rms_norm_f32_f16", {{0, 64}}), {{0, &bx}, {1, &bw}, {2, &y}, {3, &yh}}, rp, rows);
+    auto a = download<float>(y32, size_t(rows) * n), b = download<float>(y, size_t(rows) * n);
+    ASSERT_EQ(a, b) << "rms_norm_f32_f16's f32 output differs from rms_norm_f32's, offset " << offset;
+    std::vector<double> ref(a.size());
+    for (uint32_t r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (uint32_t i = 0; i < n; ++i) ss += double(x[r * n + i]) * x[r * n + i];
+      double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+      for (uint32_t i = 0; i < n; ++i) ref[r * n + i] = x[r * n + i] * scale * (offset + w[i]);
+    }
+    EXPECT_LT(nmse(b, ref), 1e-12) << "offset " << offset;
+    expect_f16_of(download<uint16_t>(yh, size_t(rows) * n + 32), b, 32, "rms_norm_f32_f16");
+  }
+  const uint32_t m = 2474;
+  auto g = random_floats(m, -4, 4), u = random_floats(m);
+  auto bg = upload(g), bu = upload(u);
+  for (uint32_t act : {0u, 1u}) {
+    const kparams::GatedActParams gp{m, act, 0, 0};
+    auto h32 = poisoned(m * 4), h = poisoned(m * 4), hh = poisoned(m * 2 + 64);
+    run_once(kernels().get("gated_act_f32", {}), {{0, &bg}, {1, &bu}, {2, &h32}}, gp, (m + 255) / 256);
+    run_once(kernels().get("gated_act_f32_f16", {}), {{0, &bg}, {1, &bu}, {2, &h}, {3, &hh}}, gp, (m / 2 + 255) / 256);
+    auto a = download<float>(h32, m), b = download<float>(h, m);
+    ASSERT_EQ(a, b) << "gated_act_f32_f16's f32 output differs from gated_act_f32's, act " << act;
+    std::vector<double> ref(m);
+    for (uint32_t i = 0; i < m; ++i) {
+      double v = g[i];
+      double av = act == 0 ? v / (1 + std::exp(-v)) : 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      ref[i] = av * u[i];
+    }
+    EXPECT_LT(nmse(b, ref), 1e-11) << "act " << act;
+    expect_f16_of(download<uint16_t>(hh, m + 32), b, 32, "gated_act_f32_f16");
+  }
+}
+
 }  // namespace
 }  // namespace bs::testing
