@@ -37,6 +37,7 @@ using bs::gguf::Value;
 struct Args {
   std::string model, out;
   bool json = false;
+  bool fuse_gate_up = false;  // experts' gate|up as one ffn_gate_up_exps (llama.cpp's converter's fused option)
 };
 
 // The GGUF architecture a model is written as, and what its converter does to the tensors.
@@ -46,7 +47,28 @@ struct Target {
   bool norms_plus_one = false;  // gemma2/3: norm weights stored as 1 + w
   bool fused = false;           // phi3: attn_qkv and gate|up ffn_up
   bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
+  bool moe = false;             // Mixtral (llama), qwen3moe, gpt-oss: stacked experts, ffn_gate_inp router
+  bool fuse_gate_up = false;    // experts' gate|up as ffn_gate_up_exps, else ffn_gate_exps + ffn_up_exps
 };
+
+// llama.cpp's name(s) of a MoE or GPT-OSS tensor (leaf after "blk.N."), each with the half of the rows per
+// expert it takes (-1: all): gate|up experts become ffn_gate_exps and ffn_up_exps unless fused. Empty: none.
+std::vector<std::pair<std::string, int>> moe_gguf_names(const std::string& prefix, const std::string& leaf,
+                                                        const Target& t) {
+  if (t.arch == "gpt-oss" && leaf == "ffn_norm") return {{prefix + "post_attention_norm.weight", -1}};
+  for (auto [ours, theirs] : {std::pair{"attn_q_bias", "attn_q.bias"}, {"attn_k_bias", "attn_k.bias"},
+                              {"attn_v_bias", "attn_v.bias"}, {"attn_out_bias", "attn_output.bias"},
+                              {"attn_sinks", "attn_sinks.weight"}, {"ffn_router", "ffn_gate_inp.weight"},
+                              {"ffn_router_bias", "ffn_gate_inp.bias"}, {"ffn_down_exps", "ffn_down_exps.weight"},
+                              {"ffn_down_exps_bias", "ffn_down_exps.bias"}})
+    if (leaf == ours) return {{prefix + theirs, -1}};
+  for (auto [ours, suffix] : {std::pair{"ffn_gate_up_exps", ".weight"}, {"ffn_gate_up_exps_bias", ".bias"}})
+    if (leaf == ours) {
+      if (t.fuse_gate_up) return {{prefix + "ffn_gate_up_exps" + suffix, -1}};
+      return {{prefix + "ffn_gate_exps" + suffix, 0}, {prefix + "ffn_up_exps" + suffix, 1}};
+    }
+  return {};
+}
 
 // llama.cpp's name of a blueshift internal tensor name; empty when the architecture has no such tensor.
 std::string gguf_name(const std::string& internal, const Target& t) {
@@ -56,6 +78,8 @@ std::string gguf_name(const std::string& internal, const Target& t) {
   if (internal.rfind("blk.", 0) != 0) return {};
   auto dot = internal.find('.', 4);
   std::string prefix = internal.substr(0, dot + 1), leaf = internal.substr(dot + 1);
+  if (t.arch == "gpt-oss" && leaf == "ffn_norm") return prefix + "post_attention_norm.weight";
+  if (t.arch == "qwen3moe" && (leaf == "attn_q_norm" || leaf == "attn_k_norm")) return prefix + leaf + ".weight";
   for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
     if (leaf == n) return prefix + leaf + ".weight";
   if (leaf == "attn_out") return prefix + "attn_output.weight";
@@ -74,11 +98,14 @@ std::string gguf_name(const std::string& internal, const Target& t) {
 }
 
 // The architecture a model is written as; refuses what llama.cpp's would compute differently.
-Target target_of(const bs::ModelConfig& c, const std::string& label) {
+Target target_of(const bs::ModelConfig& c, const std::string& label, bool fuse_gate_up) {
   const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
-  const bool lfm2 = c.arch == "lfm2";
+  const bool lfm2 = c.arch == "lfm2", qwen3moe = c.arch == "qwen3_moe", gptoss = c.arch == "gpt_oss";
   Target t;
-  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : "llama";
+  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : qwen3moe ? "qwen3moe"
+         : gptoss ? "gpt-oss" : "llama";  // Mixtral is llama.cpp's llama with experts
+  t.moe = c.moe();
+  t.fuse_gate_up = fuse_gate_up;
   t.shortconv = lfm2;
   t.permute_qk = t.arch == "llama";
   t.norms_plus_one = gemma2 || gemma3;
@@ -90,8 +117,14 @@ Target target_of(const bs::ModelConfig& c, const std::string& label) {
   for (int32_t l = 0; l < c.n_layers; ++l)
     if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv))
       refuse("layers that are neither attention nor LFM2's short convolution");
-  if (c.qkv_bias) refuse("q/k/v biases");
-  if (c.qk_norm != (gemma3 || lfm2)) refuse(gemma3 || lfm2 ? "no q/k norms" : "q/k norms");
+  if (c.qkv_bias && !gptoss) refuse("q/k/v biases");
+  if ((c.attn_out_bias || c.attn_sinks) && !gptoss) refuse("an o_proj bias or attention sinks");
+  if (c.moe() && c.arch != "mixtral" && !qwen3moe && !gptoss) refuse("experts of another family");
+  if (qwen3moe && !c.moe_norm_topk) refuse("unnormalized top-k expert weights (llama.cpp's qwen3moe renormalizes)");
+  if (c.swiglu_limit != (gptoss ? 7.0f : 0.0f) || c.swiglu_alpha != (gptoss ? 1.702f : 0.0f))
+    refuse(gptoss ? "another SwiGLU clamp than 7 / alpha 1.702" : "a clamped SwiGLU");
+  const bool qk_norm = gemma3 || lfm2 || qwen3moe;
+  if (c.qk_norm != qk_norm) refuse(qk_norm ? "no q/k norms" : "q/k norms");
   if (c.sandwich_norm != t.norms_plus_one) refuse(t.norms_plus_one ? "no sandwich norms" : "sandwich norms");
   if (c.norm_offset != t.norms_plus_one) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
   if (c.act != (t.norms_plus_one ? bs::Activation::gelu_tanh : bs::Activation::silu))
@@ -110,12 +143,14 @@ Target target_of(const bs::ModelConfig& c, const std::string& label) {
   if (std::abs(own / scale - 1) > 1e-6f) refuse("another attention scale");
   // Sliding layers: gemma2 even layers, gemma3 five in six, phi3 all or none, llama none.
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    bool want = gemma2 ? l % 2 == 0 : gemma3 ? l % 6 < 5 : phi3 ? c.sliding(0) : false;
+    bool want = gemma2 || gptoss ? l % 2 == 0 : gemma3 ? l % 6 < 5 : phi3 ? c.sliding(0) : false;
     if (c.sliding(l) != want) refuse("another sliding-window pattern");
   }
   if (gemma3 && c.rope.local_theta != 10000.0f) refuse("a local RoPE base other than 10000");
   if (c.rope.scaling == bs::RopeScaling::longrope && !phi3) refuse("LongRoPE");
   if (c.rope.scaling == bs::RopeScaling::llama3 && t.arch != "llama") refuse("llama3 RoPE scaling");
+  if (c.rope.scaling == bs::RopeScaling::yarn && (!gptoss || c.rope.yarn_truncate))
+    refuse(gptoss ? "YaRN with truncated ramp ends (llama.cpp never truncates)" : "YaRN");
   return t;
 }
 
@@ -169,16 +204,25 @@ void permute_rope_rows(std::span<const std::byte> in, std::vector<std::byte>& ou
         std::memcpy(out.data() + (h * head_dim + 2 * i + j) * row, in.data() + (h * head_dim + j * half + i) * row, row);
 }
 
-// One GGUF tensor: the RDRR tensors whose rows it concatenates (one, or Phi-3's fused parts in row order).
+// One GGUF tensor: the RDRR tensors whose rows it concatenates (one, or Phi-3's fused parts in row order), or
+// one half of each expert's rows of one (half 0: the gate rows of ffn_gate_up_exps, 1: the up rows).
 struct OutTensor {
   std::string name;
   std::vector<const bs::TensorEntry*> parts;
+  int half = -1;
 };
+
+// Rows [h * n / 2, (h + 1) * n / 2) of each of the `groups` equal groups of `in`.
+void half_rows(std::span<const std::byte> in, size_t groups, int h, std::vector<std::byte>& out) {
+  const size_t per = in.size() / groups, half = per / 2;
+  out.resize(groups * half);
+  for (size_t g = 0; g < groups; ++g) std::memcpy(out.data() + g * half, in.data() + g * per + size_t(h) * half, half);
+}
 
 void run(const Args& a) {
   auto m = bs::read_manifest(a.model);
   const auto& c = m.model_config();
-  const Target tg = target_of(c, a.model);
+  const Target tg = target_of(c, a.model, a.fuse_gate_up);
 
   bs::gguf::Writer w(a.out);
   const std::string& arch = tg.arch;
@@ -209,12 +253,27 @@ void run(const Args& a) {
     w.add(arch + ".rope.scaling.type", Value::str("linear"));
     w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
   }
+  if (tg.moe) {
+    w.add(arch + ".expert_count", Value::u32(uint32_t(c.n_experts)));
+    w.add(arch + ".expert_used_count", Value::u32(uint32_t(c.n_experts_used)));
+    if (arch != "llama") w.add(arch + ".expert_feed_forward_length", Value::u32(uint32_t(c.expert_ffn_dim)));
+  }
+  if (c.rope.scaling == bs::RopeScaling::yarn) {  // GPT-OSS; attn_factor multiplies YaRN's own 0.1 ln(f) + 1
+    w.add(arch + ".rope.scaling.type", Value::str("yarn"));
+    w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
+    w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
+    w.add(arch + ".rope.scaling.yarn_beta_fast", Value::f32(c.rope.beta_fast));
+    w.add(arch + ".rope.scaling.yarn_beta_slow", Value::f32(c.rope.beta_slow));
+    const double own = 0.1 * std::log(double(c.rope.factor)) + 1.0;
+    if (float(own) != c.rope.attention_factor)
+      w.add(arch + ".rope.scaling.attn_factor", Value::f32(float(c.rope.attention_factor / own)));
+  }
   if (arch == "gemma2") {
     w.add(arch + ".attn_logit_softcapping", Value::f32(c.attn_softcap));
     w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
   }
   // phi3 writes 0 for "no sliding window" (Phi-4), as its converter does.
-  if (arch != "llama" && arch != "lfm2")
+  if (arch == "gemma2" || arch == "gemma3" || arch == "phi3" || arch == "gpt-oss")
     w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding(0) || arch != "phi3" ? c.sliding_window : 0)));
   if (c.rope.scaling == bs::RopeScaling::longrope) {
     w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
@@ -250,8 +309,19 @@ void run(const Args& a) {
   }
   // The GGUF tensors in the order their last part streams out of the shards; fused ones collect parts.
   std::vector<OutTensor> outs;
-  std::map<std::string, size_t> out_of;  // internal name -> index in outs
+  std::map<std::string, std::vector<size_t>> out_of;  // internal name -> its indices in outs
   for (const auto& t : m.tensors) {
+    if (t.internal.rfind("blk.", 0) == 0) {
+      const size_t dot = t.internal.find('.', 4);
+      auto names = moe_gguf_names(t.internal.substr(0, dot + 1), t.internal.substr(dot + 1), tg);
+      if (!names.empty() && (tg.moe || tg.arch == "gpt-oss")) {
+        for (auto& [name, half] : names) {
+          out_of[t.internal].push_back(outs.size());
+          outs.push_back(OutTensor{name, {&t}, half});
+        }
+        continue;
+      }
+    }
     std::string name = gguf_name(t.internal, tg);
     if (tg.fused) {
       auto dot = t.internal.find('.', 4);
@@ -264,7 +334,7 @@ void run(const Args& a) {
     auto it = std::find_if(outs.begin(), outs.end(), [&](const OutTensor& o) { return o.name == name; });
     if (it == outs.end()) it = outs.insert(outs.end(), OutTensor{name, {}});
     it->parts.push_back(&t);
-    out_of[t.internal] = size_t(it - outs.begin());
+    out_of[t.internal].push_back(size_t(it - outs.begin()));
   }
   std::vector<size_t> order;  // outs by the position of their last part in the manifest
   {
@@ -285,6 +355,7 @@ void run(const Args& a) {
     if (!type) bs::fail("{}: tensor '{}': dtype {} has no GGML type", a.model, first.name, bs::dtype_name(first.dtype));
     std::vector<int64_t> shape = first.shape;
     if (shape.size() == 3 && shape[1] == 1) shape.erase(shape.begin() + 1);  // LFM2's conv kernel, squeezed
+    if (o.half >= 0) shape[1] /= 2;  // [experts, F, ...] of [experts, 2F, ...]
     for (size_t p = 1; p < o.parts.size(); ++p) {
       if (o.parts[p]->dtype != first.dtype || o.parts[p]->shape.size() != 2 || shape.size() != 2 ||
           o.parts[p]->shape[1] != shape[1])
@@ -297,8 +368,17 @@ void run(const Args& a) {
   for (const auto& f : extra) w.write_tensor(std::as_bytes(std::span(f)));
   std::vector<std::byte> permuted;
   std::map<size_t, std::vector<std::byte>> pending;  // fused tensors' parts so far
+  std::vector<std::byte> halved;
   bs::load_tensors(m, a.model, {}, [&](const bs::TensorEntry& t, std::span<const std::byte> bytes) {
-    const OutTensor& o = outs[out_of.at(t.internal)];
+    const std::vector<size_t>& mine = out_of.at(t.internal);
+    if (outs[mine[0]].half >= 0) {  // experts' gate and up halves, in the order they were added
+      for (size_t i : mine) {
+        half_rows(bytes, size_t(t.shape.at(0)), outs[i].half, halved);
+        w.write_tensor(halved);
+      }
+      return;
+    }
+    const OutTensor& o = outs[mine[0]];
     bool q = t.internal.ends_with(".attn_q"), k = t.internal.ends_with(".attn_k");
     if (tg.permute_qk && (q || k)) {
       int64_t rows = t.shape.at(0);
@@ -318,11 +398,11 @@ void run(const Args& a) {
       bytes = permuted;
     }
     if (o.parts.size() == 1) return w.write_tensor(bytes);
-    auto& buf = pending[out_of.at(t.internal)];
+    auto& buf = pending[mine[0]];
     buf.insert(buf.end(), bytes.begin(), bytes.end());
     if (&t == o.parts.back() || t.internal == o.parts.back()->internal) {
       w.write_tensor(buf);
-      pending.erase(out_of.at(t.internal));
+      pending.erase(mine[0]);
     }
   });
   uint64_t size = w.finish();
@@ -342,6 +422,8 @@ bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama, gem
   app.add_option("--model", a->model, "RDRR model directory")->required();
   app.add_option("--out", a->out, "GGUF file to write")->required();
   app.add_flag("--json", a->json, "print a JSON summary");
+  app.add_flag("--fuse-gate-up", a->fuse_gate_up,
+               "write experts' gate and up as one ffn_gate_up_exps (llama.cpp's converter's fused option)");
   app.callback([a] { run(*a); });
 }};
 

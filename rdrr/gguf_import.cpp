@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "rdrr/gguf_dequant.h"
+#include "rdrr/gguf_import_arch.h"
 #include "rdrr/hf_config.h"
 #include "rdrr/partial_dir.h"
 #include "rdrr/safetensors.h"
@@ -32,6 +34,7 @@ struct ArchSpec {
   std::string_view gguf, model_type, hf_class;
   bool permuted_qk;
   bool norms_plus_one = false;
+  bool moe = false;  // stacked experts (gguf_import_moe.cpp); llama's when expert_count > 0
 };
 constexpr ArchSpec kArchs[] = {
     {"llama", "llama", "LlamaForCausalLM", true},  // Llama 1-3, Mistral (llama.cpp writes Mistral as llama)
@@ -42,6 +45,10 @@ constexpr ArchSpec kArchs[] = {
     {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, true},
     // Short-conv hybrid: per-layer head_count_kv (0 = a conv layer), shortconv.* tensors; NEOX RoPE.
     {"lfm2", "lfm2", "Lfm2ForCausalLM", false},
+    // Mixture of experts: Mixtral is llama.cpp's llama with expert_count (q/k rows permuted as Llama's).
+    {"llama", "mixtral", "MixtralForCausalLM", true, false, true},
+    {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", false, false, true},
+    {"gpt-oss", "gpt_oss", "GptOssForCausalLM", false, false, true},
 };
 
 // llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
@@ -79,6 +86,8 @@ std::string internal_name(std::string_view name, uint64_t n_layers, std::string_
   }
   if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
   const std::string b = "blk." + std::to_string(layer) + ".";
+  if (std::string_view moe = gguf_import::moe_leaf(arch, name.substr(dot + 1)); !moe.empty())
+    return b + std::string(moe);
   if (arch == "phi3") {  // Phi-3 keeps HF's fused projections: qkv, and gate|up under llama.cpp's ffn_up name
     if (name.substr(dot + 1) == "attn_qkv.weight") return b + "attn_qkv";
     if (name.substr(dot + 1) == "ffn_up.weight") return b + "ffn_gate_up";
@@ -88,49 +97,8 @@ std::string internal_name(std::string_view name, uint64_t n_layers, std::string_
   return {};
 }
 
-struct Meta {
-  const gguf::Header& h;
-  const std::string& label;
-  std::string arch;
-
-  const gguf::Value* find(const std::string& key) const { return h.find(key); }
-  uint64_t uint(const std::string& key, std::optional<uint64_t> fallback = std::nullopt) const {
-    const gguf::Value* v = find(key);
-    if (!v) {
-      if (fallback) return *fallback;
-      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
-    }
-    std::optional<int64_t> i = v->as_int();
-    std::optional<uint64_t> u = v->as_uint();
-    if (u && v->type != gguf::ValueType::boolean) return *u;
-    if (i && *i >= 0) return uint64_t(*i);
-    fail("{}: metadata '{}': expected a non-negative integer, got {}", label, key, describe(*v));
-  }
-  double number(const std::string& key, std::optional<double> fallback = std::nullopt) const {
-    const gguf::Value* v = find(key);
-    if (!v) {
-      if (fallback) return *fallback;
-      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
-    }
-    if (auto f = v->as_float()) return *f;
-    if (auto i = v->as_int()) return double(*i);
-    fail("{}: metadata '{}': expected a number, got {}", label, key, describe(*v));
-  }
-  static std::string describe(const gguf::Value& v) {
-    if (auto s = v.as_string()) return "the string '" + s->substr(0, 40) + "'";
-    if (v.type == gguf::ValueType::array) return "an array";
-    if (v.type == gguf::ValueType::boolean) return "a boolean";
-    if (auto f = v.as_float()) return std::to_string(*f);
-    if (auto i = v.as_int()) return std::to_string(*i);
-    return "another type";
-  }
-};
-
-// Sizes GGUF stores as u32 that config.json wants as positive ints.
-int64_t positive(uint64_t v, const std::string& key, const std::string& label) {
-  if (v == 0 || v > (1u << 30)) fail("{}: metadata '{}': expected 1 .. 2^30, got {}", label, key, v);
-  return int64_t(v);
-}
+using gguf_import::Meta;
+using gguf_import::positive;
 
 std::string quantization_name(const std::set<DType>& matrices) {
   if (matrices.count(DType::Q4_K)) return "Q4_K_M";
@@ -252,13 +220,17 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   const gguf::Value* av = h.find("general.architecture");
   if (!av || !av->as_string()) fail("{}: metadata 'general.architecture' is missing or not a string", label);
   p.gguf_arch = *av->as_string();
-  const ArchSpec* spec = nullptr;
-  for (const auto& a : kArchs)
-    if (a.gguf == p.gguf_arch) spec = &a;
-  if (!spec)
-    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3, phi3, gemma2, gemma3 and lfm2 GGUFs", label, p.gguf_arch);
   Meta m{h, label, p.gguf_arch};
   const std::string a = p.gguf_arch + ".";
+  // llama's GGUF is Mixtral when it has experts (llama.cpp reads expert_count for its llama too).
+  const bool has_experts = h.find(a + "expert_count") && m.uint(a + "expert_count") > 0;
+  const ArchSpec* spec = nullptr;
+  for (const auto& s : kArchs)
+    if (s.gguf == p.gguf_arch && (!spec || s.moe == has_experts)) spec = &s;
+  if (!spec)
+    fail("{}: general.architecture '{}': import reads llama (and Mixtral as llama with experts), qwen2, qwen3, "
+         "qwen3moe, gpt-oss, phi3, gemma2, gemma3 and lfm2 GGUFs",
+         label, p.gguf_arch);
 
   const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
   const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
@@ -320,7 +292,8 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"vocab_size", positive(vocab, a + "vocab_size", label)},
       {"tie_word_embeddings", h.tensor("output.weight") == nullptr},
       {"hidden_act", "silu"}};
-  if (spec->model_type == "qwen3") c["attention_bias"] = false;
+  if (spec->model_type == "qwen3" || spec->model_type == "qwen3_moe") c["attention_bias"] = false;
+  if (spec->moe) gguf_import::moe_config(m, std::string(spec->model_type), c);
   if (spec->norms_plus_one) gemma_config(m, c);
   if (spec->model_type == "lfm2") {
     if (kv_per_layer.empty())
@@ -344,8 +317,28 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       fail("{}: metadata '{}rope.scaling.type': expected a string, got {}", label, a, Meta::describe(*st));
     if (*type == "linear") {
       c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", m.number(a + "rope.scaling.factor")}};
+    } else if (*type == "yarn" && spec->model_type == "gpt_oss") {
+      // GPT-OSS. llama.cpp never truncates the ramp's ends (HF truncate false) and multiplies its attn_factor
+      // (default 1) into YaRN's 0.1 ln(factor) + 1, as HF's attention_factor.
+      const double factor = m.number(a + "rope.scaling.factor");
+      if (!(factor >= 1 && factor < 1e6))
+        fail("{}: metadata '{}rope.scaling.factor': expected 1 .. 1e6 for yarn, got {}", label, a, factor);
+      const double af = m.number(a + "rope.scaling.attn_factor", 1.0);
+      if (!(af > 0 && af < 1e6))
+        fail("{}: metadata '{}rope.scaling.attn_factor': expected a positive factor, got {}", label, a, af);
+      c["rope_scaling"] = {
+          {"rope_type", "yarn"},
+          {"factor", factor},
+          {"original_max_position_embeddings",
+           positive(m.uint(a + "rope.scaling.original_context_length"), a + "rope.scaling.original_context_length",
+                    label)},
+          {"beta_fast", m.number(a + "rope.scaling.yarn_beta_fast", 32.0)},
+          {"beta_slow", m.number(a + "rope.scaling.yarn_beta_slow", 1.0)},
+          {"truncate", false},
+          {"attention_factor", af * (0.1 * std::log(factor) + 1.0)}};
     } else if (*type != "none") {
-      fail("{}: metadata '{}rope.scaling.type': '{}' is not imported (none or linear)", label, a, *type);
+      fail("{}: metadata '{}rope.scaling.type': '{}' is not imported for {} (none or linear; yarn for gpt-oss)",
+           label, a, *type, p.gguf_arch);
     }
   }
   if (h.tensor("rope_freqs.weight"))
@@ -390,6 +383,26 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
         fused_used.insert(pit->second.first);
       }
     }
+    // Experts whose gate and up are stored apart (llama.cpp's default): joined per expert, gate rows first.
+    const gguf::TensorInfo* up = nullptr;
+    if (it == by_internal.end() && (internal.ends_with(".ffn_gate_up_exps") || internal.ends_with(".ffn_gate_up_exps_bias"))) {
+      std::string gate_name = internal, up_name = internal;
+      gate_name.replace(gate_name.find("gate_up"), 7, "gate");
+      up_name.replace(up_name.find("gate_up"), 7, "up");
+      auto g = by_internal.find(gate_name), u = by_internal.find(up_name);
+      if (g != by_internal.end() && u != by_internal.end()) {
+        it = g;
+        up = u->second;
+        by_internal.erase(u);
+      } else if (g != by_internal.end() || u != by_internal.end()) {
+        std::string there = (g != by_internal.end() ? g : u)->second->name, missing = there;
+        const bool gate_there = g != by_internal.end();
+        missing.replace(missing.find(gate_there ? "ffn_gate_exps" : "ffn_up_exps"), gate_there ? 13 : 11,
+                        gate_there ? "ffn_up_exps" : "ffn_gate_exps");
+        fail("{}: tensor '{}' is missing (its pair '{}' is there; the experts' gate and up come together)", label,
+             missing, there);
+      }
+    }
     if (it == by_internal.end())
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
@@ -403,12 +416,29 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       src = gguf::converted_dtype(t.type);
     }
     if (!src || *src == DType::I32)
-      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K as they are; Q4_0, Q5_0 "
-           "as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
+      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K, MXFP4 experts as they are; "
+           "Q4_0, Q5_0 as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
            label, t.name, type_name);
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
     std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
+    if (up) {  // each half holds [experts, F, ...] of the joined [experts, 2F, ...]
+      std::vector<int64_t> half = want;
+      half[1] /= 2;
+      for (const gguf::TensorInfo* ti : {&t, up}) {
+        std::vector<int64_t> got(ti->ne.rbegin(), ti->ne.rend());
+        if (got != half)
+          fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, ti->name, json(half).dump(),
+               json(std::vector<int64_t>(half.rbegin(), half.rend())).dump(), json(got).dump(), json(ti->ne).dump());
+      }
+      if (up->type != t.type)
+        fail("{}: tensor '{}': type {} differs from its pair '{}' ({}); blueshift keeps gate|up as one tensor of "
+             "one type",
+             label, up->name, gguf::ggml_traits(up->type) ? gguf::ggml_traits(up->type)->name : "?", t.name,
+             type_name);
+      pt.up = up;
+      pt.shape = want;
+    }
     // LFM2's conv kernel [dim, 1, L] is stored squeezed, [dim, L]: the same bytes.
     std::vector<int64_t> squeezed;
     for (int64_t d : want)
@@ -423,12 +453,26 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       pt.row0 = part->row0;
       pt.shape[0] = part->rows;
     }
-    if (pt.shape.size() != 2) {
+    // Matrices: 2-D ones and the experts' [experts, rows, cols]; the rest (norms, biases, the experts' [experts,
+    // n] biases, conv kernels) are stored F32, as convert stores them.
+    const bool experts = internal.ends_with("_exps");
+    if ((pt.shape.size() != 2 && !experts) || internal.ends_with("_bias")) {
       if (traits->block_elems != 1)
         fail("{}: tensor '{}': a {}-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
              pt.shape.size(), type_name);
-      pt.stored = DType::F32;  // norms, biases and conv kernels, as convert stores them
+      pt.stored = DType::F32;
+    } else if (internal.ends_with(".ffn_router")) {
+      // The router kernel reads F16 (and convert keeps routers F16: their logits pick the experts).
+      if (traits->block_elems != 1)
+        fail("{}: tensor '{}': type {} (expected F32, F16 or BF16: the router is kept F16)", label, t.name,
+             type_name);
+      pt.stored = DType::F16;
+      matrix_types.insert(pt.stored);
     } else {
+      if (pt.source == DType::MXFP4 && !experts)
+        fail("{}: tensor '{}': type MXFP4 is imported for expert tensors only (blueshift's kernels read MXFP4 "
+             "experts)",
+             label, t.name);
       pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
       matrix_types.insert(pt.stored);
     }
@@ -526,6 +570,7 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   uint64_t source_bytes = 0;
   // A part of a fused tensor counts its rows' share.
   auto part_bytes = [](const GgufImportPlan::Tensor& t) {
+    if (t.up) return t.info->size + t.up->size;
     return t.total_rows > 0 ? t.info->size / uint64_t(t.total_rows) * uint64_t(t.shape[0]) : t.info->size;
   };
   for (const auto& t : plan.tensors) source_bytes += part_bytes(t);
@@ -544,10 +589,22 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       so.threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
     ShardWriter writer(tmp.path(), so);
     uint64_t done = 0;
-    std::vector<std::byte> out, dequantized;
+    std::vector<std::byte> out, dequantized, joined;
     for (const auto& t : plan.tensors) {
       signals.check();
       std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
+      if (t.up) {  // gate and up experts: expert e's gate rows, then its up rows
+        std::span<const std::byte> u = file.bytes().subspan(h.data_offset + t.up->offset, t.up->size);
+        const size_t experts = size_t(t.shape[0]), per = in.size() / experts;
+        joined.resize(2 * in.size());
+        for (size_t e = 0; e < experts; ++e) {
+          std::memcpy(joined.data() + 2 * e * per, in.data() + e * per, per);
+          std::memcpy(joined.data() + (2 * e + 1) * per, u.data() + e * per, per);
+        }
+        release_pages(in);
+        release_pages(u);
+        in = joined;
+      }
       gguf::ConversionLoss loss;
       std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out, dequantized, loss);
       std::string converted;  // what the conversion did, for the manifest and the summary
@@ -580,12 +637,13 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
       if (t.add != 0) e.fallback = "GGUF holds 1 + w (llama.cpp's Gemma norms); stored as w";
+      if (t.up) e.fallback = "GGUF " + t.info->name + " and " + t.up->name + ", joined per expert (gate rows, then up)";
       if (t.convert) {
         e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
         e.fallback = converted;
       }
       writer.write(bytes);
-      release_pages(in);
+      if (!t.up) release_pages(in);  // joined experts: `in` is our copy, their pages were released above
       done += part_bytes(t);
       if (opt.progress) opt.progress(done, source_bytes);
       m.tensors.push_back(std::move(e));
