@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.h"
 #include "rdrr/gguf.h"
@@ -49,7 +50,60 @@ struct Target {
   bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
   bool moe = false;             // Mixtral (llama), qwen3moe, gpt-oss: stacked experts, ffn_gate_inp router
   bool fuse_gate_up = false;    // experts' gate|up as ffn_gate_up_exps, else ffn_gate_exps + ffn_up_exps
+  bool qwen35 = false;          // Gated DeltaNet hybrid: 1 + w norms, -exp(A_log), tiled v heads
+  int32_t full_interval = 0;    // qwen35: every full_interval-th layer is full attention
 };
+
+// llama.cpp's names of Qwen 3.5's DeltaNet tensors and of its pre-FFN norm.
+std::string qwen35_gguf_name(const std::string& prefix, const std::string& leaf) {
+  for (auto [ours, theirs] :
+       {std::pair{"linear_qkv", "attn_qkv.weight"}, {"linear_z", "attn_gate.weight"}, {"linear_b", "ssm_beta.weight"},
+        {"linear_a", "ssm_alpha.weight"}, {"linear_conv", "ssm_conv1d.weight"}, {"linear_a_log", "ssm_a"},
+        {"linear_dt_bias", "ssm_dt.bias"}, {"linear_norm", "ssm_norm.weight"}, {"linear_out", "ssm_out.weight"},
+        {"ffn_norm", "post_attention_norm.weight"}, {"attn_q_norm", "attn_q_norm.weight"},
+        {"attn_k_norm", "attn_k_norm.weight"}})
+    if (leaf == ours) return prefix + theirs;
+  return {};
+}
+
+// Where a Qwen 3.5 DeltaNet tensor holds v heads: after the q and k rows (qk_rows: in_proj_qkv, the conv
+// kernel), heads of v_dim rows (per_dim) or of one row (a, b, A_log, dt_bias), or heads of v_dim columns
+// (out_proj). nullopt: none (A_log is listed for its -exp too).
+struct VLayout {
+  bool qk_rows = false, per_dim = false, columns = false;
+};
+std::optional<VLayout> v_layout(const std::string& internal) {
+  const std::string leaf = internal.substr(internal.rfind('.') + 1);
+  if (leaf == "linear_qkv" || leaf == "linear_conv") return VLayout{true, true, false};
+  if (leaf == "linear_z") return VLayout{false, true, false};
+  if (leaf == "linear_out") return VLayout{false, true, true};
+  if (leaf == "linear_a" || leaf == "linear_b" || leaf == "linear_a_log" || leaf == "linear_dt_bias")
+    return VLayout{};
+  return std::nullopt;
+}
+
+// llama.cpp's converter, where Qwen 3.5 has fewer k heads than v heads, reorders the v heads from HF's grouped
+// order (the r = nv / nk v heads of k head 0, then those of k head 1, ...) to a tiled one: its v head
+// v * nk + g is HF's g * r + v. Applied to `units` of `width` rows (or of columns, when `columns`) after `lead`
+// untouched rows; `bytes` holds `rows` rows.
+void tile_v_heads(std::span<const std::byte> in, std::vector<std::byte>& out, size_t rows, int64_t nk, int64_t nv,
+                  int64_t lead, int64_t width, bool columns) {
+  const int64_t r = nv / nk;
+  out.assign(in.begin(), in.end());
+  const size_t row = in.size() / rows;
+  for (int64_t g = 0; g < nk; ++g)
+    for (int64_t v = 0; v < r; ++v) {
+      const size_t from = size_t(g * r + v), to = size_t(v * nk + g);
+      if (columns) {
+        const size_t unit = row / size_t(nv);
+        for (size_t i = 0; i < rows; ++i)
+          std::memcpy(out.data() + i * row + to * unit, in.data() + i * row + from * unit, unit);
+      } else {
+        const size_t span = size_t(width) * row;
+        std::memcpy(out.data() + size_t(lead) * row + to * span, in.data() + size_t(lead) * row + from * span, span);
+      }
+    }
+}
 
 // llama.cpp's name(s) of a MoE or GPT-OSS tensor (leaf after "blk.N."), each with the half of the rows per
 // expert it takes (-1: all): gate|up experts become ffn_gate_exps and ffn_up_exps unless fused. Empty: none.
@@ -80,6 +134,7 @@ std::string gguf_name(const std::string& internal, const Target& t) {
   std::string prefix = internal.substr(0, dot + 1), leaf = internal.substr(dot + 1);
   if (t.arch == "gpt-oss" && leaf == "ffn_norm") return prefix + "post_attention_norm.weight";
   if (t.arch == "qwen3moe" && (leaf == "attn_q_norm" || leaf == "attn_k_norm")) return prefix + leaf + ".weight";
+  if (std::string n = t.qwen35 ? qwen35_gguf_name(prefix, leaf) : ""; !n.empty()) return n;
   for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
     if (leaf == n) return prefix + leaf + ".weight";
   if (leaf == "attn_out") return prefix + "attn_output.weight";
@@ -101,9 +156,11 @@ std::string gguf_name(const std::string& internal, const Target& t) {
 Target target_of(const bs::ModelConfig& c, const std::string& label, bool fuse_gate_up) {
   const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
   const bool lfm2 = c.arch == "lfm2", qwen3moe = c.arch == "qwen3_moe", gptoss = c.arch == "gpt_oss";
+  const bool qwen35 = c.arch == "qwen3_5_text";
   Target t;
   t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : qwen3moe ? "qwen3moe"
-         : gptoss ? "gpt-oss" : "llama";  // Mixtral is llama.cpp's llama with experts
+         : gptoss ? "gpt-oss" : qwen35 ? "qwen35" : "llama";  // Mixtral is llama.cpp's llama with experts
+  t.qwen35 = qwen35;
   t.moe = c.moe();
   t.fuse_gate_up = fuse_gate_up;
   t.shortconv = lfm2;
@@ -115,22 +172,34 @@ Target target_of(const bs::ModelConfig& c, const std::string& label, bool fuse_g
              label, t.arch, what);
   };
   for (int32_t l = 0; l < c.n_layers; ++l)
-    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv))
-      refuse("layers that are neither attention nor LFM2's short convolution");
+    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv) &&
+        !(qwen35 && c.kind(l) == bs::LayerKind::linear_attention))
+      refuse("layers that are neither attention nor LFM2's short convolution nor Qwen 3.5's DeltaNet");
+  if (qwen35) {
+    // llama.cpp: every full_attention_interval-th layer is full attention; v heads as wide as k heads.
+    while (t.full_interval < c.n_layers && c.kind(t.full_interval) != bs::LayerKind::attention) ++t.full_interval;
+    ++t.full_interval;
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      if ((c.kind(l) == bs::LayerKind::attention) != ((l + 1) % t.full_interval == 0))
+        refuse("layer kinds that are not every n-th layer full attention (llama.cpp's full_attention_interval)");
+    if (c.linear_k_dim != c.linear_v_dim) refuse("DeltaNet v heads of another width than k heads");
+    if (!c.attn_output_gate) refuse("no attention output gate");
+    if (!c.norm_offset) refuse("plain w norms");
+  }
   if (c.qkv_bias && !gptoss) refuse("q/k/v biases");
   if ((c.attn_out_bias || c.attn_sinks) && !gptoss) refuse("an o_proj bias or attention sinks");
   if (c.moe() && c.arch != "mixtral" && !qwen3moe && !gptoss) refuse("experts of another family");
   if (qwen3moe && !c.moe_norm_topk) refuse("unnormalized top-k expert weights (llama.cpp's qwen3moe renormalizes)");
   if (c.swiglu_limit != (gptoss ? 7.0f : 0.0f) || c.swiglu_alpha != (gptoss ? 1.702f : 0.0f))
     refuse(gptoss ? "another SwiGLU clamp than 7 / alpha 1.702" : "a clamped SwiGLU");
-  const bool qk_norm = gemma3 || lfm2 || qwen3moe;
+  const bool qk_norm = gemma3 || lfm2 || qwen3moe || qwen35;
   if (c.qk_norm != qk_norm) refuse(qk_norm ? "no q/k norms" : "q/k norms");
   if (c.sandwich_norm != t.norms_plus_one) refuse(t.norms_plus_one ? "no sandwich norms" : "sandwich norms");
-  if (c.norm_offset != t.norms_plus_one) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
+  if (c.norm_offset != t.norms_plus_one && !qwen35) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
   if (c.act != (t.norms_plus_one ? bs::Activation::gelu_tanh : bs::Activation::silu))
     refuse(t.norms_plus_one ? "a SiLU MLP" : "a GELU MLP");
   if (!t.norms_plus_one && c.embed_scale != 1.0f) refuse("an embedding scale");
-  if (c.rotary_dim > 0 || c.rope.partial_factor != 1.0f) refuse("partial rotary embeddings");
+  if ((c.rotary_dim > 0 && !qwen35) || c.rope.partial_factor != 1.0f) refuse("partial rotary embeddings");
   if (c.head_dim % 2) refuse("an odd head_dim");
   if (phi3 && c.tied_embeddings) refuse("tied embeddings");
   if (t.norms_plus_one && !c.tied_embeddings) refuse("an untied output matrix");
@@ -247,11 +316,20 @@ void run(const Args& a) {
   w.add(arch + ".attention.value_length", Value::u32(uint32_t(c.head_dim)));
   w.add(arch + ".attention.layer_norm_rms_epsilon", Value::f32(c.norm_eps));
   w.add(arch + ".rope.freq_base", Value::f32(c.rope.theta));
-  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.head_dim)));
+  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.rotary_dim > 0 ? c.rotary_dim : c.head_dim)));
   w.add(arch + ".vocab_size", Value::u32(uint32_t(c.vocab)));
   if (c.rope.scaling == bs::RopeScaling::linear) {
     w.add(arch + ".rope.scaling.type", Value::str("linear"));
     w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
+  }
+  if (tg.qwen35) {
+    w.add(arch + ".ssm.conv_kernel", Value::u32(uint32_t(c.linear_conv)));
+    w.add(arch + ".ssm.state_size", Value::u32(uint32_t(c.linear_k_dim)));
+    w.add(arch + ".ssm.group_count", Value::u32(uint32_t(c.linear_k_heads)));
+    w.add(arch + ".ssm.time_step_rank", Value::u32(uint32_t(c.linear_v_heads)));
+    w.add(arch + ".ssm.inner_size", Value::u32(uint32_t(c.linear_v_heads * c.linear_v_dim)));
+    w.add(arch + ".full_attention_interval", Value::u32(uint32_t(tg.full_interval)));
+    w.add(arch + ".rope.dimension_sections", Value::i32_array({11, 11, 10, 0}));  // interleaved MRoPE's default
   }
   if (tg.moe) {
     w.add(arch + ".expert_count", Value::u32(uint32_t(c.n_experts)));
@@ -386,7 +464,26 @@ void run(const Args& a) {
         bs::fail("{}: tensor '{}': expected {} rows, got {}", a.model, t.name, (q ? c.n_heads : c.n_kv_heads) * c.head_dim, rows);
       permute_rope_rows(bytes, permuted, rows, c.head_dim);
       bytes = permuted;
-    } else if (tg.norms_plus_one && o.name.ends_with("norm.weight")) {
+    } else if (std::optional<VLayout> vl = tg.qwen35 ? v_layout(t.internal) : std::nullopt) {
+      // -exp(A_log) in f32 as the converter computes it; then the v heads tiled.
+      permuted.assign(bytes.begin(), bytes.end());
+      if (t.internal.ends_with(".linear_a_log"))
+        for (size_t i = 0; i + 4 <= permuted.size(); i += 4) {
+          float f;
+          std::memcpy(&f, permuted.data() + i, 4);
+          f = -std::exp(f);
+          std::memcpy(permuted.data() + i, &f, 4);
+        }
+      if (c.linear_k_heads != c.linear_v_heads) {
+        std::vector<std::byte> tiled;
+        tile_v_heads(permuted, tiled, size_t(t.shape.at(0)), c.linear_k_heads, c.linear_v_heads,
+                     vl->qk_rows ? 2 * c.linear_k_heads * c.linear_k_dim : 0, vl->per_dim ? c.linear_v_dim : 1,
+                     vl->columns);
+        permuted = std::move(tiled);
+      }
+      bytes = permuted;
+    } else if ((tg.norms_plus_one || (tg.qwen35 && !t.internal.ends_with(".linear_norm"))) &&
+               o.name.ends_with("norm.weight")) {
       if (t.dtype != bs::DType::F32) bs::fail("{}: tensor '{}': expected an F32 norm, got {}", a.model, t.name, bs::dtype_name(t.dtype));
       permuted.assign(bytes.begin(), bytes.end());
       for (size_t i = 0; i + 4 <= permuted.size(); i += 4) {

@@ -49,6 +49,8 @@ constexpr ArchSpec kArchs[] = {
     {"llama", "mixtral", "MixtralForCausalLM", true, false, true},
     {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", false, false, true},
     {"gpt-oss", "gpt_oss", "GptOssForCausalLM", false, false, true},
+    // Gated DeltaNet hybrid (gguf_import_qwen35.cpp); its norms are 1 + w as Gemma's (but not the gated one).
+    {"qwen35", "qwen3_5_text", "Qwen3_5ForCausalLM", false, true},
 };
 
 // llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
@@ -71,6 +73,15 @@ constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
 
 // The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
 // a plain decimal below n_layers).
+// Whether `name` is a tensor of a block in [n_layers, n_blocks): Qwen 3.5's multi-token-prediction blocks.
+bool mtp_block(std::string_view name, int64_t n_layers, int64_t n_blocks) {
+  if (!name.starts_with("blk.")) return false;
+  int64_t layer = 0;
+  size_t i = 4;
+  for (; i < name.size() && i < 14 && name[i] >= '0' && name[i] <= '9'; ++i) layer = layer * 10 + (name[i] - '0');
+  return i > 4 && i < name.size() && name[i] == '.' && layer >= n_layers && layer < n_blocks;
+}
+
 std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
   // LFM2's final norm (HF embedding_norm) is token_embd_norm in llama.cpp's files.
   if (arch == "lfm2" && name == "token_embd_norm.weight") return "output_norm";
@@ -86,6 +97,8 @@ std::string internal_name(std::string_view name, uint64_t n_layers, std::string_
   }
   if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
   const std::string b = "blk." + std::to_string(layer) + ".";
+  if (std::string_view q = arch == "qwen35" ? gguf_import::qwen35_leaf(name.substr(dot + 1)) : ""; !q.empty())
+    return b + std::string(q);
   if (std::string_view moe = gguf_import::moe_leaf(arch, name.substr(dot + 1)); !moe.empty())
     return b + std::string(moe);
   if (arch == "phi3") {  // Phi-3 keeps HF's fused projections: qkv, and gate|up under llama.cpp's ffn_up name
@@ -232,7 +245,13 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
          "qwen3moe, gpt-oss, phi3, gemma2, gemma3 and lfm2 GGUFs",
          label, p.gguf_arch);
 
-  const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
+  const int64_t n_blocks = positive(m.uint(a + "block_count"), a + "block_count", label);
+  // Qwen 3.5's multi-token-prediction blocks follow the decoder's; blueshift does not run them.
+  const uint64_t n_nextn = spec->model_type == "qwen3_5_text" ? m.uint(a + "nextn_predict_layers", 0) : 0;
+  if (n_nextn >= uint64_t(n_blocks))
+    fail("{}: metadata '{}nextn_predict_layers': expected fewer than block_count {}, got {}", label, a, n_blocks,
+         n_nextn);
+  const int64_t n_layers = n_blocks - int64_t(n_nextn);
   const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
   const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
   // LFM2 gives head_count_kv per layer, 0 for its conv layers: those become HF's layer_types.
@@ -251,7 +270,8 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   if (m.uint(a + "attention.value_length", uint64_t(head_dim)) != uint64_t(head_dim))
     fail("{}: metadata '{}attention.value_length': expected {} (= key_length), got {}", label, a, head_dim,
          m.uint(a + "attention.value_length"));
-  if (uint64_t rot = m.uint(a + "rope.dimension_count", uint64_t(head_dim)); rot != uint64_t(head_dim))
+  if (uint64_t rot = m.uint(a + "rope.dimension_count", uint64_t(head_dim));
+      rot != uint64_t(head_dim) && spec->model_type != "qwen3_5_text")
     fail("{}: metadata '{}rope.dimension_count': expected {} (RoPE over the whole head), got {}", label, a,
          head_dim, rot);
   const gguf::TensorInfo* embd = h.tensor("token_embd.weight");
@@ -294,7 +314,9 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"hidden_act", "silu"}};
   if (spec->model_type == "qwen3" || spec->model_type == "qwen3_moe") c["attention_bias"] = false;
   if (spec->moe) gguf_import::moe_config(m, std::string(spec->model_type), c);
-  if (spec->norms_plus_one) gemma_config(m, c);
+  const bool gemma = spec->model_type.starts_with("gemma");
+  if (gemma) gemma_config(m, c);
+  if (spec->model_type == "qwen3_5_text") gguf_import::qwen35_config(m, n_layers, head_dim, c);
   if (spec->model_type == "lfm2") {
     if (kv_per_layer.empty())
       fail("{}: metadata '{}attention.head_count_kv': expected one count per layer (0 for conv layers)", label, a);
@@ -353,7 +375,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   DType embed_type = dtype_of(embd->type).value_or(DType::F16);
   // Gemma scales the embedding by sqrt(dim) rounded to the checkpoint's dtype (HF's normalizer); every Gemma
   // is released in BF16, so that is the rounding an imported one gets (llama.cpp multiplies by the f32 root).
-  if (spec->norms_plus_one) embed_type = DType::BF16;
+  if (gemma) embed_type = DType::BF16;
   p.config = config_from_hf(c, nullptr, embed_type, label + " (metadata as config.json)");
   const ModelConfig& cfg = p.config;
 
@@ -364,6 +386,10 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   std::map<std::string, std::pair<std::string, FusedPart>> part_of;
   for (const auto& t : h.tensors) {
     if (longrope && t.name.starts_with("rope_factors_")) continue;  // read into the config above
+    if (n_nextn && mtp_block(t.name, n_layers, n_blocks)) {
+      ++p.mtp_tensors;
+      continue;
+    }
     std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
     if (internal.empty())
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
@@ -407,7 +433,17 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
     GgufImportPlan::Tensor pt{&t, internal, names.to_hf(internal), {}, DType::F32, DType::F32, 0};
-    if (spec->norms_plus_one && t.name.ends_with("norm.weight")) pt.add = -1.0f;
+    // The 1 + w norms (Qwen 3.5's gated DeltaNet norm, ssm_norm, is plain w).
+    if (spec->norms_plus_one && t.name.ends_with("norm.weight") && !t.name.ends_with("ssm_norm.weight"))
+      pt.add = -1.0f;
+    if (spec->model_type == "qwen3_5_text") {
+      const std::string leaf = internal.substr(internal.find('.', 4) + 1);
+      int64_t group = 1;
+      bool columns = false;
+      pt.row_order = gguf_import::qwen35_v_order(cfg, leaf, group, columns);
+      if (columns) pt.col_group = group;
+      pt.a_log = leaf == "linear_a_log";
+    }
     std::optional<DType> src = dtype_of(t.type);
     auto traits = gguf::ggml_traits(t.type);
     const std::string type_name = traits ? std::string(traits->name) : "#" + std::to_string(uint32_t(t.type));
@@ -449,6 +485,15 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
            json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
            json(t.ne).dump());
     pt.total_rows = pt.shape[0];
+    if (!pt.row_order.empty()) {  // Qwen 3.5's v heads: whole rows, or whole blocks of columns
+      const int64_t units = pt.col_group ? pt.shape.back() / pt.col_group : pt.shape[0];
+      if (int64_t(pt.row_order.size()) != units)
+        fail("{}: tensor '{}': {} v-head units expected, the shape gives {}", label, t.name, pt.row_order.size(), units);
+      if (pt.col_group % traits->block_elems)
+        fail("{}: tensor '{}': its columns hold llama.cpp's reordered v heads of {} values, which {} blocks of {} "
+             "cannot be moved by (dequantize it or requantize this tensor to Q8_0 or F16)",
+             label, t.name, pt.col_group, type_name, traits->block_elems);
+    }
     if (part) {  // this part's rows of the fused tensor
       pt.row0 = part->row0;
       pt.shape[0] = part->rows;
@@ -516,7 +561,7 @@ std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::sp
   }
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
-  if (t.stored != t.source || t.add != 0) {
+  if (t.stored != t.source || t.add != 0 || t.a_log) {
     const uint64_t n = in.size() / traits(t.source).block_bytes;
     converted.resize(n * traits(t.stored).block_bytes);
     for (uint64_t i = 0; i < n; ++i) {
@@ -529,6 +574,11 @@ std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::sp
         f = t.source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
       }
       f += t.add;
+      if (t.a_log) {
+        if (!(f < 0) || !std::isfinite(f))
+          fail("tensor '{}'[{}]: expected A = -exp(A_log) < 0, got {}", t.info->name, i, f);
+        f = gguf_import::a_log_of(f);
+      }
       if (t.stored == DType::F32) {
         std::memcpy(converted.data() + 4 * i, &f, 4);
       } else {
@@ -537,6 +587,20 @@ std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::sp
       }
     }
     src = converted;
+  }
+  if (!t.row_order.empty()) {  // Qwen 3.5's v heads, back in HF's grouped order
+    const size_t rows = size_t(t.shape[0]), row = src.size() / rows;
+    out.resize(src.size());
+    if (t.col_group == 0) {
+      for (size_t r = 0; r < rows; ++r)
+        std::memcpy(out.data() + r * row, src.data() + size_t(t.row_order[r]) * row, row);
+    } else {
+      const size_t unit = row / t.row_order.size();  // bytes of one head's columns in a row
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t u = 0; u < t.row_order.size(); ++u)
+          std::memcpy(out.data() + r * row + u * unit, src.data() + r * row + size_t(t.row_order[u]) * unit, unit);
+    }
+    return out;
   }
   if (t.unpermute_heads == 0) {
     if (src.data() == in.data()) return in;
@@ -637,6 +701,8 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
       if (t.add != 0) e.fallback = "GGUF holds 1 + w (llama.cpp's Gemma norms); stored as w";
+      if (t.a_log) e.fallback = "GGUF holds A = -exp(A_log) (llama.cpp's ssm_a); stored as A_log";
+      if (!t.row_order.empty()) e.fallback = "GGUF holds llama.cpp's tiled v-head order; stored in HF's grouped order";
       if (t.up) e.fallback = "GGUF " + t.info->name + " and " + t.up->name + ", joined per expert (gate rows, then up)";
       if (t.convert) {
         e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
@@ -651,6 +717,9 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     m.shards = writer.finish();
   }
   signals.check();
+  if (plan.mtp_tensors)
+    std::fprintf(stderr, "%s: %d tensors of multi-token-prediction blocks left out (blueshift does not run them)\n",
+                 label.c_str(), plan.mtp_tensors);
   for (const auto& [what, c] : conversions)
     std::fprintf(stderr, "%s: %d tensor%s %s%s\n", label.c_str(), c.count, c.count == 1 ? "" : "s", what.c_str(),
                  what.ends_with("Q8_0") ? " (exact: the same scales and quants)"

@@ -6,8 +6,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rdrr/gguf.h"
+#include "runtime/model/config.h"
 
 namespace bs::gguf_import {
 
@@ -37,5 +39,17 @@ void moe_config(const Meta& m, const std::string& model_type, nlohmann::json& c)
 // empty when it is none. gate and up experts stored apart (llama.cpp's default) map to the pseudo leaves
 // ffn_gate_exps / ffn_up_exps (and *_bias), which the plan joins into blueshift's ffn_gate_up_exps.
 std::string_view moe_leaf(std::string_view arch, std::string_view leaf);
+
+// Qwen 3.5 (llama.cpp's qwen35, gguf_import_qwen35.cpp): the Gated DeltaNet keys ({arch}.ssm.*, layer kinds,
+// partial rotary) as config.json's.
+void qwen35_config(const Meta& m, int64_t n_layers, int64_t head_dim, nlohmann::json& c);
+// blueshift's leaf for a qwen35 GGUF leaf of a DeltaNet layer (and its pre-FFN norm); empty when none.
+std::string_view qwen35_leaf(std::string_view leaf);
+// Where llama.cpp reordered the v heads (fewer k heads than v heads): order[i] = the file's row (or, with
+// `columns`, the file's column group of `group` columns) that holds stored row (group) i. Empty: as it is.
+std::vector<int64_t> qwen35_v_order(const ModelConfig& c, std::string_view leaf, int64_t& group,
+                                    bool& columns);
+// HF's A_log from llama.cpp's ssm_a = -exp(A_log) (see gguf_import_qwen35.cpp for the rounding).
+float a_log_of(float a);
 
 }  // namespace bs::gguf_import
