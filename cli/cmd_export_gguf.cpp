@@ -51,8 +51,21 @@ struct Target {
   bool moe = false;             // Mixtral (llama), qwen3moe, gpt-oss: stacked experts, ffn_gate_inp router
   bool fuse_gate_up = false;    // experts' gate|up as ffn_gate_up_exps, else ffn_gate_exps + ffn_up_exps
   bool qwen35 = false;          // Gated DeltaNet hybrid: 1 + w norms, -exp(A_log), tiled v heads
+  bool gemma4 = false;          // per-layer sizes as arrays, PLE, layer scalars, proportional RoPE as rope_freqs
   int32_t full_interval = 0;    // qwen35: every full_interval-th layer is full attention
 };
+
+// llama.cpp's names of Gemma 4's own tensors (top-level, or a layer's leaf).
+std::string gemma4_gguf_name(const std::string& prefix, const std::string& leaf) {
+  for (auto [ours, theirs] :
+       {std::pair{"ple_embed", "per_layer_token_embd.weight"}, {"ple_proj", "per_layer_model_proj.weight"},
+        {"ple_proj_norm", "per_layer_proj_norm.weight"}, {"layer_scalar", "layer_output_scale.weight"},
+        {"ple_gate", "inp_gate.weight"}, {"ple_out", "proj.weight"}, {"ple_post_norm", "post_norm.weight"},
+        {"attn_q_norm", "attn_q_norm.weight"}, {"attn_k_norm", "attn_k_norm.weight"},
+        {"attn_post_norm", "post_attention_norm.weight"}, {"ffn_post_norm", "post_ffw_norm.weight"}})
+    if (leaf == ours) return prefix + theirs;
+  return {};
+}
 
 // llama.cpp's names of Qwen 3.5's DeltaNet tensors and of its pre-FFN norm.
 std::string qwen35_gguf_name(const std::string& prefix, const std::string& leaf) {
@@ -129,12 +142,14 @@ std::string gguf_name(const std::string& internal, const Target& t) {
   if (internal == "embed") return "token_embd.weight";
   if (internal == "output_norm" && t.shortconv) return "token_embd_norm.weight";  // llama.cpp's LFM2 name
   if (internal == "output_norm" || internal == "output") return internal + ".weight";
+  if (t.gemma4 && internal.starts_with("ple_")) return gemma4_gguf_name("", internal);
   if (internal.rfind("blk.", 0) != 0) return {};
   auto dot = internal.find('.', 4);
   std::string prefix = internal.substr(0, dot + 1), leaf = internal.substr(dot + 1);
   if (t.arch == "gpt-oss" && leaf == "ffn_norm") return prefix + "post_attention_norm.weight";
   if (t.arch == "qwen3moe" && (leaf == "attn_q_norm" || leaf == "attn_k_norm")) return prefix + leaf + ".weight";
   if (std::string n = t.qwen35 ? qwen35_gguf_name(prefix, leaf) : ""; !n.empty()) return n;
+  if (std::string n = t.gemma4 ? gemma4_gguf_name(prefix, leaf) : ""; !n.empty()) return n;
   for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
     if (leaf == n) return prefix + leaf + ".weight";
   if (leaf == "attn_out") return prefix + "attn_output.weight";
@@ -153,7 +168,30 @@ std::string gguf_name(const std::string& internal, const Target& t) {
 }
 
 // The architecture a model is written as; refuses what llama.cpp's would compute differently.
+// Gemma 4 as llama.cpp's gemma4 computes it: attention scale 1, GELU (tanh), q/k/v norms, sandwich norms of w,
+// one head width per kind of layer (key_length, key_length_swa), sliding layers rotating the whole head.
+Target gemma4_target(const bs::ModelConfig& c, const std::string& label) {
+  Target t;
+  t.arch = "gemma4";
+  t.gemma4 = true;
+  auto refuse = [&](const char* what) {
+    bs::fail("{}: export-gguf writes it as llama.cpp's gemma4 architecture, which would compute it differently: it "
+             "has {}",
+             label, what);
+  };
+  if (c.attn_scale != 1.0f) refuse("an attention scale other than 1");
+  if (c.act != bs::Activation::gelu_tanh || c.norm_offset || !c.sandwich_norm || !c.qk_norm || !c.v_norm)
+    refuse("another activation or norm layout");
+  if (c.attn_softcap != 0 || c.qkv_bias || c.moe()) refuse("an attention softcap, q/k/v biases or experts");
+  if (c.rope.scaling != bs::RopeScaling::none || c.rotary_dim > 0) refuse("scaled or partial RoPE on sliding layers");
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    if (c.head_dim_of(l) != c.head_dim_of_type(!c.sliding(l)))
+      refuse("layers of one kind with different head widths (llama.cpp has key_length and key_length_swa)");
+  return t;
+}
+
 Target target_of(const bs::ModelConfig& c, const std::string& label, bool fuse_gate_up) {
+  if (c.arch == "gemma4_text") return gemma4_target(c, label);
   const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
   const bool lfm2 = c.arch == "lfm2", qwen3moe = c.arch == "qwen3_moe", gptoss = c.arch == "gpt_oss";
   const bool qwen35 = c.arch == "qwen3_5_text";
@@ -302,21 +340,43 @@ void run(const Args& a) {
   w.add(arch + ".context_length", Value::u32(uint32_t(c.max_seq)));
   w.add(arch + ".embedding_length", Value::u32(uint32_t(c.dim)));
   w.add(arch + ".block_count", Value::u32(uint32_t(c.n_layers)));
-  w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
   w.add(arch + ".attention.head_count", Value::u32(uint32_t(c.n_heads)));
+  const int32_t head_dim = tg.gemma4 ? c.head_dim_of_type(true) : c.head_dim;  // Gemma 4: key_length is the full layers'
+  if (tg.gemma4) {
+    std::vector<int64_t> ffn, kv;
+    std::vector<uint64_t> swa;
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+      ffn.push_back(c.ffn_dim_of(l));
+      kv.push_back(c.kv_heads_of(l));
+      swa.push_back(c.sliding(l));
+    }
+    w.add(arch + ".feed_forward_length", Value::i32_array(std::move(ffn)));
+    w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
+    w.add(arch + ".attention.sliding_window_pattern", Value{bs::gguf::ValueType::array, bs::gguf::ValueType::boolean, std::move(swa)});
+    w.add(arch + ".attention.key_length_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".attention.value_length_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".rope.dimension_count_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".rope.freq_base_swa", Value::f32(c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta));
+    w.add(arch + ".attention.shared_kv_layers", Value::u32(uint32_t(c.kv_shared_layers)));
+    w.add(arch + ".embedding_length_per_layer_input", Value::u32(uint32_t(c.ple_dim)));
+    w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding_window)));
+    if (c.final_softcap > 0) w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
+  } else {
+    w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
+  }
   if (tg.shortconv) {  // per layer, 0 for conv layers (llama.cpp's recurrent_layer_arr)
     std::vector<int64_t> kv;
     for (int32_t l = 0; l < c.n_layers; ++l) kv.push_back(c.kind(l) == bs::LayerKind::attention ? c.n_kv_heads : 0);
     w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
     w.add(arch + ".shortconv.l_cache", Value::u32(uint32_t(c.conv_kernel)));
-  } else {
+  } else if (!tg.gemma4) {
     w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
   }
-  w.add(arch + ".attention.key_length", Value::u32(uint32_t(c.head_dim)));
-  w.add(arch + ".attention.value_length", Value::u32(uint32_t(c.head_dim)));
+  w.add(arch + ".attention.key_length", Value::u32(uint32_t(head_dim)));
+  w.add(arch + ".attention.value_length", Value::u32(uint32_t(head_dim)));
   w.add(arch + ".attention.layer_norm_rms_epsilon", Value::f32(c.norm_eps));
   w.add(arch + ".rope.freq_base", Value::f32(c.rope.theta));
-  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.rotary_dim > 0 ? c.rotary_dim : c.head_dim)));
+  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.rotary_dim > 0 ? c.rotary_dim : head_dim)));
   w.add(arch + ".vocab_size", Value::u32(uint32_t(c.vocab)));
   if (c.rope.scaling == bs::RopeScaling::linear) {
     w.add(arch + ".rope.scaling.type", Value::str("linear"));
@@ -377,6 +437,13 @@ void run(const Args& a) {
   if (c.rope.scaling == bs::RopeScaling::llama3) {
     extra.push_back(llama3_rope_factors(c));
     w.add_tensor("rope_freqs.weight", {extra.back().size()}, bs::gguf::GgmlType::F32);
+  }
+  if (tg.gemma4) {  // proportional RoPE on full layers: 1 for each rotated frequency, 1e30 (unrotated) after
+    std::vector<float> f(size_t(head_dim / 2), 1e30f);
+    const int32_t rotated = int32_t(float(head_dim) * c.rope.partial_factor / 2);
+    for (int32_t i = 0; i < rotated; ++i) f[size_t(i)] = 1.0f;
+    extra.push_back(f);
+    w.add_tensor("rope_freqs.weight", {f.size()}, bs::gguf::GgmlType::F32);
   }
   if (c.rope.scaling == bs::RopeScaling::longrope) {
     for (auto [name, f] : {std::pair{"rope_factors_long.weight", &c.rope.long_factor},

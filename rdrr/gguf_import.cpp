@@ -43,6 +43,8 @@ constexpr ArchSpec kArchs[] = {
     {"phi3", "phi3", "Phi3ForCausalLM", false},  // fused attn_qkv and gate|up ffn_up, split at import
     {"gemma2", "gemma2", "Gemma2ForCausalLM", false, true},
     {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, true},
+    // Per-layer sizes, KV sharing, per-layer inputs, proportional RoPE (gguf_import_gemma.cpp); norms as w.
+    {"gemma4", "gemma4_text", "Gemma4ForCausalLM", false, false},
     // Short-conv hybrid: per-layer head_count_kv (0 = a conv layer), shortconv.* tensors; NEOX RoPE.
     {"lfm2", "lfm2", "Lfm2ForCausalLM", false},
     // Mixture of experts: Mixtral is llama.cpp's llama with expert_count (q/k rows permuted as Llama's).
@@ -83,6 +85,8 @@ bool mtp_block(std::string_view name, int64_t n_layers, int64_t n_blocks) {
 }
 
 std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
+  if (arch == "gemma4")
+    if (std::string_view g = gguf_import::gemma4_name(name); !g.empty()) return std::string(g);
   // LFM2's final norm (HF embedding_norm) is token_embd_norm in llama.cpp's files.
   if (arch == "lfm2" && name == "token_embd_norm.weight") return "output_norm";
   for (auto [g, i] : kTopNames)
@@ -97,6 +101,8 @@ std::string internal_name(std::string_view name, uint64_t n_layers, std::string_
   }
   if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
   const std::string b = "blk." + std::to_string(layer) + ".";
+  if (std::string_view g = arch == "gemma4" ? gguf_import::gemma4_name(name.substr(dot + 1)) : ""; !g.empty())
+    return b + std::string(g);
   if (std::string_view q = arch == "qwen35" ? gguf_import::qwen35_leaf(name.substr(dot + 1)) : ""; !q.empty())
     return b + std::string(q);
   if (std::string_view moe = gguf_import::moe_leaf(arch, name.substr(dot + 1)); !moe.empty())
@@ -141,37 +147,6 @@ std::vector<int64_t> per_layer_counts(const gguf::Value& v, uint64_t n_layers, c
   }
   if (!nonzero) fail("{}: metadata '{}': every layer is 0 (no attention layer)", label, key);
   return out;
-}
-
-// What llama.cpp's Gemma 2 / 3 take from the architecture rather than the file (llama-model.cpp's
-// load_hparams), as the config.json keys transformers reads: GELU (tanh), the attention scale
-// 1/sqrt(head_dim) (1/sqrt(dim / heads) for the 27B, which it recognises by its layer count), the
-// sliding pattern (Gemma 2: even layers slide; Gemma 3: five local to one global, local RoPE base
-// 10000), Gemma 2's softcaps (50 / 30 where the file has no keys) and Gemma 3's none.
-void gemma_config(const Meta& m, json& c) {
-  const std::string a = m.arch + ".";
-  const bool gemma2 = m.arch == "gemma2";
-  const int64_t n_layers = c["num_hidden_layers"], dim = c["hidden_size"], heads = c["num_attention_heads"];
-  c.erase("hidden_act");
-  c["hidden_activation"] = "gelu_pytorch_tanh";
-  c["query_pre_attn_scalar"] = n_layers == (gemma2 ? 46 : 62) ? dim / heads : c["head_dim"].get<int64_t>();
-  if (gemma2) {
-    for (auto [key, fallback] : {std::pair{"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0}}) {
-      double cap = m.number(a + key, fallback);
-      if (!(cap > 0 && cap < 1e30))
-        fail("{}: metadata '{}{}': expected a positive softcap (llama.cpp divides by it), got {}", m.label, a, key,
-             cap);
-      c[key] = cap;
-    }
-    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window", 4096), a + "attention.sliding_window",
-                                   m.label);
-  } else {
-    c["attn_logit_softcapping"] = nullptr;
-    c["final_logit_softcapping"] = nullptr;
-    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window"), a + "attention.sliding_window", m.label);
-    c["sliding_window_pattern"] = 6;
-    c["rope_local_base_freq"] = 10000.0;
-  }
 }
 
 // Phi-3 128k's LongRoPE as llama.cpp's converter writes it: the long and short factors as F32 tensors
@@ -242,7 +217,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
     if (s.gguf == p.gguf_arch && (!spec || s.moe == has_experts)) spec = &s;
   if (!spec)
     fail("{}: general.architecture '{}': import reads llama (and Mixtral as llama with experts), qwen2, qwen3, "
-         "qwen3moe, gpt-oss, phi3, gemma2, gemma3 and lfm2 GGUFs",
+         "qwen3moe, qwen35, gpt-oss, phi3, gemma2, gemma3, gemma4 and lfm2 GGUFs",
          label, p.gguf_arch);
 
   const int64_t n_blocks = positive(m.uint(a + "block_count"), a + "block_count", label);
@@ -256,10 +231,19 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
   // LFM2 gives head_count_kv per layer, 0 for its conv layers: those become HF's layer_types.
   std::vector<int64_t> kv_per_layer;
+  const bool gemma4 = spec->model_type == "gemma4_text";
   if (const gguf::Value* kv = h.find(a + "attention.head_count_kv"); kv && kv->type == gguf::ValueType::array) {
-    if (spec->model_type != "lfm2")
+    if (gemma4) {  // per layer, checked by gemma4_config; the largest bounds the checks below
+      int64_t most = 1;
+      if (const auto* u = std::get_if<std::vector<uint64_t>>(&kv->v))
+        for (uint64_t x : *u) most = std::max<int64_t>(most, int64_t(std::min<uint64_t>(x, 1u << 30)));
+      if (const auto* i = std::get_if<std::vector<int64_t>>(&kv->v))
+        for (int64_t x : *i) most = std::max<int64_t>(most, std::min<int64_t>(x, 1 << 30));
+      kv_per_layer.assign(size_t(n_layers), most);
+    } else if (spec->model_type != "lfm2")
       fail("{}: metadata '{}attention.head_count_kv': expected an integer, got an array", label, a);
-    kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
+    else
+      kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
   }
   const int64_t n_kv =
       kv_per_layer.empty()
@@ -301,7 +285,11 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"model_type", spec->model_type},
       {"architectures", {spec->hf_class}},
       {"hidden_size", dim},
-      {"intermediate_size", positive(m.uint(a + "feed_forward_length"), a + "feed_forward_length", label)},
+      // Gemma 4's may be per layer (gemma4_config reads it).
+      {"intermediate_size", gemma4 && h.find(a + "feed_forward_length") &&
+                                    h.find(a + "feed_forward_length")->type == gguf::ValueType::array
+                                ? 1
+                                : positive(m.uint(a + "feed_forward_length"), a + "feed_forward_length", label)},
       {"num_hidden_layers", n_layers},
       {"num_attention_heads", n_heads},
       {"num_key_value_heads", n_kv},
@@ -315,7 +303,8 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   if (spec->model_type == "qwen3" || spec->model_type == "qwen3_moe") c["attention_bias"] = false;
   if (spec->moe) gguf_import::moe_config(m, std::string(spec->model_type), c);
   const bool gemma = spec->model_type.starts_with("gemma");
-  if (gemma) gemma_config(m, c);
+  if (gemma && spec->model_type != "gemma4_text") gguf_import::gemma_config(m, c);
+  if (spec->model_type == "gemma4_text") gguf_import::gemma4_config(m, file, c);
   if (spec->model_type == "qwen3_5_text") gguf_import::qwen35_config(m, n_layers, head_dim, c);
   if (spec->model_type == "lfm2") {
     if (kv_per_layer.empty())
@@ -363,7 +352,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
            label, a, *type, p.gguf_arch);
     }
   }
-  if (h.tensor("rope_freqs.weight"))
+  if (h.tensor("rope_freqs.weight") && !gemma4)
     fail("{}: tensor 'rope_freqs.weight' (llama3-style per-frequency RoPE scaling): not imported yet", label);
   const bool longrope = read_longrope(m, h, file, c, head_dim);
   if (spec->model_type == "phi3") {
@@ -390,9 +379,16 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       ++p.mtp_tensors;
       continue;
     }
+    if (gemma4 && t.name == "rope_freqs.weight") continue;  // read into the config (proportional RoPE)
     std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
     if (internal.empty())
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
+    // Gemma 4's KV-shared layers read an earlier layer's cache: their own k / v weights are never used.
+    if (gemma4 && tensor_layer(internal) >= cfg.n_layers - cfg.kv_shared_layers &&
+        (internal.ends_with(".attn_k") || internal.ends_with(".attn_v") || internal.ends_with(".attn_k_norm"))) {
+      ++p.unused_kv_tensors;
+      continue;
+    }
     by_internal[internal] = &t;
     for (const FusedPart& part : fused_parts(cfg, internal)) part_of[part.internal] = {internal, part};
   }
@@ -433,6 +429,9 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
     GgufImportPlan::Tensor pt{&t, internal, names.to_hf(internal), {}, DType::F32, DType::F32, 0};
+    // The router's HF name by family (TensorNames gives Mixtral's for every MoE).
+    if (size_t at = pt.hf_name.find("block_sparse_moe.gate"); at != std::string::npos && spec->model_type != "mixtral")
+      pt.hf_name.replace(at, 21, spec->model_type == "gpt_oss" ? "mlp.router" : "mlp.gate");
     // The 1 + w norms (Qwen 3.5's gated DeltaNet norm, ssm_norm, is plain w).
     if (spec->norms_plus_one && t.name.ends_with("norm.weight") && !t.name.ends_with("ssm_norm.weight"))
       pt.add = -1.0f;
@@ -717,6 +716,9 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     m.shards = writer.finish();
   }
   signals.check();
+  if (plan.unused_kv_tensors)
+    std::fprintf(stderr, "%s: %d k/v tensors of KV-shared layers left out (those layers read an earlier layer's cache)\n",
+                 label.c_str(), plan.unused_kv_tensors);
   if (plan.mtp_tensors)
     std::fprintf(stderr, "%s: %d tensors of multi-token-prediction blocks left out (blueshift does not run them)\n",
                  label.c_str(), plan.mtp_tensors);

@@ -13,6 +13,8 @@
 //  - Phi-3: attn_qkv and gate|up ffn_up are split by rows; LongRoPE's factor tensors become rope_scaling;
 //  - Mixture of experts (gguf_import_moe.cpp): stacked expert tensors keep their bytes (MXFP4 included: GGML's
 //    block_mxfp4 is blueshift's); gate and up experts stored apart are joined per expert into ffn_gate_up_exps;
+//  - Gemma 4 (gguf_import_gemma.cpp): per-layer sizes, KV sharing, per-layer inputs, proportional RoPE read
+//    from the rope_freqs tensor;
 //  - Qwen 3.5 (gguf_import_qwen35.cpp): 1 + w norms, -exp(A_log), v heads reordered, all taken back;
 //  - 1-D tensors (norms, biases, experts' biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
 // Types RDRR does not hold become the nearest one it does (rdrr/gguf_dequant.h: Q4_0/Q5_0 exactly as Q8_0;
@@ -64,7 +66,8 @@ struct GgufImportPlan {
   std::vector<Tensor> tensors;  // in expected_tensors order
   std::string quantization;     // F16, Q8_0, Q4_K_M, ... (from the matrices' types)
   std::string chat_template;    // tokenizer.chat_template, when present
-  int mtp_tensors = 0;          // Qwen 3.5's multi-token-prediction blocks' tensors, left out
+  int mtp_tensors = 0;
+  int unused_kv_tensors = 0;    // Gemma 4: k / v weights of KV-shared layers, left out          // Qwen 3.5's multi-token-prediction blocks' tensors, left out
 };
 
 // Checks the header as an import needs it (architecture, hyperparameters, every tensor's name, type

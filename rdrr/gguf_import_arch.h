@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,5 +52,16 @@ std::vector<int64_t> qwen35_v_order(const ModelConfig& c, std::string_view leaf,
                                     bool& columns);
 // HF's A_log from llama.cpp's ssm_a = -exp(A_log) (see gguf_import_qwen35.cpp for the rounding).
 float a_log_of(float a);
+
+// Gemma 2 / 3 (gguf_import_gemma.cpp): what llama.cpp takes from the architecture (activation, attention
+// scale, sliding pattern, softcaps, local RoPE base).
+void gemma_config(const Meta& m, nlohmann::json& c);
+// Gemma 4: per-layer sizes, layer kinds, KV sharing, per-layer inputs, proportional RoPE (from
+// rope_freqs.weight, read from `file`; taken as full rotation for a header-only check), v from k where full
+// layers lack attn_v.
+void gemma4_config(const Meta& m, std::span<const std::byte> file, nlohmann::json& c);
+// blueshift's name for a gemma4 GGUF name (top-level, or a layer's leaf after "blk.N.") of its own; empty:
+// none.
+std::string_view gemma4_name(std::string_view name);
 
 }  // namespace bs::gguf_import

