@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "rdrr/gguf.h"
+#include "rdrr/gguf_dequant.h"
+#include "rdrr/gguf_import.h"
 #include "runtime/model/config.h"
 
 namespace bs::gguf_import {
@@ -29,6 +31,24 @@ struct Meta {
 
 // Sizes GGUF stores as u32 that config.json wants as positive ints: 1 .. 2^30.
 int64_t positive(uint64_t v, const std::string& key, const std::string& label);
+
+// blueshift's internal name of llama.cpp's tensor `name` in a file of architecture `arch`
+// (gguf_import_fields.cpp); empty when it is none (or its layer index is not a plain decimal below n_layers).
+std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch);
+// Whether `name` is a tensor of a block in [n_layers, n_blocks): Qwen 3.5's multi-token-prediction blocks.
+bool mtp_block(std::string_view name, int64_t n_layers, int64_t n_blocks);
+// A per-layer count array (LFM2's head_count_kv): n_layers integers, the non-zero ones all equal.
+std::vector<int64_t> per_layer_counts(const gguf::Value& v, uint64_t n_layers, const std::string& key,
+                                      const std::string& label);
+// Phi-3 128k's LongRoPE factor tensors and keys as HF's rope_scaling in `c`; false when the file has none.
+bool read_longrope(const Meta& m, const gguf::Header& h, std::span<const std::byte> file, nlohmann::json& c,
+                   int64_t head_dim);
+
+// A tensor's bytes as stored (gguf_import_bytes.cpp): rows converted to F32 / F16 where the type changes, the
+// converter's transforms undone. Returns `in` itself when nothing changes (no copy of the mapped file).
+std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
+                                        int32_t head_dim, std::vector<std::byte>& out,
+                                        std::vector<std::byte>& dequantized, gguf::ConversionLoss& loss);
 
 // Mixture of experts (llama.cpp's llama with expert_count > 0 for Mixtral, qwen3moe, gpt-oss): puts the
 // experts' config.json keys into `c` from {arch}.expert_count, .expert_used_count,
