@@ -27,6 +27,7 @@
 #include "cli/command.h"
 #include "rdrr/gguf.h"
 #include "rdrr/manifest.h"
+#include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "sharding/reader.h"
 
@@ -542,11 +543,27 @@ void run(const Args& a) {
           std::memcpy(permuted.data() + i, &f, 4);
         }
       if (c.linear_k_heads != c.linear_v_heads) {
+        // llama.cpp's converter tiles HF's values, then quantizes. Where a quantized block spans heads (out_proj's
+        // columns in 256-value K-quant blocks), so does this: dequantized, tiled, quantized again.
+        const bool requant = vl->columns && bs::traits(t.dtype).quantized &&
+                             c.linear_v_dim % int32_t(bs::traits(t.dtype).block_elems) != 0;
+        std::vector<float> f;
+        if (requant) {
+          f.resize(size_t(t.shape.at(0) * t.shape.at(1)));
+          bs::dequantize_row(t.dtype, permuted.data(), f.data(), int64_t(f.size()));
+          permuted.assign(reinterpret_cast<const std::byte*>(f.data()),
+                          reinterpret_cast<const std::byte*>(f.data() + f.size()));
+        }
         std::vector<std::byte> tiled;
         tile_v_heads(permuted, tiled, size_t(t.shape.at(0)), c.linear_k_heads, c.linear_v_heads,
                      vl->qk_rows ? 2 * c.linear_k_heads * c.linear_k_dim : 0, vl->per_dim ? c.linear_v_dim : 1,
                      vl->columns);
-        permuted = std::move(tiled);
+        if (requant) {
+          permuted.resize(bytes.size());
+          bs::quantize_row(t.dtype, reinterpret_cast<const float*>(tiled.data()), permuted.data(), int64_t(f.size()));
+        } else {
+          permuted = std::move(tiled);
+        }
       }
       bytes = permuted;
     } else if ((tg.norms_plus_one || (tg.qwen35 && !t.internal.ends_with(".linear_norm"))) &&

@@ -365,10 +365,9 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       const int64_t units = pt.col_group ? pt.shape.back() / pt.col_group : pt.shape[0];
       if (int64_t(pt.row_order.size()) != units)
         fail("{}: tensor '{}': {} v-head units expected, the shape gives {}", label, t.name, pt.row_order.size(), units);
-      if (pt.col_group % traits->block_elems)
-        fail("{}: tensor '{}': its columns hold llama.cpp's reordered v heads of {} values, which {} blocks of {} "
-             "cannot be moved by (dequantize it or requantize this tensor to Q8_0 or F16)",
-             label, t.name, pt.col_group, type_name, traits->block_elems);
+      // Columns move by whole blocks; where a block spans two heads (Q4_K's 256 values over heads of 128),
+      // the tensor is dequantized to F16 first (the rounding measured and stated, as for Q5_K).
+      pt.to_f16 = pt.col_group % bs::traits(pt.source).block_elems != 0;
     }
     if (part) {  // this part's rows of the fused tensor
       pt.row0 = part->row0;
@@ -394,7 +393,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
         fail("{}: tensor '{}': type MXFP4 is imported for expert tensors only (blueshift's kernels read MXFP4 "
              "experts)",
              label, t.name);
-      pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
+      pt.stored = pt.source == DType::F32 || pt.to_f16 ? DType::F16 : pt.source;
       matrix_types.insert(pt.stored);
     }
     bool q = internal.ends_with(".attn_q"), k = internal.ends_with(".attn_k");
@@ -472,6 +471,20 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       gguf::ConversionLoss loss;
       std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out, dequantized, loss);
       std::string converted;  // what the conversion did, for the manifest and the summary
+      if (t.to_f16) {  // dequantized to move v-head columns that share blocks
+        const std::string from(dtype_name(t.source));
+        if (!(loss.max_abs_error < 1e30))
+          fail("{}: tensor '{}': {} values overflow F16 (max |w| {})", label, t.info->name, from, loss.max_abs);
+        converted = fmt::format("GGUF {}, its v-head columns tiled by llama.cpp inside {} blocks; dequantized to F16 "
+                                "to move them back: f16 rounding changed values by at most {:.3g} ({:.3g} of max |w| "
+                                "{:.3g})",
+                                from, from, loss.max_abs_error,
+                                loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0, loss.max_abs);
+        auto& c = conversions[from + " -> F16 (v-head columns)"];
+        c.count += 1;
+        c.worst_rel = std::max(c.worst_rel, loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0);
+        c.worst_abs = std::max(c.worst_abs, loss.max_abs_error);
+      }
       if (t.convert) {
         const std::string from(gguf::ggml_traits(*t.convert)->name), to(dtype_name(t.stored));
         if (!(loss.max_abs_error < 1e30))
@@ -504,10 +517,8 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       if (t.a_log) e.fallback = "GGUF holds A = -exp(A_log) (llama.cpp's ssm_a); stored as A_log";
       if (!t.row_order.empty()) e.fallback = "GGUF holds llama.cpp's tiled v-head order; stored in HF's grouped order";
       if (t.up) e.fallback = "GGUF " + t.info->name + " and " + t.up->name + ", joined per expert (gate rows, then up)";
-      if (t.convert) {
-        e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
-        e.fallback = converted;
-      }
+      if (t.convert || t.to_f16) e.fallback = converted;
+      if (t.convert) e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
       writer.write(bytes);
       if (!t.up) release_pages(in);  // joined experts: `in` is our copy, their pages were released above
       done += part_bytes(t);

@@ -58,6 +58,7 @@ struct GgufImportPlan {
     // stored column group i (col_group columns) of every row is the file's group row_order[i].
     std::vector<int64_t> row_order;
     int64_t col_group = 0;
+    bool to_f16 = false;  // columns to move inside blocks: dequantized to F16 first
     bool a_log = false;  // the file holds -exp(A_log) (Qwen 3.5's ssm_a): stored as A_log
   };
   std::string gguf_arch;     // general.architecture

@@ -1,10 +1,12 @@
 // The GGUF import's byte transforms: a tensor's bytes as RDRR stores them (see gguf_import.h for what
 // changes).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "rdrr/gguf_dequant.h"
 #include "rdrr/gguf_import_arch.h"
+#include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "runtime/base/half.h"
 
@@ -26,19 +28,37 @@ std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::sp
     loss = gguf::convert_blocks(*t.convert, in, n, dequantized);
     in = dequantized;
   }
+  DType source = t.source;  // the type `in` holds
+  std::vector<std::byte> wide;
+  if (t.to_f16 && traits(source).quantized) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= uint64_t(d);
+    std::vector<float> f(n);
+    dequantize_row(source, in.data(), f.data(), int64_t(n));
+    wide.resize(2 * n);
+    loss = {};
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint16_t h = float_to_half(f[i]);
+      std::memcpy(wide.data() + 2 * i, &h, 2);
+      loss.max_abs_error = std::max(loss.max_abs_error, std::abs(double(half_to_float(h)) - f[i]));
+      loss.max_abs = std::max(loss.max_abs, std::abs(double(f[i])));
+    }
+    in = wide;
+    source = DType::F16;
+  }
   std::span<const std::byte> src = in;
   std::vector<std::byte> converted;
-  if (t.stored != t.source || t.add != 0 || t.a_log) {
-    const uint64_t n = in.size() / traits(t.source).block_bytes;
+  if (t.stored != source || t.add != 0 || t.a_log) {
+    const uint64_t n = in.size() / traits(source).block_bytes;
     converted.resize(n * traits(t.stored).block_bytes);
     for (uint64_t i = 0; i < n; ++i) {
       float f;
-      if (t.source == DType::F32) {
+      if (source == DType::F32) {
         std::memcpy(&f, in.data() + 4 * i, 4);
       } else {
         uint16_t v;
         std::memcpy(&v, in.data() + 2 * i, 2);
-        f = t.source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
+        f = source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
       }
       f += t.add;
       if (t.a_log) {

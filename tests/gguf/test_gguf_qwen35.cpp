@@ -4,6 +4,7 @@
 // logits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,9 @@
 
 #include "rdrr/gguf.h"
 #include "rdrr/manifest.h"
+#include "rdrr/quant.h"
+#include "runtime/base/half.h"
+#include "runtime/base/npy.h"
 #include "sharding/reader.h"
 #include "tests/common/testing.h"
 #include "tests/gguf/round_trip.h"
@@ -109,6 +113,81 @@ TEST(GgufQwen35, RoundTripKeepsBytesAndLogits) {
   EXPECT_EQ(m.model_config().kind(0), bs::LayerKind::linear_attention);
   EXPECT_EQ(m.model_config().kind(3), bs::LayerKind::attention);
   EXPECT_EQ(m.model_config().rotary_dim, 16);
+}
+
+// Q4_K's 256-value blocks span two of llama.cpp's tiled 64-wide v heads in out_proj's rows: that tensor is
+// dequantized to F16 and its columns moved back (the rounding stated), the rest keep their bytes.
+TEST(GgufQwen35, Q4KColumnsSharingBlocksAreDequantized) {
+  TempDir d;
+  json c = kQwen35;
+  c.update({{"hidden_size", 256},
+            {"num_attention_heads", 4},
+            {"intermediate_size", 512},
+            {"linear_key_head_dim", 64},
+            {"linear_value_head_dim", 64}});
+  fs::path hf = bs::testing::synth(d / "q35", c);
+  const fs::path orig = d / "orig", gguf = d / "m.gguf", back = d / "back";
+  auto r = bs::testing::run_blueshift({"convert", hf.string(), orig.string(), "--quant", "q4_k_m"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = bs::testing::run_blueshift({"export-gguf", "--model", orig.string(), "--out", gguf.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = bs::testing::run_blueshift({"convert", gguf.string(), back.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("2 tensors Q4_K -> F16 (v-head columns)"), std::string::npos) << r.err;
+  auto ma = bs::read_manifest(orig), mb = bs::read_manifest(back);
+  ASSERT_EQ(ma.find("blk.0.linear_out")->dtype, bs::DType::Q4_K);
+  EXPECT_EQ(mb.find("blk.0.linear_out")->dtype, bs::DType::F16);
+  EXPECT_EQ(mb.find("blk.0.linear_z")->dtype, ma.find("blk.0.linear_z")->dtype);
+  // The imported F16 values are the GGUF's Q4_K values (llama.cpp's tiled order), rounded, in HF's order.
+  std::vector<std::byte> hb;
+  bs::load_tensors(mb, back, {}, [&](const bs::TensorEntry& t, std::span<const std::byte> b) {
+    if (t.internal == "blk.0.linear_out") hb.assign(b.begin(), b.end());
+  });
+  const auto h = bs::gguf::read_header(gguf.string());
+  const auto* ti = h.tensor("blk.0.ssm_out.weight");
+  ASSERT_NE(ti, nullptr);
+  ASSERT_EQ(ti->type, bs::gguf::GgmlType::Q4_K);
+  std::vector<std::byte> q(ti->size);
+  {
+    std::ifstream in(gguf, std::ios::binary);
+    in.seekg(std::streamoff(h.data_offset + ti->offset));
+    in.read(reinterpret_cast<char*>(q.data()), std::streamsize(q.size()));
+  }
+  const size_t n = 256 * 256;
+  std::vector<float> tiled(n);
+  bs::dequantize_row(bs::DType::Q4_K, q.data(), tiled.data(), int64_t(n));
+  ASSERT_EQ(hb.size(), 2 * n);
+  for (size_t row = 0; row < 256; ++row)
+    for (int g = 0; g < 2; ++g)
+      for (int v = 0; v < 2; ++v)
+        for (size_t i = 0; i < 64; ++i) {
+          uint16_t got;
+          std::memcpy(&got, hb.data() + 2 * (row * 256 + size_t(g * 2 + v) * 64 + i), 2);
+          ASSERT_EQ(got, bs::float_to_half(tiled[row * 256 + size_t(v * 2 + g) * 64 + i]))
+              << "row " << row << ", HF head " << g * 2 + v << ", column " << i;
+        }
+  std::vector<std::vector<float>> logits;
+  for (const fs::path& m : {orig, back}) {
+    r = bs::testing::run_blueshift(
+        {"logits", "--model", m.string(), "--tokens", kTokens, "--out", (m.string() + ".npy")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    logits.push_back(bs::read_npy_f32(m.string() + ".npy").data);
+  }
+  double num = 0, den = 0;
+  for (size_t i = 0; i < logits[0].size(); ++i) {
+    num += std::pow(double(logits[0][i]) - logits[1][i], 2);
+    den += std::pow(double(logits[0][i]), 2);
+  }
+  // The export re-quantized that tensor in llama.cpp's order (as its converter quantizes HF's values): the
+  // logits are near, not equal.
+  EXPECT_LE(std::sqrt(num / den), 3e-2);
+  const size_t vocab = 311;
+  for (size_t row = 0; row < logits[0].size() / vocab; ++row)
+    EXPECT_EQ(std::max_element(logits[0].begin() + row * vocab, logits[0].begin() + (row + 1) * vocab) -
+                  logits[0].begin(),
+              std::max_element(logits[1].begin() + row * vocab, logits[1].begin() + (row + 1) * vocab) -
+                  logits[1].begin())
+        << "row " << row;
 }
 
 // As many v heads as k heads: nothing is reordered.
