@@ -1,4 +1,5 @@
-// blueshift export-gguf (hidden): writes an RDRR model of the llama, gemma2, gemma3 or phi3 shape as a GGUF v3
+// blueshift export-gguf (hidden): writes an RDRR model of the llama, gemma2/3/4, phi3, lfm2, qwen35 or MoE
+// (Mixtral as llama, qwen3moe, gpt-oss) shape as a GGUF v3
 // file llama.cpp loads, so the two engines can be benchmarked on the same weights (benchmarks/peer/run_peer.sh)
 // and GGUF import can be tested on files written the way llama.cpp's converter writes them.
 //
@@ -13,7 +14,12 @@
 //    the attention scale, sliding pattern and Gemma 3's local RoPE base are not in the file: llama.cpp
 //    derives them from the architecture, so a model whose values differ is refused;
 //  - phi3: q|k|v rows fused as attn_qkv and gate|up rows as ffn_up, as HF's checkpoint has them; LongRoPE's
-//    factors as the tensors rope_factors_long / rope_factors_short.
+//    factors as the tensors rope_factors_long / rope_factors_short;
+//  - MoE: experts stacked (ffn_gate_exps / ffn_up_exps / ffn_down_exps, or ffn_gate_up_exps with
+//    --fuse-gate-up), the router as ffn_gate_inp; gpt-oss's sinks, biases, YaRN keys;
+//  - qwen35: norms as 1 + w (not the gated one), A_log as -exp(A_log), v heads tiled (where k heads are fewer),
+//    the DeltaNet sizes as ssm.* keys;
+//  - gemma4: per-layer sizes as arrays, key_length / key_length_swa, proportional RoPE as rope_freqs.
 // The vocabulary is a stand-in of the model's size (GPT-2 byte tokens, then placeholders, no merges):
 // enough to load and decode given token ids, not to tokenize text.
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/export_gguf_names.h"
 #include "rdrr/gguf.h"
 #include "rdrr/manifest.h"
 #include "rdrr/quant.h"
@@ -42,131 +49,7 @@ struct Args {
   bool fuse_gate_up = false;  // experts' gate|up as one ffn_gate_up_exps (llama.cpp's converter's fused option)
 };
 
-// The GGUF architecture a model is written as, and what its converter does to the tensors.
-struct Target {
-  std::string arch;             // general.architecture
-  bool permute_qk = false;      // llama: q/k rows to adjacent-pair RoPE order
-  bool norms_plus_one = false;  // gemma2/3: norm weights stored as 1 + w
-  bool fused = false;           // phi3: attn_qkv and gate|up ffn_up
-  bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
-  bool moe = false;             // Mixtral (llama), qwen3moe, gpt-oss: stacked experts, ffn_gate_inp router
-  bool fuse_gate_up = false;    // experts' gate|up as ffn_gate_up_exps, else ffn_gate_exps + ffn_up_exps
-  bool qwen35 = false;          // Gated DeltaNet hybrid: 1 + w norms, -exp(A_log), tiled v heads
-  bool gemma4 = false;          // per-layer sizes as arrays, PLE, layer scalars, proportional RoPE as rope_freqs
-  int32_t full_interval = 0;    // qwen35: every full_interval-th layer is full attention
-};
-
-// llama.cpp's names of Gemma 4's own tensors (top-level, or a layer's leaf).
-std::string gemma4_gguf_name(const std::string& prefix, const std::string& leaf) {
-  for (auto [ours, theirs] :
-       {std::pair{"ple_embed", "per_layer_token_embd.weight"}, {"ple_proj", "per_layer_model_proj.weight"},
-        {"ple_proj_norm", "per_layer_proj_norm.weight"}, {"layer_scalar", "layer_output_scale.weight"},
-        {"ple_gate", "inp_gate.weight"}, {"ple_out", "proj.weight"}, {"ple_post_norm", "post_norm.weight"},
-        {"attn_q_norm", "attn_q_norm.weight"}, {"attn_k_norm", "attn_k_norm.weight"},
-        {"attn_post_norm", "post_attention_norm.weight"}, {"ffn_post_norm", "post_ffw_norm.weight"}})
-    if (leaf == ours) return prefix + theirs;
-  return {};
-}
-
-// llama.cpp's names of Qwen 3.5's DeltaNet tensors and of its pre-FFN norm.
-std::string qwen35_gguf_name(const std::string& prefix, const std::string& leaf) {
-  for (auto [ours, theirs] :
-       {std::pair{"linear_qkv", "attn_qkv.weight"}, {"linear_z", "attn_gate.weight"}, {"linear_b", "ssm_beta.weight"},
-        {"linear_a", "ssm_alpha.weight"}, {"linear_conv", "ssm_conv1d.weight"}, {"linear_a_log", "ssm_a"},
-        {"linear_dt_bias", "ssm_dt.bias"}, {"linear_norm", "ssm_norm.weight"}, {"linear_out", "ssm_out.weight"},
-        {"ffn_norm", "post_attention_norm.weight"}, {"attn_q_norm", "attn_q_norm.weight"},
-        {"attn_k_norm", "attn_k_norm.weight"}})
-    if (leaf == ours) return prefix + theirs;
-  return {};
-}
-
-// Where a Qwen 3.5 DeltaNet tensor holds v heads: after the q and k rows (qk_rows: in_proj_qkv, the conv
-// kernel), heads of v_dim rows (per_dim) or of one row (a, b, A_log, dt_bias), or heads of v_dim columns
-// (out_proj). nullopt: none (A_log is listed for its -exp too).
-struct VLayout {
-  bool qk_rows = false, per_dim = false, columns = false;
-};
-std::optional<VLayout> v_layout(const std::string& internal) {
-  const std::string leaf = internal.substr(internal.rfind('.') + 1);
-  if (leaf == "linear_qkv" || leaf == "linear_conv") return VLayout{true, true, false};
-  if (leaf == "linear_z") return VLayout{false, true, false};
-  if (leaf == "linear_out") return VLayout{false, true, true};
-  if (leaf == "linear_a" || leaf == "linear_b" || leaf == "linear_a_log" || leaf == "linear_dt_bias")
-    return VLayout{};
-  return std::nullopt;
-}
-
-// llama.cpp's converter, where Qwen 3.5 has fewer k heads than v heads, reorders the v heads from HF's grouped
-// order (the r = nv / nk v heads of k head 0, then those of k head 1, ...) to a tiled one: its v head
-// v * nk + g is HF's g * r + v. Applied to `units` of `width` rows (or of columns, when `columns`) after `lead`
-// untouched rows; `bytes` holds `rows` rows.
-void tile_v_heads(std::span<const std::byte> in, std::vector<std::byte>& out, size_t rows, int64_t nk, int64_t nv,
-                  int64_t lead, int64_t width, bool columns) {
-  const int64_t r = nv / nk;
-  out.assign(in.begin(), in.end());
-  const size_t row = in.size() / rows;
-  for (int64_t g = 0; g < nk; ++g)
-    for (int64_t v = 0; v < r; ++v) {
-      const size_t from = size_t(g * r + v), to = size_t(v * nk + g);
-      if (columns) {
-        const size_t unit = row / size_t(nv);
-        for (size_t i = 0; i < rows; ++i)
-          std::memcpy(out.data() + i * row + to * unit, in.data() + i * row + from * unit, unit);
-      } else {
-        const size_t span = size_t(width) * row;
-        std::memcpy(out.data() + size_t(lead) * row + to * span, in.data() + size_t(lead) * row + from * span, span);
-      }
-    }
-}
-
-// llama.cpp's name(s) of a MoE or GPT-OSS tensor (leaf after "blk.N."), each with the half of the rows per
-// expert it takes (-1: all): gate|up experts become ffn_gate_exps and ffn_up_exps unless fused. Empty: none.
-std::vector<std::pair<std::string, int>> moe_gguf_names(const std::string& prefix, const std::string& leaf,
-                                                        const Target& t) {
-  if (t.arch == "gpt-oss" && leaf == "ffn_norm") return {{prefix + "post_attention_norm.weight", -1}};
-  for (auto [ours, theirs] : {std::pair{"attn_q_bias", "attn_q.bias"}, {"attn_k_bias", "attn_k.bias"},
-                              {"attn_v_bias", "attn_v.bias"}, {"attn_out_bias", "attn_output.bias"},
-                              {"attn_sinks", "attn_sinks.weight"}, {"ffn_router", "ffn_gate_inp.weight"},
-                              {"ffn_router_bias", "ffn_gate_inp.bias"}, {"ffn_down_exps", "ffn_down_exps.weight"},
-                              {"ffn_down_exps_bias", "ffn_down_exps.bias"}})
-    if (leaf == ours) return {{prefix + theirs, -1}};
-  for (auto [ours, suffix] : {std::pair{"ffn_gate_up_exps", ".weight"}, {"ffn_gate_up_exps_bias", ".bias"}})
-    if (leaf == ours) {
-      if (t.fuse_gate_up) return {{prefix + "ffn_gate_up_exps" + suffix, -1}};
-      return {{prefix + "ffn_gate_exps" + suffix, 0}, {prefix + "ffn_up_exps" + suffix, 1}};
-    }
-  return {};
-}
-
-// llama.cpp's name of a blueshift internal tensor name; empty when the architecture has no such tensor.
-std::string gguf_name(const std::string& internal, const Target& t) {
-  if (internal == "embed") return "token_embd.weight";
-  if (internal == "output_norm" && t.shortconv) return "token_embd_norm.weight";  // llama.cpp's LFM2 name
-  if (internal == "output_norm" || internal == "output") return internal + ".weight";
-  if (t.gemma4 && internal.starts_with("ple_")) return gemma4_gguf_name("", internal);
-  if (internal.rfind("blk.", 0) != 0) return {};
-  auto dot = internal.find('.', 4);
-  std::string prefix = internal.substr(0, dot + 1), leaf = internal.substr(dot + 1);
-  if (t.arch == "gpt-oss" && leaf == "ffn_norm") return prefix + "post_attention_norm.weight";
-  if (t.arch == "qwen3moe" && (leaf == "attn_q_norm" || leaf == "attn_k_norm")) return prefix + leaf + ".weight";
-  if (std::string n = t.qwen35 ? qwen35_gguf_name(prefix, leaf) : ""; !n.empty()) return n;
-  if (std::string n = t.gemma4 ? gemma4_gguf_name(prefix, leaf) : ""; !n.empty()) return n;
-  for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
-    if (leaf == n) return prefix + leaf + ".weight";
-  if (leaf == "attn_out") return prefix + "attn_output.weight";
-  if (t.shortconv) {
-    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
-    if (leaf == "conv_in") return prefix + "shortconv.in_proj.weight";
-    if (leaf == "conv_kernel") return prefix + "shortconv.conv.weight";
-    if (leaf == "conv_out") return prefix + "shortconv.out_proj.weight";
-  }
-  if (t.norms_plus_one) {
-    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
-    if (leaf == "attn_post_norm") return prefix + "post_attention_norm.weight";
-    if (leaf == "ffn_post_norm") return prefix + "post_ffw_norm.weight";
-  }
-  return {};
-}
+using namespace bs::export_gguf;
 
 // The architecture a model is written as; refuses what llama.cpp's would compute differently.
 // Gemma 4 as llama.cpp's gemma4 computes it: attention scale 1, GELU (tanh), q/k/v norms, sandwich norms of w,
@@ -596,7 +479,7 @@ void run(const Args& a) {
   }
 }
 
-bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama, gemma2, gemma3, phi3 shapes) as a GGUF file",
+bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama.cpp's architectures it maps) as a GGUF file",
                                   [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.group("");  // hidden: a benchmarking aid, not a supported conversion path

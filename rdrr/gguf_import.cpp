@@ -258,8 +258,17 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
     }
     if (gemma4 && t.name == "rope_freqs.weight") continue;  // read into the config (proportional RoPE)
     std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
-    if (internal.empty())
+    if (internal.empty()) {
+      // llama.cpp's first Mixtral files held one tensor per expert (blk.N.ffn_gate.E.weight); it still reads them.
+      const std::string_view n = t.name;
+      for (auto leaf : {".ffn_gate.", ".ffn_up.", ".ffn_down."})
+        if (spec->moe && n.starts_with("blk.") && n.find(leaf) != std::string_view::npos && n.ends_with(".weight") &&
+            n.find(leaf) + std::strlen(leaf) < n.size() - 7)
+          fail("{}: tensor '{}': one tensor per expert (llama.cpp's early Mixtral layout) is not imported; a file "
+               "with stacked ffn_gate_exps / ffn_up_exps / ffn_down_exps (any llama.cpp conversion since 2024) is",
+               label, t.name);
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
+    }
     // Gemma 4's KV-shared layers read an earlier layer's cache: their own k / v weights are never used.
     if (gemma4 && tensor_layer(internal) >= cfg.n_layers - cfg.kv_shared_layers &&
         (internal.ends_with(".attn_k") || internal.ends_with(".attn_v") || internal.ends_with(".attn_k_norm"))) {

@@ -105,6 +105,10 @@ double proportional_factor(const Meta& m, std::span<const std::byte> file, int64
 void gemma4_config(const Meta& m, std::span<const std::byte> file, json& c) {
   const std::string a = m.arch + ".";
   const int64_t n_layers = c["num_hidden_layers"];
+  if (uint64_t experts = m.uint(a + "expert_count", 0); experts || m.h.tensor("blk.0.ffn_gate_inp.weight"))
+    fail("{}: metadata '{}expert_count' {}: Gemma 4's mixture of experts (26B-A4B) is not supported (dense Gemma 4 "
+         "is)",
+         m.label, a, experts);
   // Layer kinds: one flag per layer (true: sliding).
   const gguf::Value* pat = m.find(a + "attention.sliding_window_pattern");
   const auto* flags = pat ? std::get_if<std::vector<uint64_t>>(&pat->v) : nullptr;

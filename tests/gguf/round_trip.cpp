@@ -107,7 +107,8 @@ fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const f
       ADD_FAILURE() << internal << " is missing after the round trip";
       continue;
     }
-    // (synth names every MoE router as Mixtral's block_sparse_moe.gate; the import gives the family's HF name)
+    // (synth names every MoE router as Mixtral's block_sparse_moe.gate; the import gives the family's HF
+    // name)
     if (!internal.ends_with(".ffn_router") || ea->name.find("block_sparse_moe") == std::string::npos) {
       EXPECT_EQ(eb->name, ea->name);
     }
@@ -185,7 +186,8 @@ void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
   w.finish();
 }
 
-void drop_tensor(const fs::path& src, const fs::path& dst, const std::string& tensor) {
+void drop_tensor(const fs::path& src, const fs::path& dst, const std::string& tensor,
+                 const std::string& rename) {
   auto h = bs::gguf::read_header(src.string());
   std::ifstream in(src, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -193,10 +195,10 @@ void drop_tensor(const fs::path& src, const fs::path& dst, const std::string& te
   for (const auto& kv : h.metadata)
     if (kv.key != "general.alignment") w.add(kv.key, kv.value);
   for (const auto& t : h.tensors)
-    if (t.name != tensor) w.add_tensor(t.name, t.ne, t.type);
+    if (t.name != tensor || !rename.empty()) w.add_tensor(t.name == tensor ? rename : t.name, t.ne, t.type);
   w.write_header();
   for (const auto& t : h.tensors)
-    if (t.name != tensor)
+    if (t.name != tensor || !rename.empty())
       w.write_tensor(std::as_bytes(std::span(bytes.data() + h.data_offset + t.offset, t.size)));
   w.finish();
 }

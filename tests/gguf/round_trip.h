@@ -29,8 +29,8 @@ std::filesystem::path synth(const std::filesystem::path& dir, const nlohmann::js
 void rewrite(const std::filesystem::path& src, const std::filesystem::path& dst, const std::string& key,
              std::optional<gguf::Value> v, const std::string& tensor = "", float first = 0);
 
-// `src` written again without the tensor `tensor`.
+// `src` written again without the tensor `tensor` (or with it named `rename`).
 void drop_tensor(const std::filesystem::path& src, const std::filesystem::path& dst,
-                 const std::string& tensor);
+                 const std::string& tensor, const std::string& rename = "");
 
 }  // namespace bs::testing

@@ -145,6 +145,8 @@ TEST(GgufGemma4, MalformedFilesAreClearErrors) {
   meta(e, "", std::nullopt,
        "tensor 'rope_freqs.weight'[0]: expected 1 (rotated, before any 1e30) or 1e30 (not rotated), got 0.5",
        "rope_freqs.weight", 0.5f);
+  meta(e, "gemma4.expert_count", Value::u32(8),
+       "metadata 'gemma4.expert_count' 8: Gemma 4's mixture of experts (26B-A4B) is not supported");
   meta(e, "gemma4.embedding_length_per_layer_input", Value::u32(16),
        "tensor 'per_layer_token_embd.weight': expected shape [300,96]");
   fs::path file = d / "mixed.gguf";

@@ -201,6 +201,14 @@ TEST(GgufMoe, MalformedExpertFilesAreClearErrors) {
   drop(go, "blk.0.ffn_gate_exps.bias",
        "tensor 'blk.0.ffn_gate_exps.bias' is missing (its pair 'blk.0.ffn_up_exps.bias' is there");
   drop(q3, "blk.1.ffn_down_exps.weight", "no tensor for 'blk.1.ffn_down_exps'");
+  {  // llama.cpp's early Mixtral files: one tensor per expert
+    fs::path file = d / "per_expert.gguf";
+    bs::testing::drop_tensor(q3, file, "blk.0.ffn_gate_exps.weight", "blk.0.ffn_gate.3.weight");
+    expect_error(
+        file,
+        "tensor 'blk.0.ffn_gate.3.weight': one tensor per expert (llama.cpp's early Mixtral layout) is "
+        "not imported");
+  }
   drop(go, "blk.0.attn_sinks.weight", "no tensor for 'blk.0.attn_sinks'");
   meta(go, "gpt-oss.expert_count", Value::u32(5),
        "tensor 'blk.0.ffn_gate_inp.weight': expected shape [5,128] (ne [128,5]), got [4,128] (ne [128,4])");
