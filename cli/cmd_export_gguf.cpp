@@ -1,4 +1,5 @@
-// blueshift export-gguf (hidden): writes an RDRR model of the llama, gemma2, gemma3 or phi3 shape as a GGUF v3
+// blueshift export-gguf (hidden): writes an RDRR model of the llama, gemma2/3/4, phi3, lfm2, qwen35 or MoE
+// (Mixtral as llama, qwen3moe, gpt-oss) shape as a GGUF v3
 // file llama.cpp loads, so the two engines can be benchmarked on the same weights (benchmarks/peer/run_peer.sh)
 // and GGUF import can be tested on files written the way llama.cpp's converter writes them.
 //
@@ -13,7 +14,12 @@
 //    the attention scale, sliding pattern and Gemma 3's local RoPE base are not in the file: llama.cpp
 //    derives them from the architecture, so a model whose values differ is refused;
 //  - phi3: q|k|v rows fused as attn_qkv and gate|up rows as ffn_up, as HF's checkpoint has them; LongRoPE's
-//    factors as the tensors rope_factors_long / rope_factors_short.
+//    factors as the tensors rope_factors_long / rope_factors_short;
+//  - MoE: experts stacked (ffn_gate_exps / ffn_up_exps / ffn_down_exps, or ffn_gate_up_exps with
+//    --fuse-gate-up), the router as ffn_gate_inp; gpt-oss's sinks, biases, YaRN keys;
+//  - qwen35: norms as 1 + w (not the gated one), A_log as -exp(A_log), v heads tiled (where k heads are fewer),
+//    the DeltaNet sizes as ssm.* keys;
+//  - gemma4: per-layer sizes as arrays, key_length / key_length_swa, proportional RoPE as rope_freqs.
 // The vocabulary is a stand-in of the model's size (GPT-2 byte tokens, then placeholders, no merges):
 // enough to load and decode given token ids, not to tokenize text.
 #include <algorithm>
@@ -22,10 +28,13 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.h"
+#include "cli/export_gguf_names.h"
 #include "rdrr/gguf.h"
 #include "rdrr/manifest.h"
+#include "rdrr/quant.h"
 #include "runtime/base/error.h"
 #include "sharding/reader.h"
 
@@ -37,48 +46,45 @@ using bs::gguf::Value;
 struct Args {
   std::string model, out;
   bool json = false;
+  bool fuse_gate_up = false;  // experts' gate|up as one ffn_gate_up_exps (llama.cpp's converter's fused option)
 };
 
-// The GGUF architecture a model is written as, and what its converter does to the tensors.
-struct Target {
-  std::string arch;             // general.architecture
-  bool permute_qk = false;      // llama: q/k rows to adjacent-pair RoPE order
-  bool norms_plus_one = false;  // gemma2/3: norm weights stored as 1 + w
-  bool fused = false;           // phi3: attn_qkv and gate|up ffn_up
-  bool shortconv = false;       // lfm2: conv layers, per-layer KV head counts
-};
-
-// llama.cpp's name of a blueshift internal tensor name; empty when the architecture has no such tensor.
-std::string gguf_name(const std::string& internal, const Target& t) {
-  if (internal == "embed") return "token_embd.weight";
-  if (internal == "output_norm" && t.shortconv) return "token_embd_norm.weight";  // llama.cpp's LFM2 name
-  if (internal == "output_norm" || internal == "output") return internal + ".weight";
-  if (internal.rfind("blk.", 0) != 0) return {};
-  auto dot = internal.find('.', 4);
-  std::string prefix = internal.substr(0, dot + 1), leaf = internal.substr(dot + 1);
-  for (const char* n : {"attn_norm", "attn_q", "attn_k", "attn_v", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
-    if (leaf == n) return prefix + leaf + ".weight";
-  if (leaf == "attn_out") return prefix + "attn_output.weight";
-  if (t.shortconv) {
-    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
-    if (leaf == "conv_in") return prefix + "shortconv.in_proj.weight";
-    if (leaf == "conv_kernel") return prefix + "shortconv.conv.weight";
-    if (leaf == "conv_out") return prefix + "shortconv.out_proj.weight";
-  }
-  if (t.norms_plus_one) {
-    if (leaf == "attn_q_norm" || leaf == "attn_k_norm") return prefix + leaf + ".weight";
-    if (leaf == "attn_post_norm") return prefix + "post_attention_norm.weight";
-    if (leaf == "ffn_post_norm") return prefix + "post_ffw_norm.weight";
-  }
-  return {};
-}
+using namespace bs::export_gguf;
 
 // The architecture a model is written as; refuses what llama.cpp's would compute differently.
-Target target_of(const bs::ModelConfig& c, const std::string& label) {
-  const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
-  const bool lfm2 = c.arch == "lfm2";
+// Gemma 4 as llama.cpp's gemma4 computes it: attention scale 1, GELU (tanh), q/k/v norms, sandwich norms of w,
+// one head width per kind of layer (key_length, key_length_swa), sliding layers rotating the whole head.
+Target gemma4_target(const bs::ModelConfig& c, const std::string& label) {
   Target t;
-  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : "llama";
+  t.arch = "gemma4";
+  t.gemma4 = true;
+  auto refuse = [&](const char* what) {
+    bs::fail("{}: export-gguf writes it as llama.cpp's gemma4 architecture, which would compute it differently: it "
+             "has {}",
+             label, what);
+  };
+  if (c.attn_scale != 1.0f) refuse("an attention scale other than 1");
+  if (c.act != bs::Activation::gelu_tanh || c.norm_offset || !c.sandwich_norm || !c.qk_norm || !c.v_norm)
+    refuse("another activation or norm layout");
+  if (c.attn_softcap != 0 || c.qkv_bias || c.moe()) refuse("an attention softcap, q/k/v biases or experts");
+  if (c.rope.scaling != bs::RopeScaling::none || c.rotary_dim > 0) refuse("scaled or partial RoPE on sliding layers");
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    if (c.head_dim_of(l) != c.head_dim_of_type(!c.sliding(l)))
+      refuse("layers of one kind with different head widths (llama.cpp has key_length and key_length_swa)");
+  return t;
+}
+
+Target target_of(const bs::ModelConfig& c, const std::string& label, bool fuse_gate_up) {
+  if (c.arch == "gemma4_text") return gemma4_target(c, label);
+  const bool gemma2 = c.arch == "gemma2", gemma3 = c.arch == "gemma3_text", phi3 = c.arch == "phi3";
+  const bool lfm2 = c.arch == "lfm2", qwen3moe = c.arch == "qwen3_moe", gptoss = c.arch == "gpt_oss";
+  const bool qwen35 = c.arch == "qwen3_5_text";
+  Target t;
+  t.arch = gemma2 ? "gemma2" : gemma3 ? "gemma3" : phi3 ? "phi3" : lfm2 ? "lfm2" : qwen3moe ? "qwen3moe"
+         : gptoss ? "gpt-oss" : qwen35 ? "qwen35" : "llama";  // Mixtral is llama.cpp's llama with experts
+  t.qwen35 = qwen35;
+  t.moe = c.moe();
+  t.fuse_gate_up = fuse_gate_up;
   t.shortconv = lfm2;
   t.permute_qk = t.arch == "llama";
   t.norms_plus_one = gemma2 || gemma3;
@@ -88,16 +94,34 @@ Target target_of(const bs::ModelConfig& c, const std::string& label) {
              label, t.arch, what);
   };
   for (int32_t l = 0; l < c.n_layers; ++l)
-    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv))
-      refuse("layers that are neither attention nor LFM2's short convolution");
-  if (c.qkv_bias) refuse("q/k/v biases");
-  if (c.qk_norm != (gemma3 || lfm2)) refuse(gemma3 || lfm2 ? "no q/k norms" : "q/k norms");
+    if (c.kind(l) != bs::LayerKind::attention && !(lfm2 && c.kind(l) == bs::LayerKind::short_conv) &&
+        !(qwen35 && c.kind(l) == bs::LayerKind::linear_attention))
+      refuse("layers that are neither attention nor LFM2's short convolution nor Qwen 3.5's DeltaNet");
+  if (qwen35) {
+    // llama.cpp: every full_attention_interval-th layer is full attention; v heads as wide as k heads.
+    while (t.full_interval < c.n_layers && c.kind(t.full_interval) != bs::LayerKind::attention) ++t.full_interval;
+    ++t.full_interval;
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      if ((c.kind(l) == bs::LayerKind::attention) != ((l + 1) % t.full_interval == 0))
+        refuse("layer kinds that are not every n-th layer full attention (llama.cpp's full_attention_interval)");
+    if (c.linear_k_dim != c.linear_v_dim) refuse("DeltaNet v heads of another width than k heads");
+    if (!c.attn_output_gate) refuse("no attention output gate");
+    if (!c.norm_offset) refuse("plain w norms");
+  }
+  if (c.qkv_bias && !gptoss) refuse("q/k/v biases");
+  if ((c.attn_out_bias || c.attn_sinks) && !gptoss) refuse("an o_proj bias or attention sinks");
+  if (c.moe() && c.arch != "mixtral" && !qwen3moe && !gptoss) refuse("experts of another family");
+  if (qwen3moe && !c.moe_norm_topk) refuse("unnormalized top-k expert weights (llama.cpp's qwen3moe renormalizes)");
+  if (c.swiglu_limit != (gptoss ? 7.0f : 0.0f) || c.swiglu_alpha != (gptoss ? 1.702f : 0.0f))
+    refuse(gptoss ? "another SwiGLU clamp than 7 / alpha 1.702" : "a clamped SwiGLU");
+  const bool qk_norm = gemma3 || lfm2 || qwen3moe || qwen35;
+  if (c.qk_norm != qk_norm) refuse(qk_norm ? "no q/k norms" : "q/k norms");
   if (c.sandwich_norm != t.norms_plus_one) refuse(t.norms_plus_one ? "no sandwich norms" : "sandwich norms");
-  if (c.norm_offset != t.norms_plus_one) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
+  if (c.norm_offset != t.norms_plus_one && !qwen35) refuse(t.norms_plus_one ? "plain w norms" : "(1 + w) norms");
   if (c.act != (t.norms_plus_one ? bs::Activation::gelu_tanh : bs::Activation::silu))
     refuse(t.norms_plus_one ? "a SiLU MLP" : "a GELU MLP");
   if (!t.norms_plus_one && c.embed_scale != 1.0f) refuse("an embedding scale");
-  if (c.rotary_dim > 0 || c.rope.partial_factor != 1.0f) refuse("partial rotary embeddings");
+  if ((c.rotary_dim > 0 && !qwen35) || c.rope.partial_factor != 1.0f) refuse("partial rotary embeddings");
   if (c.head_dim % 2) refuse("an odd head_dim");
   if (phi3 && c.tied_embeddings) refuse("tied embeddings");
   if (t.norms_plus_one && !c.tied_embeddings) refuse("an untied output matrix");
@@ -110,12 +134,14 @@ Target target_of(const bs::ModelConfig& c, const std::string& label) {
   if (std::abs(own / scale - 1) > 1e-6f) refuse("another attention scale");
   // Sliding layers: gemma2 even layers, gemma3 five in six, phi3 all or none, llama none.
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    bool want = gemma2 ? l % 2 == 0 : gemma3 ? l % 6 < 5 : phi3 ? c.sliding(0) : false;
+    bool want = gemma2 || gptoss ? l % 2 == 0 : gemma3 ? l % 6 < 5 : phi3 ? c.sliding(0) : false;
     if (c.sliding(l) != want) refuse("another sliding-window pattern");
   }
   if (gemma3 && c.rope.local_theta != 10000.0f) refuse("a local RoPE base other than 10000");
   if (c.rope.scaling == bs::RopeScaling::longrope && !phi3) refuse("LongRoPE");
   if (c.rope.scaling == bs::RopeScaling::llama3 && t.arch != "llama") refuse("llama3 RoPE scaling");
+  if (c.rope.scaling == bs::RopeScaling::yarn && (!gptoss || c.rope.yarn_truncate))
+    refuse(gptoss ? "YaRN with truncated ramp ends (llama.cpp never truncates)" : "YaRN");
   return t;
 }
 
@@ -169,16 +195,25 @@ void permute_rope_rows(std::span<const std::byte> in, std::vector<std::byte>& ou
         std::memcpy(out.data() + (h * head_dim + 2 * i + j) * row, in.data() + (h * head_dim + j * half + i) * row, row);
 }
 
-// One GGUF tensor: the RDRR tensors whose rows it concatenates (one, or Phi-3's fused parts in row order).
+// One GGUF tensor: the RDRR tensors whose rows it concatenates (one, or Phi-3's fused parts in row order), or
+// one half of each expert's rows of one (half 0: the gate rows of ffn_gate_up_exps, 1: the up rows).
 struct OutTensor {
   std::string name;
   std::vector<const bs::TensorEntry*> parts;
+  int half = -1;
 };
+
+// Rows [h * n / 2, (h + 1) * n / 2) of each of the `groups` equal groups of `in`.
+void half_rows(std::span<const std::byte> in, size_t groups, int h, std::vector<std::byte>& out) {
+  const size_t per = in.size() / groups, half = per / 2;
+  out.resize(groups * half);
+  for (size_t g = 0; g < groups; ++g) std::memcpy(out.data() + g * half, in.data() + g * per + size_t(h) * half, half);
+}
 
 void run(const Args& a) {
   auto m = bs::read_manifest(a.model);
   const auto& c = m.model_config();
-  const Target tg = target_of(c, a.model);
+  const Target tg = target_of(c, a.model, a.fuse_gate_up);
 
   bs::gguf::Writer w(a.out);
   const std::string& arch = tg.arch;
@@ -189,32 +224,78 @@ void run(const Args& a) {
   w.add(arch + ".context_length", Value::u32(uint32_t(c.max_seq)));
   w.add(arch + ".embedding_length", Value::u32(uint32_t(c.dim)));
   w.add(arch + ".block_count", Value::u32(uint32_t(c.n_layers)));
-  w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
   w.add(arch + ".attention.head_count", Value::u32(uint32_t(c.n_heads)));
+  const int32_t head_dim = tg.gemma4 ? c.head_dim_of_type(true) : c.head_dim;  // Gemma 4: key_length is the full layers'
+  if (tg.gemma4) {
+    std::vector<int64_t> ffn, kv;
+    std::vector<uint64_t> swa;
+    for (int32_t l = 0; l < c.n_layers; ++l) {
+      ffn.push_back(c.ffn_dim_of(l));
+      kv.push_back(c.kv_heads_of(l));
+      swa.push_back(c.sliding(l));
+    }
+    w.add(arch + ".feed_forward_length", Value::i32_array(std::move(ffn)));
+    w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
+    w.add(arch + ".attention.sliding_window_pattern", Value{bs::gguf::ValueType::array, bs::gguf::ValueType::boolean, std::move(swa)});
+    w.add(arch + ".attention.key_length_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".attention.value_length_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".rope.dimension_count_swa", Value::u32(uint32_t(c.head_dim_of_type(false))));
+    w.add(arch + ".rope.freq_base_swa", Value::f32(c.rope.local_theta > 0 ? c.rope.local_theta : c.rope.theta));
+    w.add(arch + ".attention.shared_kv_layers", Value::u32(uint32_t(c.kv_shared_layers)));
+    w.add(arch + ".embedding_length_per_layer_input", Value::u32(uint32_t(c.ple_dim)));
+    w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding_window)));
+    if (c.final_softcap > 0) w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
+  } else {
+    w.add(arch + ".feed_forward_length", Value::u32(uint32_t(c.ffn_dim)));
+  }
   if (tg.shortconv) {  // per layer, 0 for conv layers (llama.cpp's recurrent_layer_arr)
     std::vector<int64_t> kv;
     for (int32_t l = 0; l < c.n_layers; ++l) kv.push_back(c.kind(l) == bs::LayerKind::attention ? c.n_kv_heads : 0);
     w.add(arch + ".attention.head_count_kv", Value::i32_array(std::move(kv)));
     w.add(arch + ".shortconv.l_cache", Value::u32(uint32_t(c.conv_kernel)));
-  } else {
+  } else if (!tg.gemma4) {
     w.add(arch + ".attention.head_count_kv", Value::u32(uint32_t(c.n_kv_heads)));
   }
-  w.add(arch + ".attention.key_length", Value::u32(uint32_t(c.head_dim)));
-  w.add(arch + ".attention.value_length", Value::u32(uint32_t(c.head_dim)));
+  w.add(arch + ".attention.key_length", Value::u32(uint32_t(head_dim)));
+  w.add(arch + ".attention.value_length", Value::u32(uint32_t(head_dim)));
   w.add(arch + ".attention.layer_norm_rms_epsilon", Value::f32(c.norm_eps));
   w.add(arch + ".rope.freq_base", Value::f32(c.rope.theta));
-  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.head_dim)));
+  w.add(arch + ".rope.dimension_count", Value::u32(uint32_t(c.rotary_dim > 0 ? c.rotary_dim : head_dim)));
   w.add(arch + ".vocab_size", Value::u32(uint32_t(c.vocab)));
   if (c.rope.scaling == bs::RopeScaling::linear) {
     w.add(arch + ".rope.scaling.type", Value::str("linear"));
     w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
+  }
+  if (tg.qwen35) {
+    w.add(arch + ".ssm.conv_kernel", Value::u32(uint32_t(c.linear_conv)));
+    w.add(arch + ".ssm.state_size", Value::u32(uint32_t(c.linear_k_dim)));
+    w.add(arch + ".ssm.group_count", Value::u32(uint32_t(c.linear_k_heads)));
+    w.add(arch + ".ssm.time_step_rank", Value::u32(uint32_t(c.linear_v_heads)));
+    w.add(arch + ".ssm.inner_size", Value::u32(uint32_t(c.linear_v_heads * c.linear_v_dim)));
+    w.add(arch + ".full_attention_interval", Value::u32(uint32_t(tg.full_interval)));
+    w.add(arch + ".rope.dimension_sections", Value::i32_array({11, 11, 10, 0}));  // interleaved MRoPE's default
+  }
+  if (tg.moe) {
+    w.add(arch + ".expert_count", Value::u32(uint32_t(c.n_experts)));
+    w.add(arch + ".expert_used_count", Value::u32(uint32_t(c.n_experts_used)));
+    if (arch != "llama") w.add(arch + ".expert_feed_forward_length", Value::u32(uint32_t(c.expert_ffn_dim)));
+  }
+  if (c.rope.scaling == bs::RopeScaling::yarn) {  // GPT-OSS; attn_factor multiplies YaRN's own 0.1 ln(f) + 1
+    w.add(arch + ".rope.scaling.type", Value::str("yarn"));
+    w.add(arch + ".rope.scaling.factor", Value::f32(c.rope.factor));
+    w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
+    w.add(arch + ".rope.scaling.yarn_beta_fast", Value::f32(c.rope.beta_fast));
+    w.add(arch + ".rope.scaling.yarn_beta_slow", Value::f32(c.rope.beta_slow));
+    const double own = 0.1 * std::log(double(c.rope.factor)) + 1.0;
+    if (float(own) != c.rope.attention_factor)
+      w.add(arch + ".rope.scaling.attn_factor", Value::f32(float(c.rope.attention_factor / own)));
   }
   if (arch == "gemma2") {
     w.add(arch + ".attn_logit_softcapping", Value::f32(c.attn_softcap));
     w.add(arch + ".final_logit_softcapping", Value::f32(c.final_softcap));
   }
   // phi3 writes 0 for "no sliding window" (Phi-4), as its converter does.
-  if (arch != "llama" && arch != "lfm2")
+  if (arch == "gemma2" || arch == "gemma3" || arch == "phi3" || arch == "gpt-oss")
     w.add(arch + ".attention.sliding_window", Value::u32(uint32_t(c.sliding(0) || arch != "phi3" ? c.sliding_window : 0)));
   if (c.rope.scaling == bs::RopeScaling::longrope) {
     w.add(arch + ".rope.scaling.original_context_length", Value::u32(uint32_t(c.rope.original_max_position)));
@@ -241,6 +322,13 @@ void run(const Args& a) {
     extra.push_back(llama3_rope_factors(c));
     w.add_tensor("rope_freqs.weight", {extra.back().size()}, bs::gguf::GgmlType::F32);
   }
+  if (tg.gemma4) {  // proportional RoPE on full layers: 1 for each rotated frequency, 1e30 (unrotated) after
+    std::vector<float> f(size_t(head_dim / 2), 1e30f);
+    const int32_t rotated = int32_t(float(head_dim) * c.rope.partial_factor / 2);
+    for (int32_t i = 0; i < rotated; ++i) f[size_t(i)] = 1.0f;
+    extra.push_back(f);
+    w.add_tensor("rope_freqs.weight", {f.size()}, bs::gguf::GgmlType::F32);
+  }
   if (c.rope.scaling == bs::RopeScaling::longrope) {
     for (auto [name, f] : {std::pair{"rope_factors_long.weight", &c.rope.long_factor},
                            std::pair{"rope_factors_short.weight", &c.rope.short_factor}}) {
@@ -250,8 +338,19 @@ void run(const Args& a) {
   }
   // The GGUF tensors in the order their last part streams out of the shards; fused ones collect parts.
   std::vector<OutTensor> outs;
-  std::map<std::string, size_t> out_of;  // internal name -> index in outs
+  std::map<std::string, std::vector<size_t>> out_of;  // internal name -> its indices in outs
   for (const auto& t : m.tensors) {
+    if (t.internal.rfind("blk.", 0) == 0) {
+      const size_t dot = t.internal.find('.', 4);
+      auto names = moe_gguf_names(t.internal.substr(0, dot + 1), t.internal.substr(dot + 1), tg);
+      if (!names.empty() && (tg.moe || tg.arch == "gpt-oss")) {
+        for (auto& [name, half] : names) {
+          out_of[t.internal].push_back(outs.size());
+          outs.push_back(OutTensor{name, {&t}, half});
+        }
+        continue;
+      }
+    }
     std::string name = gguf_name(t.internal, tg);
     if (tg.fused) {
       auto dot = t.internal.find('.', 4);
@@ -264,7 +363,7 @@ void run(const Args& a) {
     auto it = std::find_if(outs.begin(), outs.end(), [&](const OutTensor& o) { return o.name == name; });
     if (it == outs.end()) it = outs.insert(outs.end(), OutTensor{name, {}});
     it->parts.push_back(&t);
-    out_of[t.internal] = size_t(it - outs.begin());
+    out_of[t.internal].push_back(size_t(it - outs.begin()));
   }
   std::vector<size_t> order;  // outs by the position of their last part in the manifest
   {
@@ -285,6 +384,7 @@ void run(const Args& a) {
     if (!type) bs::fail("{}: tensor '{}': dtype {} has no GGML type", a.model, first.name, bs::dtype_name(first.dtype));
     std::vector<int64_t> shape = first.shape;
     if (shape.size() == 3 && shape[1] == 1) shape.erase(shape.begin() + 1);  // LFM2's conv kernel, squeezed
+    if (o.half >= 0) shape[1] /= 2;  // [experts, F, ...] of [experts, 2F, ...]
     for (size_t p = 1; p < o.parts.size(); ++p) {
       if (o.parts[p]->dtype != first.dtype || o.parts[p]->shape.size() != 2 || shape.size() != 2 ||
           o.parts[p]->shape[1] != shape[1])
@@ -297,8 +397,17 @@ void run(const Args& a) {
   for (const auto& f : extra) w.write_tensor(std::as_bytes(std::span(f)));
   std::vector<std::byte> permuted;
   std::map<size_t, std::vector<std::byte>> pending;  // fused tensors' parts so far
+  std::vector<std::byte> halved;
   bs::load_tensors(m, a.model, {}, [&](const bs::TensorEntry& t, std::span<const std::byte> bytes) {
-    const OutTensor& o = outs[out_of.at(t.internal)];
+    const std::vector<size_t>& mine = out_of.at(t.internal);
+    if (outs[mine[0]].half >= 0) {  // experts' gate and up halves, in the order they were added
+      for (size_t i : mine) {
+        half_rows(bytes, size_t(t.shape.at(0)), outs[i].half, halved);
+        w.write_tensor(halved);
+      }
+      return;
+    }
+    const OutTensor& o = outs[mine[0]];
     bool q = t.internal.ends_with(".attn_q"), k = t.internal.ends_with(".attn_k");
     if (tg.permute_qk && (q || k)) {
       int64_t rows = t.shape.at(0);
@@ -306,7 +415,42 @@ void run(const Args& a) {
         bs::fail("{}: tensor '{}': expected {} rows, got {}", a.model, t.name, (q ? c.n_heads : c.n_kv_heads) * c.head_dim, rows);
       permute_rope_rows(bytes, permuted, rows, c.head_dim);
       bytes = permuted;
-    } else if (tg.norms_plus_one && o.name.ends_with("norm.weight")) {
+    } else if (std::optional<VLayout> vl = tg.qwen35 ? v_layout(t.internal) : std::nullopt) {
+      // -exp(A_log) in f32 as the converter computes it; then the v heads tiled.
+      permuted.assign(bytes.begin(), bytes.end());
+      if (t.internal.ends_with(".linear_a_log"))
+        for (size_t i = 0; i + 4 <= permuted.size(); i += 4) {
+          float f;
+          std::memcpy(&f, permuted.data() + i, 4);
+          f = -std::exp(f);
+          std::memcpy(permuted.data() + i, &f, 4);
+        }
+      if (c.linear_k_heads != c.linear_v_heads) {
+        // llama.cpp's converter tiles HF's values, then quantizes. Where a quantized block spans heads (out_proj's
+        // columns in 256-value K-quant blocks), so does this: dequantized, tiled, quantized again.
+        const bool requant = vl->columns && bs::traits(t.dtype).quantized &&
+                             c.linear_v_dim % int32_t(bs::traits(t.dtype).block_elems) != 0;
+        std::vector<float> f;
+        if (requant) {
+          f.resize(size_t(t.shape.at(0) * t.shape.at(1)));
+          bs::dequantize_row(t.dtype, permuted.data(), f.data(), int64_t(f.size()));
+          permuted.assign(reinterpret_cast<const std::byte*>(f.data()),
+                          reinterpret_cast<const std::byte*>(f.data() + f.size()));
+        }
+        std::vector<std::byte> tiled;
+        tile_v_heads(permuted, tiled, size_t(t.shape.at(0)), c.linear_k_heads, c.linear_v_heads,
+                     vl->qk_rows ? 2 * c.linear_k_heads * c.linear_k_dim : 0, vl->per_dim ? c.linear_v_dim : 1,
+                     vl->columns);
+        if (requant) {
+          permuted.resize(bytes.size());
+          bs::quantize_row(t.dtype, reinterpret_cast<const float*>(tiled.data()), permuted.data(), int64_t(f.size()));
+        } else {
+          permuted = std::move(tiled);
+        }
+      }
+      bytes = permuted;
+    } else if ((tg.norms_plus_one || (tg.qwen35 && !t.internal.ends_with(".linear_norm"))) &&
+               o.name.ends_with("norm.weight")) {
       if (t.dtype != bs::DType::F32) bs::fail("{}: tensor '{}': expected an F32 norm, got {}", a.model, t.name, bs::dtype_name(t.dtype));
       permuted.assign(bytes.begin(), bytes.end());
       for (size_t i = 0; i + 4 <= permuted.size(); i += 4) {
@@ -318,11 +462,11 @@ void run(const Args& a) {
       bytes = permuted;
     }
     if (o.parts.size() == 1) return w.write_tensor(bytes);
-    auto& buf = pending[out_of.at(t.internal)];
+    auto& buf = pending[mine[0]];
     buf.insert(buf.end(), bytes.begin(), bytes.end());
     if (&t == o.parts.back() || t.internal == o.parts.back()->internal) {
       w.write_tensor(buf);
-      pending.erase(out_of.at(t.internal));
+      pending.erase(mine[0]);
     }
   });
   uint64_t size = w.finish();
@@ -335,13 +479,15 @@ void run(const Args& a) {
   }
 }
 
-bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama, gemma2, gemma3, phi3 shapes) as a GGUF file",
+bs::cli::Command export_gguf_cmd{"export-gguf", "Write an RDRR model (llama.cpp's architectures it maps) as a GGUF file",
                                   [](CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.group("");  // hidden: a benchmarking aid, not a supported conversion path
   app.add_option("--model", a->model, "RDRR model directory")->required();
   app.add_option("--out", a->out, "GGUF file to write")->required();
   app.add_flag("--json", a->json, "print a JSON summary");
+  app.add_flag("--fuse-gate-up", a->fuse_gate_up,
+               "write experts' gate and up as one ffn_gate_up_exps (llama.cpp's converter's fused option)");
   app.callback([a] { run(*a); });
 }};
 

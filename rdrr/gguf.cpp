@@ -32,7 +32,7 @@ constexpr GgmlTypeTraits kTypes[] = {
 constexpr std::pair<DType, GgmlType> kDTypeMap[] = {
     {DType::F32, GgmlType::F32},   {DType::F16, GgmlType::F16},   {DType::BF16, GgmlType::BF16},
     {DType::Q8_0, GgmlType::Q8_0}, {DType::Q4_K, GgmlType::Q4_K}, {DType::Q6_K, GgmlType::Q6_K},
-    {DType::I32, GgmlType::I32},
+    {DType::I32, GgmlType::I32},   {DType::MXFP4, GgmlType::MXFP4},  // GGML's block_mxfp4 is blueshift's
 };
 
 // Bytes of one element of a scalar value type; 0 for string and array.

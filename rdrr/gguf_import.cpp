@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "rdrr/gguf_dequant.h"
+#include "rdrr/gguf_import_arch.h"
 #include "rdrr/hf_config.h"
 #include "rdrr/partial_dir.h"
 #include "rdrr/safetensors.h"
@@ -32,6 +34,7 @@ struct ArchSpec {
   std::string_view gguf, model_type, hf_class;
   bool permuted_qk;
   bool norms_plus_one = false;
+  bool moe = false;  // stacked experts (gguf_import_moe.cpp); llama's when expert_count > 0
 };
 constexpr ArchSpec kArchs[] = {
     {"llama", "llama", "LlamaForCausalLM", true},  // Llama 1-3, Mistral (llama.cpp writes Mistral as llama)
@@ -40,97 +43,24 @@ constexpr ArchSpec kArchs[] = {
     {"phi3", "phi3", "Phi3ForCausalLM", false},  // fused attn_qkv and gate|up ffn_up, split at import
     {"gemma2", "gemma2", "Gemma2ForCausalLM", false, true},
     {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, true},
+    // Per-layer sizes, KV sharing, per-layer inputs, proportional RoPE (gguf_import_gemma.cpp); norms as w.
+    {"gemma4", "gemma4_text", "Gemma4ForCausalLM", false, false},
     // Short-conv hybrid: per-layer head_count_kv (0 = a conv layer), shortconv.* tensors; NEOX RoPE.
     {"lfm2", "lfm2", "Lfm2ForCausalLM", false},
+    // Mixture of experts: Mixtral is llama.cpp's llama with expert_count (q/k rows permuted as Llama's).
+    {"llama", "mixtral", "MixtralForCausalLM", true, false, true},
+    {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", false, false, true},
+    {"gpt-oss", "gpt_oss", "GptOssForCausalLM", false, false, true},
+    // Gated DeltaNet hybrid (gguf_import_qwen35.cpp); its norms are 1 + w as Gemma's (but not the gated one).
+    {"qwen35", "qwen3_5_text", "Qwen3_5ForCausalLM", false, true},
 };
 
-// llama.cpp's per-layer tensor names (after "blk.N.") and blueshift's internal names.
-constexpr std::pair<std::string_view, std::string_view> kLayerNames[] = {
-    {"attn_norm.weight", "attn_norm"},     {"attn_q.weight", "attn_q"},
-    {"attn_k.weight", "attn_k"},           {"attn_v.weight", "attn_v"},
-    {"attn_q.bias", "attn_q_bias"},        {"attn_k.bias", "attn_k_bias"},
-    {"attn_v.bias", "attn_v_bias"},        {"attn_q_norm.weight", "attn_q_norm"},
-    {"attn_k_norm.weight", "attn_k_norm"}, {"attn_output.weight", "attn_out"},
-    {"ffn_norm.weight", "ffn_norm"},       {"ffn_gate.weight", "ffn_gate"},
-    {"ffn_up.weight", "ffn_up"},           {"ffn_down.weight", "ffn_down"},
-    // Gemma's sandwich norms (llama.cpp's ffn_norm is Gemma's pre_feedforward_layernorm).
-    {"post_attention_norm.weight", "attn_post_norm"}, {"post_ffw_norm.weight", "ffn_post_norm"},
-    // LFM2's short convolution (HF conv.in_proj, conv.conv squeezed to 2-D, conv.out_proj).
-    {"shortconv.in_proj.weight", "conv_in"},          {"shortconv.conv.weight", "conv_kernel"},
-    {"shortconv.out_proj.weight", "conv_out"},
-};
-constexpr std::pair<std::string_view, std::string_view> kTopNames[] = {
-    {"token_embd.weight", "embed"}, {"output_norm.weight", "output_norm"}, {"output.weight", "output"}};
-
-// The internal name of a GGUF tensor; empty when it is none of the above (or its layer index is not
-// a plain decimal below n_layers).
-std::string internal_name(std::string_view name, uint64_t n_layers, std::string_view arch) {
-  // LFM2's final norm (HF embedding_norm) is token_embd_norm in llama.cpp's files.
-  if (arch == "lfm2" && name == "token_embd_norm.weight") return "output_norm";
-  for (auto [g, i] : kTopNames)
-    if (name == g) return std::string(i);
-  if (!name.starts_with("blk.")) return {};
-  size_t dot = name.find('.', 4);
-  if (dot == std::string_view::npos || dot == 4 || dot > 4 + 9) return {};
-  uint64_t layer = 0;
-  for (char ch : name.substr(4, dot - 4)) {
-    if (ch < '0' || ch > '9') return {};
-    layer = layer * 10 + uint64_t(ch - '0');
-  }
-  if (layer >= n_layers || (name[4] == '0' && dot > 5)) return {};
-  const std::string b = "blk." + std::to_string(layer) + ".";
-  if (arch == "phi3") {  // Phi-3 keeps HF's fused projections: qkv, and gate|up under llama.cpp's ffn_up name
-    if (name.substr(dot + 1) == "attn_qkv.weight") return b + "attn_qkv";
-    if (name.substr(dot + 1) == "ffn_up.weight") return b + "ffn_gate_up";
-  }
-  for (auto [g, i] : kLayerNames)
-    if (name.substr(dot + 1) == g) return b + std::string(i);
-  return {};
-}
-
-struct Meta {
-  const gguf::Header& h;
-  const std::string& label;
-  std::string arch;
-
-  const gguf::Value* find(const std::string& key) const { return h.find(key); }
-  uint64_t uint(const std::string& key, std::optional<uint64_t> fallback = std::nullopt) const {
-    const gguf::Value* v = find(key);
-    if (!v) {
-      if (fallback) return *fallback;
-      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
-    }
-    std::optional<int64_t> i = v->as_int();
-    std::optional<uint64_t> u = v->as_uint();
-    if (u && v->type != gguf::ValueType::boolean) return *u;
-    if (i && *i >= 0) return uint64_t(*i);
-    fail("{}: metadata '{}': expected a non-negative integer, got {}", label, key, describe(*v));
-  }
-  double number(const std::string& key, std::optional<double> fallback = std::nullopt) const {
-    const gguf::Value* v = find(key);
-    if (!v) {
-      if (fallback) return *fallback;
-      fail("{}: metadata '{}' is missing (needed for a {} model)", label, key, arch);
-    }
-    if (auto f = v->as_float()) return *f;
-    if (auto i = v->as_int()) return double(*i);
-    fail("{}: metadata '{}': expected a number, got {}", label, key, describe(*v));
-  }
-  static std::string describe(const gguf::Value& v) {
-    if (auto s = v.as_string()) return "the string '" + s->substr(0, 40) + "'";
-    if (v.type == gguf::ValueType::array) return "an array";
-    if (v.type == gguf::ValueType::boolean) return "a boolean";
-    if (auto f = v.as_float()) return std::to_string(*f);
-    if (auto i = v.as_int()) return std::to_string(*i);
-    return "another type";
-  }
-};
-
-// Sizes GGUF stores as u32 that config.json wants as positive ints.
-int64_t positive(uint64_t v, const std::string& key, const std::string& label) {
-  if (v == 0 || v > (1u << 30)) fail("{}: metadata '{}': expected 1 .. 2^30, got {}", label, key, v);
-  return int64_t(v);
-}
+using gguf_import::internal_name;
+using gguf_import::Meta;
+using gguf_import::mtp_block;
+using gguf_import::per_layer_counts;
+using gguf_import::positive;
+using gguf_import::read_longrope;
 
 std::string quantization_name(const std::set<DType>& matrices) {
   if (matrices.count(DType::Q4_K)) return "Q4_K_M";
@@ -138,103 +68,6 @@ std::string quantization_name(const std::set<DType>& matrices) {
   std::string s;
   for (DType d : matrices) s += (s.empty() ? "" : "+") + std::string(dtype_name(d));
   return s.empty() ? "F16" : s;
-}
-
-// A per-layer count array (LFM2's head_count_kv): n_layers integers, the non-zero ones all equal.
-std::vector<int64_t> per_layer_counts(const gguf::Value& v, uint64_t n_layers, const std::string& key,
-                                      const std::string& label) {
-  std::vector<int64_t> out;
-  if (const auto* i = std::get_if<std::vector<int64_t>>(&v.v)) out = *i;
-  if (const auto* u = std::get_if<std::vector<uint64_t>>(&v.v))
-    for (uint64_t x : *u) out.push_back(x > (1u << 30) ? -1 : int64_t(x));
-  if (out.size() != n_layers)
-    fail("{}: metadata '{}': expected {} integers (one per layer), got {}", label, key, n_layers,
-         std::holds_alternative<std::vector<int64_t>>(v.v) || std::holds_alternative<std::vector<uint64_t>>(v.v)
-             ? std::to_string(out.size())
-             : "an array of another type");
-  int64_t nonzero = 0;
-  for (size_t l = 0; l < out.size(); ++l) {
-    if (out[l] < 0 || out[l] > (1 << 30) || (nonzero && out[l] && out[l] != nonzero))
-      fail("{}: metadata '{}[{}]': expected 0 or the other layers' count {}, got {}", label, key, l, nonzero, out[l]);
-    if (out[l]) nonzero = out[l];
-  }
-  if (!nonzero) fail("{}: metadata '{}': every layer is 0 (no attention layer)", label, key);
-  return out;
-}
-
-// What llama.cpp's Gemma 2 / 3 take from the architecture rather than the file (llama-model.cpp's
-// load_hparams), as the config.json keys transformers reads: GELU (tanh), the attention scale
-// 1/sqrt(head_dim) (1/sqrt(dim / heads) for the 27B, which it recognises by its layer count), the
-// sliding pattern (Gemma 2: even layers slide; Gemma 3: five local to one global, local RoPE base
-// 10000), Gemma 2's softcaps (50 / 30 where the file has no keys) and Gemma 3's none.
-void gemma_config(const Meta& m, json& c) {
-  const std::string a = m.arch + ".";
-  const bool gemma2 = m.arch == "gemma2";
-  const int64_t n_layers = c["num_hidden_layers"], dim = c["hidden_size"], heads = c["num_attention_heads"];
-  c.erase("hidden_act");
-  c["hidden_activation"] = "gelu_pytorch_tanh";
-  c["query_pre_attn_scalar"] = n_layers == (gemma2 ? 46 : 62) ? dim / heads : c["head_dim"].get<int64_t>();
-  if (gemma2) {
-    for (auto [key, fallback] : {std::pair{"attn_logit_softcapping", 50.0}, {"final_logit_softcapping", 30.0}}) {
-      double cap = m.number(a + key, fallback);
-      if (!(cap > 0 && cap < 1e30))
-        fail("{}: metadata '{}{}': expected a positive softcap (llama.cpp divides by it), got {}", m.label, a, key,
-             cap);
-      c[key] = cap;
-    }
-    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window", 4096), a + "attention.sliding_window",
-                                   m.label);
-  } else {
-    c["attn_logit_softcapping"] = nullptr;
-    c["final_logit_softcapping"] = nullptr;
-    c["sliding_window"] = positive(m.uint(a + "attention.sliding_window"), a + "attention.sliding_window", m.label);
-    c["sliding_window_pattern"] = 6;
-    c["rope_local_base_freq"] = 10000.0;
-  }
-}
-
-// Phi-3 128k's LongRoPE as llama.cpp's converter writes it: the long and short factors as F32 tensors
-// rope_factors_long / rope_factors_short of head_dim/2 values, original_max_position_embeddings as
-// rope.scaling.original_context_length and the attention factor as rope.scaling.attn_factor. Puts HF's
-// rope_scaling into `c`; false when the file has neither tensor. With no `file` (a header-only check)
-// the factors are taken as 1.
-bool read_longrope(const Meta& m, const gguf::Header& h, std::span<const std::byte> file, json& c, int64_t head_dim) {
-  const std::string a = m.arch + ".";
-  const gguf::TensorInfo* lf = h.tensor("rope_factors_long.weight");
-  const gguf::TensorInfo* sf = h.tensor("rope_factors_short.weight");
-  if (!lf && !sf) return false;
-  if (m.arch != "phi3")
-    fail("{}: tensor '{}' (LongRoPE factors): imported for phi3 only, not {}", m.label, (lf ? lf : sf)->name, m.arch);
-  if (!lf || !sf)
-    fail("{}: tensor '{}' is missing (LongRoPE has a long and a short factor tensor)", m.label,
-         lf ? "rope_factors_short.weight" : "rope_factors_long.weight");
-  json rs = {{"rope_type", "longrope"}};
-  for (const gguf::TensorInfo* t : {lf, sf}) {
-    if (t->type != gguf::GgmlType::F32 || t->ne.size() != 1 || t->ne[0] != uint64_t(head_dim / 2))
-      fail("{}: tensor '{}': expected F32 ne [{}] (one factor per rotated pair), got type #{} ne {}", m.label, t->name,
-           head_dim / 2, uint32_t(t->type), json(t->ne).dump());
-    std::vector<double> f(size_t(head_dim / 2), 1.0);
-    if (!file.empty()) {
-      if (h.data_offset + t->offset + t->size > file.size()) fail("{}: tensor '{}' lies past the file's end", m.label, t->name);
-      for (size_t i = 0; i < f.size(); ++i) {
-        float v;
-        std::memcpy(&v, file.data() + h.data_offset + t->offset + 4 * i, 4);
-        if (!(v > 0 && v < 1e30f))
-          fail("{}: tensor '{}'[{}]: expected a positive finite factor, got {}", m.label, t->name, i, v);
-        f[i] = v;
-      }
-    }
-    rs[t == lf ? "long_factor" : "short_factor"] = f;
-  }
-  rs["original_max_position_embeddings"] =
-      positive(m.uint(a + "rope.scaling.original_context_length"), a + "rope.scaling.original_context_length", m.label);
-  if (h.find(a + "rope.scaling.attn_factor")) {
-    double af = m.number(a + "rope.scaling.attn_factor");
-    if (!(af > 0 && af < 1e6)) fail("{}: metadata '{}rope.scaling.attn_factor': expected a positive factor, got {}", m.label, a, af);
-    rs["attention_factor"] = af;
-  }
-  c["rope_scaling"] = rs;
-  return true;
 }
 
 }  // namespace
@@ -252,23 +85,42 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   const gguf::Value* av = h.find("general.architecture");
   if (!av || !av->as_string()) fail("{}: metadata 'general.architecture' is missing or not a string", label);
   p.gguf_arch = *av->as_string();
-  const ArchSpec* spec = nullptr;
-  for (const auto& a : kArchs)
-    if (a.gguf == p.gguf_arch) spec = &a;
-  if (!spec)
-    fail("{}: general.architecture '{}': import reads llama, qwen2, qwen3, phi3, gemma2, gemma3 and lfm2 GGUFs", label, p.gguf_arch);
   Meta m{h, label, p.gguf_arch};
   const std::string a = p.gguf_arch + ".";
+  // llama's GGUF is Mixtral when it has experts (llama.cpp reads expert_count for its llama too).
+  const bool has_experts = h.find(a + "expert_count") && m.uint(a + "expert_count") > 0;
+  const ArchSpec* spec = nullptr;
+  for (const auto& s : kArchs)
+    if (s.gguf == p.gguf_arch && (!spec || s.moe == has_experts)) spec = &s;
+  if (!spec)
+    fail("{}: general.architecture '{}': import reads llama (and Mixtral as llama with experts), qwen2, qwen3, "
+         "qwen3moe, qwen35, gpt-oss, phi3, gemma2, gemma3, gemma4 and lfm2 GGUFs",
+         label, p.gguf_arch);
 
-  const int64_t n_layers = positive(m.uint(a + "block_count"), a + "block_count", label);
+  const int64_t n_blocks = positive(m.uint(a + "block_count"), a + "block_count", label);
+  // Qwen 3.5's multi-token-prediction blocks follow the decoder's; blueshift does not run them.
+  const uint64_t n_nextn = spec->model_type == "qwen3_5_text" ? m.uint(a + "nextn_predict_layers", 0) : 0;
+  if (n_nextn >= uint64_t(n_blocks))
+    fail("{}: metadata '{}nextn_predict_layers': expected fewer than block_count {}, got {}", label, a, n_blocks,
+         n_nextn);
+  const int64_t n_layers = n_blocks - int64_t(n_nextn);
   const int64_t dim = positive(m.uint(a + "embedding_length"), a + "embedding_length", label);
   const int64_t n_heads = positive(m.uint(a + "attention.head_count"), a + "attention.head_count", label);
   // LFM2 gives head_count_kv per layer, 0 for its conv layers: those become HF's layer_types.
   std::vector<int64_t> kv_per_layer;
+  const bool gemma4 = spec->model_type == "gemma4_text";
   if (const gguf::Value* kv = h.find(a + "attention.head_count_kv"); kv && kv->type == gguf::ValueType::array) {
-    if (spec->model_type != "lfm2")
+    if (gemma4) {  // per layer, checked by gemma4_config; the largest bounds the checks below
+      int64_t most = 1;
+      if (const auto* u = std::get_if<std::vector<uint64_t>>(&kv->v))
+        for (uint64_t x : *u) most = std::max<int64_t>(most, int64_t(std::min<uint64_t>(x, 1u << 30)));
+      if (const auto* i = std::get_if<std::vector<int64_t>>(&kv->v))
+        for (int64_t x : *i) most = std::max<int64_t>(most, std::min<int64_t>(x, 1 << 30));
+      kv_per_layer.assign(size_t(n_layers), most);
+    } else if (spec->model_type != "lfm2")
       fail("{}: metadata '{}attention.head_count_kv': expected an integer, got an array", label, a);
-    kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
+    else
+      kv_per_layer = per_layer_counts(*kv, uint64_t(n_layers), a + "attention.head_count_kv", label);
   }
   const int64_t n_kv =
       kv_per_layer.empty()
@@ -279,7 +131,8 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   if (m.uint(a + "attention.value_length", uint64_t(head_dim)) != uint64_t(head_dim))
     fail("{}: metadata '{}attention.value_length': expected {} (= key_length), got {}", label, a, head_dim,
          m.uint(a + "attention.value_length"));
-  if (uint64_t rot = m.uint(a + "rope.dimension_count", uint64_t(head_dim)); rot != uint64_t(head_dim))
+  if (uint64_t rot = m.uint(a + "rope.dimension_count", uint64_t(head_dim));
+      rot != uint64_t(head_dim) && spec->model_type != "qwen3_5_text")
     fail("{}: metadata '{}rope.dimension_count': expected {} (RoPE over the whole head), got {}", label, a,
          head_dim, rot);
   const gguf::TensorInfo* embd = h.tensor("token_embd.weight");
@@ -309,7 +162,11 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"model_type", spec->model_type},
       {"architectures", {spec->hf_class}},
       {"hidden_size", dim},
-      {"intermediate_size", positive(m.uint(a + "feed_forward_length"), a + "feed_forward_length", label)},
+      // Gemma 4's may be per layer (gemma4_config reads it).
+      {"intermediate_size", gemma4 && h.find(a + "feed_forward_length") &&
+                                    h.find(a + "feed_forward_length")->type == gguf::ValueType::array
+                                ? 1
+                                : positive(m.uint(a + "feed_forward_length"), a + "feed_forward_length", label)},
       {"num_hidden_layers", n_layers},
       {"num_attention_heads", n_heads},
       {"num_key_value_heads", n_kv},
@@ -320,8 +177,12 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       {"vocab_size", positive(vocab, a + "vocab_size", label)},
       {"tie_word_embeddings", h.tensor("output.weight") == nullptr},
       {"hidden_act", "silu"}};
-  if (spec->model_type == "qwen3") c["attention_bias"] = false;
-  if (spec->norms_plus_one) gemma_config(m, c);
+  if (spec->model_type == "qwen3" || spec->model_type == "qwen3_moe") c["attention_bias"] = false;
+  if (spec->moe) gguf_import::moe_config(m, std::string(spec->model_type), c);
+  const bool gemma = spec->model_type.starts_with("gemma");
+  if (gemma && spec->model_type != "gemma4_text") gguf_import::gemma_config(m, c);
+  if (spec->model_type == "gemma4_text") gguf_import::gemma4_config(m, file, c);
+  if (spec->model_type == "qwen3_5_text") gguf_import::qwen35_config(m, n_layers, head_dim, c);
   if (spec->model_type == "lfm2") {
     if (kv_per_layer.empty())
       fail("{}: metadata '{}attention.head_count_kv': expected one count per layer (0 for conv layers)", label, a);
@@ -344,11 +205,31 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       fail("{}: metadata '{}rope.scaling.type': expected a string, got {}", label, a, Meta::describe(*st));
     if (*type == "linear") {
       c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", m.number(a + "rope.scaling.factor")}};
+    } else if (*type == "yarn" && spec->model_type == "gpt_oss") {
+      // GPT-OSS. llama.cpp never truncates the ramp's ends (HF truncate false) and multiplies its attn_factor
+      // (default 1) into YaRN's 0.1 ln(factor) + 1, as HF's attention_factor.
+      const double factor = m.number(a + "rope.scaling.factor");
+      if (!(factor >= 1 && factor < 1e6))
+        fail("{}: metadata '{}rope.scaling.factor': expected 1 .. 1e6 for yarn, got {}", label, a, factor);
+      const double af = m.number(a + "rope.scaling.attn_factor", 1.0);
+      if (!(af > 0 && af < 1e6))
+        fail("{}: metadata '{}rope.scaling.attn_factor': expected a positive factor, got {}", label, a, af);
+      c["rope_scaling"] = {
+          {"rope_type", "yarn"},
+          {"factor", factor},
+          {"original_max_position_embeddings",
+           positive(m.uint(a + "rope.scaling.original_context_length"), a + "rope.scaling.original_context_length",
+                    label)},
+          {"beta_fast", m.number(a + "rope.scaling.yarn_beta_fast", 32.0)},
+          {"beta_slow", m.number(a + "rope.scaling.yarn_beta_slow", 1.0)},
+          {"truncate", false},
+          {"attention_factor", af * (0.1 * std::log(factor) + 1.0)}};
     } else if (*type != "none") {
-      fail("{}: metadata '{}rope.scaling.type': '{}' is not imported (none or linear)", label, a, *type);
+      fail("{}: metadata '{}rope.scaling.type': '{}' is not imported for {} (none or linear; yarn for gpt-oss)",
+           label, a, *type, p.gguf_arch);
     }
   }
-  if (h.tensor("rope_freqs.weight"))
+  if (h.tensor("rope_freqs.weight") && !gemma4)
     fail("{}: tensor 'rope_freqs.weight' (llama3-style per-frequency RoPE scaling): not imported yet", label);
   const bool longrope = read_longrope(m, h, file, c, head_dim);
   if (spec->model_type == "phi3") {
@@ -360,7 +241,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   DType embed_type = dtype_of(embd->type).value_or(DType::F16);
   // Gemma scales the embedding by sqrt(dim) rounded to the checkpoint's dtype (HF's normalizer); every Gemma
   // is released in BF16, so that is the rounding an imported one gets (llama.cpp multiplies by the f32 root).
-  if (spec->norms_plus_one) embed_type = DType::BF16;
+  if (gemma) embed_type = DType::BF16;
   p.config = config_from_hf(c, nullptr, embed_type, label + " (metadata as config.json)");
   const ModelConfig& cfg = p.config;
 
@@ -371,9 +252,29 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   std::map<std::string, std::pair<std::string, FusedPart>> part_of;
   for (const auto& t : h.tensors) {
     if (longrope && t.name.starts_with("rope_factors_")) continue;  // read into the config above
+    if (n_nextn && mtp_block(t.name, n_layers, n_blocks)) {
+      ++p.mtp_tensors;
+      continue;
+    }
+    if (gemma4 && t.name == "rope_freqs.weight") continue;  // read into the config (proportional RoPE)
     std::string internal = internal_name(t.name, uint64_t(cfg.n_layers), p.gguf_arch);
-    if (internal.empty())
+    if (internal.empty()) {
+      // llama.cpp's first Mixtral files held one tensor per expert (blk.N.ffn_gate.E.weight); it still reads them.
+      const std::string_view n = t.name;
+      for (auto leaf : {".ffn_gate.", ".ffn_up.", ".ffn_down."})
+        if (spec->moe && n.starts_with("blk.") && n.find(leaf) != std::string_view::npos && n.ends_with(".weight") &&
+            n.find(leaf) + std::strlen(leaf) < n.size() - 7)
+          fail("{}: tensor '{}': one tensor per expert (llama.cpp's early Mixtral layout) is not imported; a file "
+               "with stacked ffn_gate_exps / ffn_up_exps / ffn_down_exps (any llama.cpp conversion since 2024) is",
+               label, t.name);
       fail("{}: tensor '{}' is not part of a {} model (no mapping)", label, t.name, p.gguf_arch);
+    }
+    // Gemma 4's KV-shared layers read an earlier layer's cache: their own k / v weights are never used.
+    if (gemma4 && tensor_layer(internal) >= cfg.n_layers - cfg.kv_shared_layers &&
+        (internal.ends_with(".attn_k") || internal.ends_with(".attn_v") || internal.ends_with(".attn_k_norm"))) {
+      ++p.unused_kv_tensors;
+      continue;
+    }
     by_internal[internal] = &t;
     for (const FusedPart& part : fused_parts(cfg, internal)) part_of[part.internal] = {internal, part};
   }
@@ -390,11 +291,44 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
         fused_used.insert(pit->second.first);
       }
     }
+    // Experts whose gate and up are stored apart (llama.cpp's default): joined per expert, gate rows first.
+    const gguf::TensorInfo* up = nullptr;
+    if (it == by_internal.end() && (internal.ends_with(".ffn_gate_up_exps") || internal.ends_with(".ffn_gate_up_exps_bias"))) {
+      std::string gate_name = internal, up_name = internal;
+      gate_name.replace(gate_name.find("gate_up"), 7, "gate");
+      up_name.replace(up_name.find("gate_up"), 7, "up");
+      auto g = by_internal.find(gate_name), u = by_internal.find(up_name);
+      if (g != by_internal.end() && u != by_internal.end()) {
+        it = g;
+        up = u->second;
+        by_internal.erase(u);
+      } else if (g != by_internal.end() || u != by_internal.end()) {
+        std::string there = (g != by_internal.end() ? g : u)->second->name, missing = there;
+        const bool gate_there = g != by_internal.end();
+        missing.replace(missing.find(gate_there ? "ffn_gate_exps" : "ffn_up_exps"), gate_there ? 13 : 11,
+                        gate_there ? "ffn_up_exps" : "ffn_gate_exps");
+        fail("{}: tensor '{}' is missing (its pair '{}' is there; the experts' gate and up come together)", label,
+             missing, there);
+      }
+    }
     if (it == by_internal.end())
       fail("{}: no tensor for '{}' (a {} model with this metadata has one)", label, internal, p.gguf_arch);
     const gguf::TensorInfo& t = *it->second;
     GgufImportPlan::Tensor pt{&t, internal, names.to_hf(internal), {}, DType::F32, DType::F32, 0};
-    if (spec->norms_plus_one && t.name.ends_with("norm.weight")) pt.add = -1.0f;
+    // The router's HF name by family (TensorNames gives Mixtral's for every MoE).
+    if (size_t at = pt.hf_name.find("block_sparse_moe.gate"); at != std::string::npos && spec->model_type != "mixtral")
+      pt.hf_name.replace(at, 21, spec->model_type == "gpt_oss" ? "mlp.router" : "mlp.gate");
+    // The 1 + w norms (Qwen 3.5's gated DeltaNet norm, ssm_norm, is plain w).
+    if (spec->norms_plus_one && t.name.ends_with("norm.weight") && !t.name.ends_with("ssm_norm.weight"))
+      pt.add = -1.0f;
+    if (spec->model_type == "qwen3_5_text") {
+      const std::string leaf = internal.substr(internal.find('.', 4) + 1);
+      int64_t group = 1;
+      bool columns = false;
+      pt.row_order = gguf_import::qwen35_v_order(cfg, leaf, group, columns);
+      if (columns) pt.col_group = group;
+      pt.a_log = leaf == "linear_a_log";
+    }
     std::optional<DType> src = dtype_of(t.type);
     auto traits = gguf::ggml_traits(t.type);
     const std::string type_name = traits ? std::string(traits->name) : "#" + std::to_string(uint32_t(t.type));
@@ -403,12 +337,29 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
       src = gguf::converted_dtype(t.type);
     }
     if (!src || *src == DType::I32)
-      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K as they are; Q4_0, Q5_0 "
-           "as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
+      fail("{}: tensor '{}': type {} is not imported (F32, F16, BF16, Q8_0, Q4_K, Q6_K, MXFP4 experts as they are; "
+           "Q4_0, Q5_0 as Q8_0; Q4_1, Q5_1, Q2_K, Q3_K, Q5_K as F16)",
            label, t.name, type_name);
     pt.source = *src;
     pt.shape.assign(t.ne.rbegin(), t.ne.rend());
     std::vector<int64_t> want = expected_shape(cfg, part ? it->first : internal);
+    if (up) {  // each half holds [experts, F, ...] of the joined [experts, 2F, ...]
+      std::vector<int64_t> half = want;
+      half[1] /= 2;
+      for (const gguf::TensorInfo* ti : {&t, up}) {
+        std::vector<int64_t> got(ti->ne.rbegin(), ti->ne.rend());
+        if (got != half)
+          fail("{}: tensor '{}': expected shape {} (ne {}), got {} (ne {})", label, ti->name, json(half).dump(),
+               json(std::vector<int64_t>(half.rbegin(), half.rend())).dump(), json(got).dump(), json(ti->ne).dump());
+      }
+      if (up->type != t.type)
+        fail("{}: tensor '{}': type {} differs from its pair '{}' ({}); blueshift keeps gate|up as one tensor of "
+             "one type",
+             label, up->name, gguf::ggml_traits(up->type) ? gguf::ggml_traits(up->type)->name : "?", t.name,
+             type_name);
+      pt.up = up;
+      pt.shape = want;
+    }
     // LFM2's conv kernel [dim, 1, L] is stored squeezed, [dim, L]: the same bytes.
     std::vector<int64_t> squeezed;
     for (int64_t d : want)
@@ -419,17 +370,39 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
            json(std::vector<int64_t>(want.rbegin(), want.rend())).dump(), json(pt.shape).dump(),
            json(t.ne).dump());
     pt.total_rows = pt.shape[0];
+    if (!pt.row_order.empty()) {  // Qwen 3.5's v heads: whole rows, or whole blocks of columns
+      const int64_t units = pt.col_group ? pt.shape.back() / pt.col_group : pt.shape[0];
+      if (int64_t(pt.row_order.size()) != units)
+        fail("{}: tensor '{}': {} v-head units expected, the shape gives {}", label, t.name, pt.row_order.size(), units);
+      // Columns move by whole blocks; where a block spans two heads (Q4_K's 256 values over heads of 128),
+      // the tensor is dequantized to F16 first (the rounding measured and stated, as for Q5_K).
+      pt.to_f16 = pt.col_group % bs::traits(pt.source).block_elems != 0;
+    }
     if (part) {  // this part's rows of the fused tensor
       pt.row0 = part->row0;
       pt.shape[0] = part->rows;
     }
-    if (pt.shape.size() != 2) {
+    // Matrices: 2-D ones and the experts' [experts, rows, cols]; the rest (norms, biases, the experts' [experts,
+    // n] biases, conv kernels) are stored F32, as convert stores them.
+    const bool experts = internal.ends_with("_exps");
+    if ((pt.shape.size() != 2 && !experts) || internal.ends_with("_bias")) {
       if (traits->block_elems != 1)
         fail("{}: tensor '{}': a {}-D tensor of type {} (expected F32, F16 or BF16)", label, t.name,
              pt.shape.size(), type_name);
-      pt.stored = DType::F32;  // norms, biases and conv kernels, as convert stores them
+      pt.stored = DType::F32;
+    } else if (internal.ends_with(".ffn_router")) {
+      // The router kernel reads F16 (and convert keeps routers F16: their logits pick the experts).
+      if (traits->block_elems != 1)
+        fail("{}: tensor '{}': type {} (expected F32, F16 or BF16: the router is kept F16)", label, t.name,
+             type_name);
+      pt.stored = DType::F16;
+      matrix_types.insert(pt.stored);
     } else {
-      pt.stored = pt.source == DType::F32 ? DType::F16 : pt.source;
+      if (pt.source == DType::MXFP4 && !experts)
+        fail("{}: tensor '{}': type MXFP4 is imported for expert tensors only (blueshift's kernels read MXFP4 "
+             "experts)",
+             label, t.name);
+      pt.stored = pt.source == DType::F32 || pt.to_f16 ? DType::F16 : pt.source;
       matrix_types.insert(pt.stored);
     }
     bool q = internal.ends_with(".attn_q"), k = internal.ends_with(".attn_k");
@@ -452,64 +425,7 @@ GgufImportPlan plan_gguf_import(const gguf::Header& h, const std::string& label,
   return p;
 }
 
-namespace {
-
-// A tensor's bytes as stored: rows converted to F32 / F16 where the type changes, q/k rows in HF
-// order. Returns `in` itself when nothing changes (most tensors: no copy of the mapped file).
-std::span<const std::byte> stored_bytes(const GgufImportPlan::Tensor& t, std::span<const std::byte> in,
-                                        int32_t head_dim, std::vector<std::byte>& out,
-                                        std::vector<std::byte>& dequantized, gguf::ConversionLoss& loss) {
-  if (t.total_rows > 0 && t.shape[0] != t.total_rows) {  // a part of a fused tensor: its rows
-    const size_t row = in.size() / size_t(t.total_rows);
-    in = in.subspan(size_t(t.row0) * row, size_t(t.shape[0]) * row);
-  }
-  if (t.convert) {
-    uint64_t n = 1;
-    for (int64_t d : t.shape) n *= uint64_t(d);
-    dequantized.clear();
-    loss = gguf::convert_blocks(*t.convert, in, n, dequantized);
-    in = dequantized;
-  }
-  std::span<const std::byte> src = in;
-  std::vector<std::byte> converted;
-  if (t.stored != t.source || t.add != 0) {
-    const uint64_t n = in.size() / traits(t.source).block_bytes;
-    converted.resize(n * traits(t.stored).block_bytes);
-    for (uint64_t i = 0; i < n; ++i) {
-      float f;
-      if (t.source == DType::F32) {
-        std::memcpy(&f, in.data() + 4 * i, 4);
-      } else {
-        uint16_t v;
-        std::memcpy(&v, in.data() + 2 * i, 2);
-        f = t.source == DType::BF16 ? bf16_to_float(v) : half_to_float(v);
-      }
-      f += t.add;
-      if (t.stored == DType::F32) {
-        std::memcpy(converted.data() + 4 * i, &f, 4);
-      } else {
-        uint16_t hv = float_to_half(f);
-        std::memcpy(converted.data() + 2 * i, &hv, 2);
-      }
-    }
-    src = converted;
-  }
-  if (t.unpermute_heads == 0) {
-    if (src.data() == in.data()) return in;
-    out.assign(src.begin(), src.end());
-    return out;
-  }
-  // GGUF row h*hd + 2i + j holds HF row h*hd + j*hd/2 + i (export-gguf's permutation, inverted).
-  const size_t rows = size_t(t.shape[0]), row = src.size() / rows, hd = size_t(head_dim), half = hd / 2;
-  out.resize(src.size());
-  for (size_t h = 0; h < size_t(t.unpermute_heads); ++h)
-    for (size_t i = 0; i < half; ++i)
-      for (size_t j = 0; j < 2; ++j)
-        std::memcpy(out.data() + (h * hd + j * half + i) * row, src.data() + (h * hd + 2 * i + j) * row, row);
-  return out;
-}
-
-}  // namespace
+using gguf_import::stored_bytes;
 
 ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, const ConvertOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
@@ -526,6 +442,7 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
   uint64_t source_bytes = 0;
   // A part of a fused tensor counts its rows' share.
   auto part_bytes = [](const GgufImportPlan::Tensor& t) {
+    if (t.up) return t.info->size + t.up->size;
     return t.total_rows > 0 ? t.info->size / uint64_t(t.total_rows) * uint64_t(t.shape[0]) : t.info->size;
   };
   for (const auto& t : plan.tensors) source_bytes += part_bytes(t);
@@ -544,13 +461,39 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       so.threads = opt.threads > 0 ? opt.threads : std::max(1, int(std::thread::hardware_concurrency()));
     ShardWriter writer(tmp.path(), so);
     uint64_t done = 0;
-    std::vector<std::byte> out, dequantized;
+    std::vector<std::byte> out, dequantized, joined;
     for (const auto& t : plan.tensors) {
       signals.check();
       std::span<const std::byte> in = file.bytes().subspan(h.data_offset + t.info->offset, t.info->size);
+      if (t.up) {  // gate and up experts: expert e's gate rows, then its up rows
+        std::span<const std::byte> u = file.bytes().subspan(h.data_offset + t.up->offset, t.up->size);
+        const size_t experts = size_t(t.shape[0]), per = in.size() / experts;
+        joined.resize(2 * in.size());
+        for (size_t e = 0; e < experts; ++e) {
+          std::memcpy(joined.data() + 2 * e * per, in.data() + e * per, per);
+          std::memcpy(joined.data() + (2 * e + 1) * per, u.data() + e * per, per);
+        }
+        release_pages(in);
+        release_pages(u);
+        in = joined;
+      }
       gguf::ConversionLoss loss;
       std::span<const std::byte> bytes = stored_bytes(t, in, plan.config.head_dim, out, dequantized, loss);
       std::string converted;  // what the conversion did, for the manifest and the summary
+      if (t.to_f16) {  // dequantized to move v-head columns that share blocks
+        const std::string from(dtype_name(t.source));
+        if (!(loss.max_abs_error < 1e30))
+          fail("{}: tensor '{}': {} values overflow F16 (max |w| {})", label, t.info->name, from, loss.max_abs);
+        converted = fmt::format("GGUF {}, its v-head columns tiled by llama.cpp inside {} blocks; dequantized to F16 "
+                                "to move them back: f16 rounding changed values by at most {:.3g} ({:.3g} of max |w| "
+                                "{:.3g})",
+                                from, from, loss.max_abs_error,
+                                loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0, loss.max_abs);
+        auto& c = conversions[from + " -> F16 (v-head columns)"];
+        c.count += 1;
+        c.worst_rel = std::max(c.worst_rel, loss.max_abs > 0 ? loss.max_abs_error / loss.max_abs : 0.0);
+        c.worst_abs = std::max(c.worst_abs, loss.max_abs_error);
+      }
       if (t.convert) {
         const std::string from(gguf::ggml_traits(*t.convert)->name), to(dtype_name(t.stored));
         if (!(loss.max_abs_error < 1e30))
@@ -580,12 +523,13 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
       if (t.stored != t.source)
         e.fallback = "GGUF " + e.source_dtype + "; stored as convert stores this tensor";
       if (t.add != 0) e.fallback = "GGUF holds 1 + w (llama.cpp's Gemma norms); stored as w";
-      if (t.convert) {
-        e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
-        e.fallback = converted;
-      }
+      if (t.a_log) e.fallback = "GGUF holds A = -exp(A_log) (llama.cpp's ssm_a); stored as A_log";
+      if (!t.row_order.empty()) e.fallback = "GGUF holds llama.cpp's tiled v-head order; stored in HF's grouped order";
+      if (t.up) e.fallback = "GGUF " + t.info->name + " and " + t.up->name + ", joined per expert (gate rows, then up)";
+      if (t.convert || t.to_f16) e.fallback = converted;
+      if (t.convert) e.source_dtype = std::string(gguf::ggml_traits(*t.convert)->name);
       writer.write(bytes);
-      release_pages(in);
+      if (!t.up) release_pages(in);  // joined experts: `in` is our copy, their pages were released above
       done += part_bytes(t);
       if (opt.progress) opt.progress(done, source_bytes);
       m.tensors.push_back(std::move(e));
@@ -593,6 +537,12 @@ ConvertResult import_gguf(const fs::path& gguf_file, const fs::path& out_dir, co
     m.shards = writer.finish();
   }
   signals.check();
+  if (plan.unused_kv_tensors)
+    std::fprintf(stderr, "%s: %d k/v tensors of KV-shared layers left out (those layers read an earlier layer's cache)\n",
+                 label.c_str(), plan.unused_kv_tensors);
+  if (plan.mtp_tensors)
+    std::fprintf(stderr, "%s: %d tensors of multi-token-prediction blocks left out (blueshift does not run them)\n",
+                 label.c_str(), plan.mtp_tensors);
   for (const auto& [what, c] : conversions)
     std::fprintf(stderr, "%s: %d tensor%s %s%s\n", label.c_str(), c.count, c.count == 1 ? "" : "s", what.c_str(),
                  what.ends_with("Q8_0") ? " (exact: the same scales and quants)"

@@ -11,10 +11,15 @@
 //  - Gemma 2/3: llama.cpp's converter stores every RMSNorm weight as 1 + w; the import subtracts 1 (exact in
 //    f32 for the weights norms have, and the runtime's 1 + w then gives back llama.cpp's value bit for bit);
 //  - Phi-3: attn_qkv and gate|up ffn_up are split by rows; LongRoPE's factor tensors become rope_scaling;
-//  - 1-D tensors (norms, biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
+//  - Mixture of experts (gguf_import_moe.cpp): stacked expert tensors keep their bytes (MXFP4 included: GGML's
+//    block_mxfp4 is blueshift's); gate and up experts stored apart are joined per expert into ffn_gate_up_exps;
+//  - Gemma 4 (gguf_import_gemma.cpp): per-layer sizes, KV sharing, per-layer inputs, proportional RoPE read
+//    from the rope_freqs tensor;
+//  - Qwen 3.5 (gguf_import_qwen35.cpp): 1 + w norms, -exp(A_log), v heads reordered, all taken back;
+//  - 1-D tensors (norms, biases, experts' biases) are stored F32 and 2-D F32 matrices F16, as convert stores them.
 // Types RDRR does not hold become the nearest one it does (rdrr/gguf_dequant.h: Q4_0/Q5_0 exactly as Q8_0;
 // Q4_1, Q5_1, Q2_K, Q3_K, Q5_K dequantized to F16, the f16 rounding measured and stated); the others (IQ*,
-// TQ*, MXFP4, Q8_1, Q8_K, F64, integers) fail naming the tensor and its type.
+// TQ*, MXFP4 outside experts, Q8_1, Q8_K, F64, integers) fail naming the tensor and its type.
 // Output goes through PartialDir as convert's does (temporary sibling, renamed at the end).
 #pragma once
 #include <filesystem>
@@ -46,6 +51,15 @@ struct GgufImportPlan {
     // A GGML type RDRR does not hold, converted to `source` (gguf_dequant.h: Q4_0/Q5_0 -> Q8_0 exactly,
     // Q4_1/Q5_1/Q2_K/Q3_K/Q5_K dequantized to F16).
     std::optional<gguf::GgmlType> convert;
+    // llama.cpp's ffn_up_exps (or its bias) when `info` is ffn_gate_exps: the two become blueshift's
+    // ffn_gate_up_exps, each expert's gate rows followed by its up rows (the same type, whole rows of bytes).
+    const gguf::TensorInfo* up = nullptr;
+    // Qwen 3.5's v heads back in HF's order: stored row i is the file's row_order[i]; or, with col_group > 0,
+    // stored column group i (col_group columns) of every row is the file's group row_order[i].
+    std::vector<int64_t> row_order;
+    int64_t col_group = 0;
+    bool to_f16 = false;  // columns to move inside blocks: dequantized to F16 first
+    bool a_log = false;  // the file holds -exp(A_log) (Qwen 3.5's ssm_a): stored as A_log
   };
   std::string gguf_arch;     // general.architecture
   nlohmann::json hf_config;  // the config.json it stands for
@@ -53,6 +67,8 @@ struct GgufImportPlan {
   std::vector<Tensor> tensors;  // in expected_tensors order
   std::string quantization;     // F16, Q8_0, Q4_K_M, ... (from the matrices' types)
   std::string chat_template;    // tokenizer.chat_template, when present
+  int mtp_tensors = 0;
+  int unused_kv_tensors = 0;    // Gemma 4: k / v weights of KV-shared layers, left out          // Qwen 3.5's multi-token-prediction blocks' tensors, left out
 };
 
 // Checks the header as an import needs it (architecture, hyperparameters, every tensor's name, type

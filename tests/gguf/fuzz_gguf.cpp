@@ -29,6 +29,7 @@ int fuzz_gguf(const uint8_t* data, size_t size) {
       uint64_t elems = 1;
       for (int64_t d : t.shape) elems *= uint64_t(d);
       if (t.shape.empty() || elems == 0 || t.info->size == 0) __builtin_trap();
+      if (t.up && (t.up->size != t.info->size || t.shape.size() < 2)) __builtin_trap();  // joined experts: halves
     }
   } catch (const bs::Error&) {
   }
