@@ -11,6 +11,7 @@
 // head_dim a multiple of 4, at most 128 (the model falls back to attention.comp above that).
 // Threads: r = tid / 16 is the row; lane = tid % 16 computes the scores of keys lane and lane + 16 of
 // the tile and owns output dims [4 lane, 4 lane + 4) and [4 (lane + 16), ...).
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
@@ -32,6 +33,16 @@ shared f16vec4 sK[BC * (MAXD4 + 1)];  // padded rows: the 16 lanes of a row read
 shared f16vec4 sV[BC * MAXD4];         // K and V stay f16 (as in the cache): 27 KiB in all, under 32 KiB
 shared float sP[BR * BC];
 shared float sS[BR * 16];  // per-lane partial (max, then sum) of a row
+
+// Max and sum over the 16 lanes of a row (invocations 16 r .. 16 r + 15, within one subgroup of 16 or more).
+float row_max(float v) {
+  for (uint o = 8u; o > 0u; o >>= 1) v = max(v, subgroupShuffleXor(v, o));
+  return v;
+}
+float row_sum(float v) {
+  for (uint o = 8u; o > 0u; o >>= 1) v += subgroupShuffleXor(v, o);
+  return v;
+}
 
 void main() {
   // Row blocks in reverse: the GPU starts workgroups in index order, and a causal block's work grows with
@@ -75,21 +86,34 @@ void main() {
       sc[cc] = s;
     }
     // Online softmax, every lane of the row at once: the row's tile max from the lanes' maxima, then
-    // each lane exponentiates its two scores and the lanes' sums meet in shared memory.
-    sS[tid] = max(sc[0], sc[1]);
-    barrier();
+    // each lane exponentiates its two scores and the lanes' sums are added. Where a subgroup holds whole
+    // rows (16 lanes or more: the H100's 32) both go through subgroup shuffles (row_max, row_sum) and the row's
+    // P is shared within its subgroup; otherwise (lavapipe's 8) through shared memory and workgroup barriers.
+    const bool rows_in_subgroup = gl_SubgroupSize >= 16u;  // uniform: the branches below may hold barriers
     float mx = m;
-    for (uint i = 0u; i < 16u; ++i) mx = max(mx, sS[r * 16u + i]);
+    if (rows_in_subgroup) {
+      mx = max(mx, row_max(max(sc[0], sc[1])));
+    } else {
+      sS[tid] = max(sc[0], sc[1]);
+      barrier();
+      for (uint i = 0u; i < 16u; ++i) mx = max(mx, sS[r * 16u + i]);
+      barrier();  // every lane has read the maxima
+    }
     float a = m == NEG ? (mx == NEG ? 1.0 : 0.0) : exp(m - mx);
     float e0 = sc[0] == NEG ? 0.0 : exp(sc[0] - mx), e1 = sc[1] == NEG ? 0.0 : exp(sc[1] - mx);
     m = mx;
-    barrier();  // every lane has read the maxima
     sP[r * BC + lane] = e0;
     sP[r * BC + lane + 16u] = e1;
-    sS[tid] = e0 + e1;
-    barrier();
     float lt = 0.0;
-    for (uint i = 0u; i < 16u; ++i) lt += sS[r * 16u + i];
+    if (rows_in_subgroup) {
+      lt = row_sum(e0 + e1);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // the row's P, written by its 16 lanes, all in this subgroup
+    } else {
+      sS[tid] = e0 + e1;
+      barrier();
+      for (uint i = 0u; i < 16u; ++i) lt += sS[r * 16u + i];
+    }
     l = l * a + lt;
     acc0 *= a;
     acc1 *= a;
