@@ -74,6 +74,13 @@ bs_kernel(matvec_f16_gated matvec_f16.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q8_0_gated matvec_q8_0.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q4k_gated matvec_q4k.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q6k_gated matvec_q6k.comp DEFINES MV_NORM MV_GATED)
+# ... and the multi-row matvec (serve's batched decode): W decoded once for NB batch rows (matvec_multi.glsl),
+# plain, norm-folded, and the gated FFN
+foreach(dt f16 q8_0 q4k q6k)
+  bs_kernel(matvec_${dt}_multi matvec_${dt}.comp DEFINES MV_MULTI)
+  bs_kernel(matvec_${dt}_multi_norm matvec_${dt}.comp DEFINES MV_MULTI MV_NORM)
+  bs_kernel(matvec_${dt}_multi_gated matvec_${dt}.comp DEFINES MV_MULTI MV_NORM MV_GATED)
+endforeach()
 # ... and the mixture-of-experts matvec: W [experts, m, k], each workgroup row's expert read from the router's ids
 foreach(dt f16 q8_0 q4k q6k mxfp4)
   bs_kernel(matvec_${dt}_expert matvec_${dt}.comp DEFINES MV_EXPERT)

@@ -6,10 +6,12 @@
 // not once per sequence); the embedding, RoPE + KV append and attention run per row, on the row's slot
 // state and cache through binding offsets, so each row keeps its own position and context length. The
 // per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "kernels_glsl/params.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/model/model.h"
 
@@ -92,17 +94,56 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // 32: on the H100 a 64x64 tensor-core tile walking k = 2048 of Q4_K took ~60 us (M = 512 runs, 2026-11-24
   // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
   // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
-  // A guess until benchmarks/serve_parallel.sh has measured both at N = 4, 16, 32.
+  // Measured on the H100 (2026-11-24): matvec 2.45x batch 1 at N = 16, GEMM ~7.5 ms a step at any N.
+  // The third way, the default up to 64 sequences: the multi-row matvec (matvec_multi.glsl), W decoded
+  // once per step for up to NB rows, with the norms and the gated FFN folded in as batch-1 decode does.
+  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi fixes the choice (A/B runs).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec or matmul", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec, matmul or multi", v);
     return v;
   }();
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
+  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
   const bool cpu = device_.adapter().type == "cpu";
+  // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 16), ROWS
+  // weight rows (the gated FFN: ROWS gate and ROWS up rows), NB x ROWS (x 2) accumulators an invocation;
+  // BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS and _WG fix them for tuning runs. MV_SG: the most subgroups a
+  // workgroup can hold, for subgroups of 4 or more (the sizes drivers pick without size control vary).
+  static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 16), 1u, 64u);
+  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
+  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
+  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 64), 4u, 256u);
+  uint32_t multi_nb = 1;
+  while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
+  multi_nb = std::min(multi_nb, multi_nb_max);
+  const uint32_t multi_wg = cpu ? 8 : multi_wg_env, multi_sg = std::max(1u, multi_wg / 4);
+  auto multi_ok = [&](const Weight& w, uint32_t rows) {
+    return want_multi && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
+           (w.dtype != DType::F16 || w.shape[1] % 8 == 0) && (uint32_t(w.shape[0]) + rows - 1) / rows <= 65535;
+  };
+  // Y[M, m] (+)= X[M, k] W^T, X RMS-normed by `norm` first when given; with `up`, act(X W^T) * (X U^T) (the
+  // gated FFN, W the gate).
+  auto multi_matvec = [&](const Weight& w, const Weight* norm, const Weight* up, gpu::Buffer& x, gpu::Buffer& y,
+                          bool accumulate) {
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]), rows = up ? multi_gated_rows : multi_rows;
+    const std::string kernel = weight_kernel("matvec", w.dtype) + "_multi" + (up ? "_gated" : norm ? "_norm" : "");
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (norm) e.push_back({3, &norm->buffer});
+    if (up) e.push_back({4, &up->buffer});
+    std::vector<gpu::SpecConstant> spec = {{0, multi_wg}, {1, rows}, {2, multi_nb}, {3, multi_sg}};
+    const uint32_t gx = (m + rows - 1) / rows, gy = (M + multi_nb - 1) / multi_nb, acc = accumulate ? 1u : 0u;
+    if (norm)
+      dispatch(kernel, spec, e,
+               MatvecNormParams{m, k, M, acc, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
+               gx, gy);
+    else
+      dispatch(kernel, spec, e, MatvecParams{m, k, M, acc}, gx, gy);
+  };
   auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    if (multi_ok(w, multi_rows)) return multi_matvec(w, nullptr, nullptr, x, y, accumulate);
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
     if (use_matvec) {
@@ -165,10 +206,17 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const uint32_t hd = uint32_t(c.head_dim_of(l)), nkv = uint32_t(c.kv_heads_of(l));
     const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
     const bool sliding = c.sliding(l);
-    rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
-    matmul(W("attn_q"), xn_, q_, false);
-    matmul(W("attn_k"), xn_, k_, false);
-    matmul(W(c.has_v_proj(l) ? "attn_v" : "attn_k"), xn_, v_, false);
+    const Weight& wv = W(c.has_v_proj(l) ? "attn_v" : "attn_k");
+    if (multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) && multi_ok(wv, multi_rows)) {
+      multi_matvec(W("attn_q"), &W("attn_norm"), nullptr, x_, q_, false);
+      multi_matvec(W("attn_k"), &W("attn_norm"), nullptr, x_, k_, false);
+      multi_matvec(wv, &W("attn_norm"), nullptr, x_, v_, false);
+    } else {
+      rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
+      matmul(W("attn_q"), xn_, q_, false);
+      matmul(W("attn_k"), xn_, k_, false);
+      matmul(wv, xn_, v_, false);
+    }
     if (c.qkv_bias)
       for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, qd}, std::tuple{"attn_k_bias", &k_, kvd},
                                   std::tuple{"attn_v_bias", &v_, kvd}})
@@ -200,12 +248,23 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     } else {
       matmul(W("attn_out"), att_, x_, true);
     }
-    rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
-    matmul(W("ffn_gate"), xn_, gate_, false);
-    matmul(W("ffn_up"), xn_, up_, false);
-    uint32_t n = M * uint32_t(c.ffn_dim_of(l));
-    dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
-             GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
+    const Weight &wg = W("ffn_gate"), &wu = W("ffn_up");
+    if (multi_ok(wg, multi_gated_rows) && wg.dtype == wu.dtype && wg.shape == wu.shape &&
+        wg.buffer.size() == wu.buffer.size() && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated")) {
+      multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
+    } else {
+      if (multi_ok(wg, multi_rows) && multi_ok(wu, multi_rows)) {
+        multi_matvec(wg, &W("ffn_norm"), nullptr, x_, gate_, false);
+        multi_matvec(wu, &W("ffn_norm"), nullptr, x_, up_, false);
+      } else {
+        rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+        matmul(wg, xn_, gate_, false);
+        matmul(wu, xn_, up_, false);
+      }
+      uint32_t n = M * uint32_t(c.ffn_dim_of(l));
+      dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+               GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
+    }
     if (c.sandwich_norm) {
       matmul(W("ffn_down"), gate_, tmp_, false);
       rms(tmp_, W("ffn_post_norm"), x_, uint32_t(c.dim), M, true);
@@ -213,8 +272,13 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       matmul(W("ffn_down"), gate_, x_, true);
     }
   }
-  rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);
-  matmul(c.tied_embeddings ? embed : *find("output"), xn_, logits_, false);
+  const Weight& head = c.tied_embeddings ? embed : *find("output");
+  if (multi_ok(head, multi_rows)) {
+    multi_matvec(head, find("output_norm"), nullptr, x_, logits_, false);
+  } else {
+    rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);
+    matmul(head, xn_, logits_, false);
+  }
   if (c.final_softcap > 0) {
     uint32_t n = M * uint32_t(c.vocab);
     dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0}, grid_x(n),

@@ -98,8 +98,8 @@ class ServeProcess {
 };
 
 // One server per mode for the whole test process: --parallel 1 serves a queue with a Session; more decode
-// that many sequences together (continuous batching), their projections as batched matvecs or as the
-// prefill GEMM (BLUESHIFT_BATCH_GEMM, both paths tested).
+// that many sequences together (continuous batching), their projections as batched matvecs, as the
+// prefill GEMM or as multi-row matvecs (BLUESHIFT_BATCH_GEMM, all three paths tested).
 struct Mode {
   int parallel;
   const char* gemm;  // "" = the default choice
@@ -127,7 +127,8 @@ ServeProcess& server(Mode m) {
 ServeProcess& server(int parallel) { return server(Mode{parallel, ""}); }
 
 class ServeP : public ::testing::TestWithParam<Mode> {};
-INSTANTIATE_TEST_SUITE_P(Parallel, ServeP, ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}),
+INSTANTIATE_TEST_SUITE_P(Parallel, ServeP,
+                         ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}, Mode{4, "multi"}),
                          [](const auto& i) { return "parallel" + std::to_string(i.param.parallel) + i.param.gemm; });
 
 // A streaming request through curl: the data lines it received (the JSON of each chunk, then "[DONE]").
@@ -391,7 +392,7 @@ TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
 
 // The batched forward on the shared tiny models of other families (q/k norms, biases, sliding windows with
 // their own RoPE base, sandwich norms, softcaps, partial LongRoPE): sampled text at --parallel 3, through
-// both GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
+// the three GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
 TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
   BS_REQUIRE_SHARED();
   TempDir dir;
@@ -413,7 +414,7 @@ TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
       EXPECT_NE(refused.err.find("cannot be batched: "), std::string::npos) << refused.err;
       continue;
     }
-    for (const char* gemm : {"matvec", "matmul"}) {
+    for (const char* gemm : {"matvec", "matmul", "multi"}) {
       setenv("BLUESHIFT_BATCH_GEMM", gemm, 1);
       ServeProcess s({"--model", m.string(), "--parallel", "3"});
       unsetenv("BLUESHIFT_BATCH_GEMM");
