@@ -22,6 +22,7 @@
 // Groups at or past k / 4 (Q4_K rows padded to whole blocks) read x as 0 and nw not at all.
 // Spec constants: 0 = workgroup size, 1 = ROWS, 2 = NB, 3 = MV_SG (the most subgroups a workgroup
 // can have: workgroup size / the smallest subgroup size).
+#extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 2) const uint NB = 8;
 layout(constant_id = 3) const uint MV_SG = 16;
 #if defined(MV_NORM)
@@ -53,40 +54,46 @@ void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1);
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b0 = gl_WorkGroupID.y * NB;
   uint nbr = min(NB, p.batch - b0), kv = p.k / 4u, nparts = mv_nparts();
-  for (uint i = 0; i < MV_NACC; ++i) mv_acc[i] = 0.0;
+  // Every loop over accumulators unrolls (NB, ROWS are constants when the pipeline is made), so they
+  // stay in registers; a batch row past the batch is skipped by a uniform branch, not a loop exit.
+  [[unroll]] for (uint i = 0; i < MV_NACC; ++i) mv_acc[i] = 0.0;
 #ifdef MV_NORM
-  for (uint b = 0; b < NB; ++b) mv_ss[b] = 0.0;
+  [[unroll]] for (uint b = 0; b < NB; ++b) mv_ss[b] = 0.0;
 #endif
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
     uvec2 g = mv_groups(part);
     if (g.x >= kv) continue;  // padding only
     bool hi = g.y < kv;
+#ifdef MV_NORM
+    vec4 na = p.offset + nw[g.x], nb = hi ? p.offset + nw[g.y] : vec4(0.0);
+#endif
     vec4 wa[MV_NR], wb[MV_NR];
-    for (uint r = 0; r < MV_NR; ++r) {
+    [[unroll]] for (uint r = 0; r < MV_NR; ++r) {
       // Rows past m decode a duplicate of the last row, never written.
       mv_decode(min(row0 + (r < ROWS ? r : r - ROWS), p.m - 1u), r >= ROWS, part, wa[r], wb[r]);
 #ifdef MV_NORM
-      wa[r] *= p.offset + nw[g.x];
-      if (hi) wb[r] *= p.offset + nw[g.y];
+      wa[r] *= na;
+      wb[r] *= nb;
 #endif
     }
-    for (uint b = 0; b < NB; ++b) {
-      if (b >= nbr) break;
-      uint xb = (b0 + b) * kv;
-      vec4 xa = x[xb + g.x], xc = hi ? x[xb + g.y] : vec4(0.0);
+    [[unroll]] for (uint b = 0; b < NB; ++b) {
+      if (b < nbr) {
+        uint xb = (b0 + b) * kv;
+        vec4 xa = x[xb + g.x], xc = hi ? x[xb + g.y] : vec4(0.0);
 #ifdef MV_NORM
-      mv_ss[b] += dot(xa, xa) + dot(xc, xc);
+        mv_ss[b] += dot(xa, xa) + dot(xc, xc);
 #endif
-      for (uint r = 0; r < MV_NR; ++r) mv_acc[b * MV_NR + r] += dot(wa[r], xa) + dot(wb[r], xc);
+        [[unroll]] for (uint r = 0; r < MV_NR; ++r) mv_acc[b * MV_NR + r] += dot(wa[r], xa) + dot(wb[r], xc);
+      }
     }
   }
 
-  for (uint i = 0; i < MV_NACC; ++i) {
+  [[unroll]] for (uint i = 0; i < MV_NACC; ++i) {
     float s = subgroupAdd(mv_acc[i]);
     if (subgroupElect()) mv_red[i * MV_SG + gl_SubgroupID] = s;
   }
 #ifdef MV_NORM
-  for (uint b = 0; b < NB; ++b) {
+  [[unroll]] for (uint b = 0; b < NB; ++b) {
     float s = subgroupAdd(mv_ss[b]);
     if (subgroupElect()) mv_red[(MV_NACC + b) * MV_SG + gl_SubgroupID] = s;
   }

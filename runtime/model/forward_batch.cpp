@@ -2,8 +2,9 @@
 //
 // Each sequence owns a KV-cache slot and 16 words of step state (token, position, and the sampler's
 // counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
-// ([rows, k] GEMMs through the prefill matmul kernels: the weights stream once per step for all rows,
-// not once per sequence); the embedding, RoPE + KV append and attention run per row, on the row's slot
+// ([rows, k] products: by default the multi-row matvec, which decodes each weight once per step for up
+// to 16 rows, with the norms before q/k/v, the FFN and the head and the gated FFN's activation folded in
+// as batch-1 decode folds them); the embedding, RoPE + KV append and attention run per row, on the row's slot
 // state and cache through binding offsets, so each row keeps its own position and context length. The
 // per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
 #include <algorithm>
