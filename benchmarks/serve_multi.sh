@@ -5,7 +5,8 @@
 # step for up to 16 sequences, norms and the gated FFN folded), BLUESHIFT_BATCH_GEMM=matvec|multi; the
 # GEMM at N = 32 (the old best there); then the multi-row kernel's shape at N = 16 (BLUESHIFT_MULTI_NB,
 # _ROWS, _GATED_ROWS, _WG). Prompts of 128 random tokens, 256 generated, medians of 3 (the shape sweep:
-# 128 generated, medians of 2). About 2.5 minutes of device time; one table at the end.
+# 128 generated, medians of 2); one step of each N profiled by kernel (bench --profile). About 2.5 minutes
+# of device time; one table at the end.
 #   benchmarks/serve_multi.sh      (carry .gl .dev/carry; writes $OUT)
 #
 # Prediction for N = 16 (multi, defaults NB 16, ROWS 4, gated 2 + 2, WG 64), per step of 16 tokens:
@@ -36,7 +37,7 @@ bench() {
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
 bench 1 256 3
 for n in 4 16 32; do
-  for g in matvec multi; do BLUESHIFT_BATCH_GEMM=$g bench "$n-$g" 256 3 --parallel $n; done
+  for g in matvec multi; do BLUESHIFT_BATCH_GEMM=$g bench "$n-$g" 256 3 --parallel $n --profile; done
 done
 BLUESHIFT_BATCH_GEMM=matmul bench 32-matmul 256 3 --parallel 32
 # The multi-row kernel's shape at N = 16: NB, ROWS, GATED_ROWS, WG (the first is the default).
@@ -68,6 +69,13 @@ for name in names:
         print(f"{name:>22} failed"); continue
     x = d["aggregate_decode_tok_s"] / base if base else 0
     print(f"{name:>22} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f}")
+# GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
+for name in ("16-matvec", "16-multi"):
+    d = load(name) or {}
+    by = d.get("profile_ms_by_kernel")
+    if by:
+        top = sorted(by.items(), key=lambda kv: -kv[1])[:8]
+        print(f"profile {name}: {d['profile_step_ms']:.2f} ms: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
 best = max((load(n) or {}).get("aggregate_decode_tok_s", 0) for n in ["16-multi"] + [n for n in names if "shape" in n])
 if base:
     r = best / base

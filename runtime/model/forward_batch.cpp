@@ -66,7 +66,7 @@ std::string Model::batch_unsupported(int32_t rows) const {
 }
 
 void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride,
-                                Recording& rec) {
+                                Recording& rec, gpu::Profiler* prof) {
   using namespace kparams;
   if (auto why = batch_unsupported(rows); !why.empty()) fail_kind(ErrorKind::usage, "batched decode: {}", why);
   if (!aligned(stride)) fail_kind(ErrorKind::internal, "slot state stride {} is not a multiple of 256", stride);
@@ -82,6 +82,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     pass.setBindGroup(0, rec.groups.back());
     pass.setPushConstants(params);
     pass.dispatchWorkgroups(gx, gy);
+    if (prof) prof->mark(enc, kernel);  // `bench --parallel N --profile`: GPU time by kernel
   };
   auto rms = [&](gpu::Buffer& x, const Weight& w, gpu::Buffer& y, uint32_t n, uint32_t nrows, bool add) {
     dispatch(add ? "rms_norm_add_f32" : "rms_norm_f32", {{0, 128}},
