@@ -182,6 +182,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     return slot == current_kv_slot_ ? vcache_[size_t(l)] : slot_v_[size_t(slot)][size_t(l)];
   };
 
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
   // Split attention's partial softmax states and arrival counts, one region per row (so rows never
   // share scratch and need no barrier between them); the counts start at zero and the kernel leaves them so.
   const uint32_t heads = uint32_t(c.n_heads), max_hd = uint32_t(c.max_over_layers(&ModelConfig::head_dim_of));
@@ -196,13 +197,44 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   std::vector<uint32_t> zeros(count_stride * M / 4, 0);
   device_.queue().writeBuffer(counts, 0, zeros.data(), zeros.size() * 4);
 
-  const Weight& embed = *find("embed");
-  for (uint32_t r = 0; r < M; ++r)  // each row's token is its slot state's word 0
-    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
-             {{0, &embed.buffer}, {1, &slot_state, r * stride, 4}, {2, &x_, uint64_t(r) * c.dim * 4, uint64_t(c.dim) * 4}},
-             EmbedParams{uint32_t(c.dim), 1, c.embed_scale, 0}, 1, 1);
+  // RoPE + KV append and attention for every row in one dispatch each (the *_slots kernels, which read a
+  // row's caches through the addresses in `caches`, a uvec4 per row and layer: k cache, v cache), where the
+  // device has buffer device addresses; else (or BLUESHIFT_BATCH_PER_ROW=1, A/B runs) a dispatch per row.
+  // The encoder orders what it sees bound; the caches are not, but each attention reads q_, which the
+  // RoPE dispatch before it writes, so the barrier for q_ orders the cache rows too.
+  static const bool per_row = env_switch("BLUESHIFT_BATCH_PER_ROW");
+  const std::string rope_slots = opts_.kv_f32 ? "rope_kv_f32kv_slots" : "rope_kv_f32_slots";
+  const bool one_dispatch = !per_row && device_.hasBufferDeviceAddress() && kernels_.has(rope_slots) &&
+                            kernels_.has("attention_split_" + kvt + "_slots");
+  const uint64_t table_stride = (uint64_t(M) * 16 + 255) & ~uint64_t(255);
+  gpu::Buffer* caches = nullptr;
+  if (one_dispatch) {
+    rec.scratch.push_back(std::make_unique<gpu::Buffer>(device_.createBuffer(
+        {table_stride * uint64_t(c.n_layers), gpu::BufferUsage::storage, "batch KV cache addresses"})));
+    caches = rec.scratch.back().get();
+    std::vector<uint32_t> table(table_stride * uint64_t(c.n_layers) / 4, 0);
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      for (uint32_t r = 0; r < M; ++r) {
+        uint32_t* e = &table[(uint64_t(l) * table_stride + uint64_t(r) * 16) / 4];
+        const uint64_t ka = k_cache(int32_t(r), l).deviceAddress(), va = v_cache(int32_t(r), l).deviceAddress();
+        e[0] = uint32_t(ka), e[1] = uint32_t(ka >> 32), e[2] = uint32_t(va), e[3] = uint32_t(va >> 32);
+      }
+    device_.queue().writeBuffer(*caches, 0, table.data(), table.size() * 4);
+  }
 
-  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  // Each row's token is its slot state's word 0.
+  const Weight& embed = *find("embed");
+  if (one_dispatch) {
+    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}, {1, uint32_t(stride / 4)}},
+             {{0, &embed.buffer}, {1, &slot_state, 0, M * stride}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
+             EmbedParams{uint32_t(c.dim), M, c.embed_scale, 0}, M, 1);
+  } else {
+    for (uint32_t r = 0; r < M; ++r)
+      dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+               {{0, &embed.buffer}, {1, &slot_state, r * stride, 4}, {2, &x_, uint64_t(r) * c.dim * 4, uint64_t(c.dim) * 4}},
+               EmbedParams{uint32_t(c.dim), 1, c.embed_scale, 0}, 1, 1);
+  }
+
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     const uint32_t hd = uint32_t(c.head_dim_of(l)), nkv = uint32_t(c.kv_heads_of(l));
@@ -231,19 +263,32 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     std::vector<gpu::SpecConstant> rot;
     if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
     gpu::Buffer& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-    for (uint32_t r = 0; r < M; ++r)
+    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+    const AttentionSplitParams ap{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0};
+    if (one_dispatch) {
+      auto rot_slots = rot;
+      rot_slots.push_back({1, uint32_t(stride / 4)});
+      const BindGroupEntry table{5, caches, uint64_t(l) * table_stride, table_stride};
+      dispatch(rope_slots, rot_slots,
+               {{0, &q_, 0, M * qd * 4}, {1, &k_, 0, M * kvd * 4}, {2, &v_, 0, M * kvd * 4}, {3, &freq},
+                {4, &slot_state, 0, M * stride}, table},
+               RopeKvParams{M, heads, nkv, hd}, heads + 2 * nkv, M);
+      dispatch("attention_split_" + kvt + "_slots", {{0, uint32_t(stride / 4)}},
+               {{0, &q_, 0, M * qd * 4}, {3, &att_, 0, M * qd * 4}, {4, &parts, 0, part_stride * M},
+                {5, &counts, 0, count_stride * M}, {6, &slot_state, 0, M * stride}, {7, caches, table.offset, table_stride}},
+               ap, heads, attn_splits_ * M);
+    }
+    for (uint32_t r = 0; r < (one_dispatch ? 0 : M); ++r)
       dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
                {{0, &q_, r * qd * 4, qd * 4}, {1, &k_, r * kvd * 4, kvd * 4}, {2, &v_, r * kvd * 4, kvd * 4}, {3, &freq},
                 row_state(4, r), {5, &k_cache(int32_t(r), l)}, {6, &v_cache(int32_t(r), l)}},
                RopeKvParams{1, heads, nkv, hd}, heads + 2 * nkv, 1);
-    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
-    for (uint32_t r = 0; r < M; ++r)
+    for (uint32_t r = 0; r < (one_dispatch ? 0 : M); ++r)
       dispatch("attention_split_" + kvt, {},
                {{0, &q_, r * qd * 4, qd * 4}, {1, &k_cache(int32_t(r), l)}, {2, &v_cache(int32_t(r), l)},
                 {3, &att_, r * qd * 4, qd * 4}, {4, &parts, r * part_stride, part_stride},
                 {5, &counts, r * count_stride, count_stride}, row_state(6, r)},
-               AttentionSplitParams{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0}, heads,
-               attn_splits_);
+               ap, heads, attn_splits_);
     if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, tmp_, false);
       rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
