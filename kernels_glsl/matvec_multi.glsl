@@ -20,11 +20,17 @@
 //   void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1)  the part's weights of `row`
 //     (of the up matrix when `up`), dequantized.
 // Groups at or past k / 4 (Q4_K rows padded to whole blocks) read x as 0 and nw not at all.
-// Spec constants: 0 = workgroup size, 1 = ROWS, 2 = NB, 3 = MV_SG (the most subgroups a workgroup
-// can have: workgroup size / the smallest subgroup size).
+// Spec constants: 0 = workgroup size, 1 = ROWS, 2 = NB, 3 = MV_WG (the workgroup size again: it sizes the
+// reduction's shared array, (NB x accumulator rows + NB) x MV_WG floats).
+//
+// The reduction: NB x ROWS (x 2) sums over the workgroup. Per value a subgroupAdd (5 shuffles and adds at
+// 32 lanes) and a pass through shared memory cost ~10 instructions an invocation: ~800 for 80 values,
+// a quarter of the work of a 2048-wide row at 64 invocations. Instead every invocation writes its values
+// to its row of shared memory (an odd row stride: neighbours' rows start in different banks) and each
+// value's column is summed by one invocation: ~3 instructions a value, whatever the subgroup size.
 #extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 2) const uint NB = 8;
-layout(constant_id = 3) const uint MV_SG = 16;
+layout(constant_id = 3) const uint MV_WG = 64;
 #if defined(MV_NORM)
 layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(std430, binding = 3) readonly buffer NW { vec4 nw[]; };
@@ -42,10 +48,13 @@ const uint MV_NACC = NB * MV_NR;
 float mv_acc[MV_NACC];  // [batch row][accumulator row]
 #ifdef MV_NORM
 float mv_ss[NB];
-shared float mv_red[(MV_NACC + NB) * MV_SG];
+const uint MV_NV = MV_NACC + NB;  // the values to sum: accumulators, then sums of squares
 #else
-shared float mv_red[MV_NACC * MV_SG];
+const uint MV_NV = MV_NACC;
 #endif
+const uint MV_STRIDE = MV_NV | 1u;
+shared float mv_red[MV_WG * MV_STRIDE];
+shared float mv_tot[MV_NV];
 
 uint mv_nparts();
 uvec2 mv_groups(uint part);
@@ -88,32 +97,28 @@ void main() {
     }
   }
 
-  [[unroll]] for (uint i = 0; i < MV_NACC; ++i) {
-    float s = subgroupAdd(mv_acc[i]);
-    if (subgroupElect()) mv_red[i * MV_SG + gl_SubgroupID] = s;
-  }
+  const uint lid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0; i < MV_NACC; ++i) mv_red[lid * MV_STRIDE + i] = mv_acc[i];
 #ifdef MV_NORM
-  [[unroll]] for (uint b = 0; b < NB; ++b) {
-    float s = subgroupAdd(mv_ss[b]);
-    if (subgroupElect()) mv_red[(MV_NACC + b) * MV_SG + gl_SubgroupID] = s;
-  }
+  [[unroll]] for (uint b = 0; b < NB; ++b) mv_red[lid * MV_STRIDE + MV_NACC + b] = mv_ss[b];
 #endif
   barrier();
-  for (uint o = gl_LocalInvocationID.x; o < NB * ROWS; o += gl_WorkGroupSize.x) {
+  for (uint v = lid; v < MV_NV; v += gl_WorkGroupSize.x) {
+    float s = 0.0;
+    for (uint j = 0; j < gl_WorkGroupSize.x; ++j) s += mv_red[j * MV_STRIDE + v];
+    mv_tot[v] = s;
+  }
+  barrier();
+  for (uint o = lid; o < NB * ROWS; o += gl_WorkGroupSize.x) {
     uint b = o / ROWS, r = o % ROWS;
     if (b >= nbr || row0 + r >= p.m) continue;
-    float s = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; ++i) s += mv_red[(b * MV_NR + r) * MV_SG + i];
+    float s = mv_tot[b * MV_NR + r];
 #ifdef MV_NORM
-    float ss = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; ++i) ss += mv_red[(MV_NACC + b) * MV_SG + i];
-    float scale = inversesqrt(ss / float(p.k) + p.eps);
+    float scale = inversesqrt(mv_tot[MV_NACC + b] / float(p.k) + p.eps);
     s *= scale;
 #endif
 #ifdef MV_GATED
-    float u = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; ++i) u += mv_red[(b * MV_NR + ROWS + r) * MV_SG + i];
-    s = bs_act(s, p.act) * (u * scale);
+    s = bs_act(s, p.act) * (mv_tot[b * MV_NR + ROWS + r] * scale);
 #endif
     uint o2 = (b0 + b) * p.m + row0 + r;
     y[o2] = p.accumulate != 0u ? y[o2] + s : s;

@@ -4,9 +4,10 @@
 // counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
 // ([rows, k] products: by default the multi-row matvec, which decodes each weight once per step for up
 // to 16 rows, with the norms before q/k/v, the FFN and the head and the gated FFN's activation folded in
-// as batch-1 decode folds them); the embedding, RoPE + KV append and attention run per row, on the row's slot
-// state and cache through binding offsets, so each row keeps its own position and context length. The
-// per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
+// as batch-1 decode folds them); the embedding, RoPE + KV append and attention take each row's own
+// position and context length from its slot state and its own cache: one dispatch for all rows (the
+// *_slots kernels, caches through buffer device addresses), or one per row through binding offsets
+// (devices without buffer device addresses), disjoint ranges, so the encoder puts no barriers between them.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -89,7 +90,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
              {{0, &x, 0, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, 0, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
-  // Y[M, m] (+)= X[M, k] W^T two ways: the prefill GEMM (tiles of 64 or more rows: W streams from memory
+  // Y[M, m] (+)= X[M, k] W^T three ways. The first two: the prefill GEMM (tiles of 64 or more rows: W streams from memory
   // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup per
   // sequence and row group (BATCH_FIRST: a row group's sequences side by side, sharing W through the cache).
   // Matvec up to 32 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs). Why
@@ -112,8 +113,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   const bool cpu = device_.adapter().type == "cpu";
   // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 16), ROWS
   // weight rows (the gated FFN: ROWS gate and ROWS up rows), NB x ROWS (x 2) accumulators an invocation;
-  // BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS and _WG fix them for tuning runs. MV_SG: the most subgroups a
-  // workgroup can hold, for subgroups of 4 or more (the sizes drivers pick without size control vary).
+  // BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS and _WG fix them for tuning runs. The workgroup halves where its
+  // reduction's shared array ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
   static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 16), 1u, 64u);
   static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
   static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
@@ -121,7 +122,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   uint32_t multi_nb = 1;
   while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
   multi_nb = std::min(multi_nb, multi_nb_max);
-  const uint32_t multi_wg = cpu ? 8 : multi_wg_env, multi_sg = std::max(1u, multi_wg / 4);
+  const uint32_t multi_wg = cpu ? 8 : multi_wg_env;
   auto multi_ok = [&](const Weight& w, uint32_t rows) {
     return want_multi && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
            (w.dtype != DType::F16 || w.shape[1] % 8 == 0) && (uint32_t(w.shape[0]) + rows - 1) / rows <= 65535;
@@ -135,7 +136,11 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
     if (norm) e.push_back({3, &norm->buffer});
     if (up) e.push_back({4, &up->buffer});
-    std::vector<gpu::SpecConstant> spec = {{0, multi_wg}, {1, rows}, {2, multi_nb}, {3, multi_sg}};
+    uint32_t wg = multi_wg;
+    const uint64_t values = (uint64_t(multi_nb) * rows * (up ? 2 : 1) + multi_nb) | 1;
+    const uint64_t limit = std::max<uint64_t>(16384, device_.adapter().max_shared_memory);  // Vulkan's minimum
+    while (wg > 8 && values * wg * 4 + values * 4 > limit) wg /= 2;
+    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}, {3, wg}};
     const uint32_t gx = (m + rows - 1) / rows, gy = (M + multi_nb - 1) / multi_nb, acc = accumulate ? 1u : 0u;
     if (norm)
       dispatch(kernel, spec, e,
