@@ -6,7 +6,9 @@
 #   multi: the default now: the multi-row matvec (W decoded once per step for up to 16 sequences, norms and
 #          the gated FFN folded), embedding, RoPE + KV and attention one dispatch for all sequences;
 # at N = 16 also multi with a dispatch per sequence (the two changes apart), the GEMM at N = 32 (the old
-# best there), then the multi-row kernel's shape at N = 16 (BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS, _WG). Prompts of 128 random tokens, 256 generated, medians of 3 (the shape sweep:
+# best there), then the multi-row kernel's shape at N = 16 (BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS, _WG).
+# First the kernels alone (bs_gemv_bench --multi 16: the 1B's matrix shapes, multi-row vs batched matvec,
+# best of workgroup 32 / 64 / 128 x rows 2 / 4 / 8). Prompts of 128 random tokens, 256 generated, medians of 3 (the shape sweep:
 # 128 generated, medians of 2); one step of each N profiled by kernel (bench --profile). About 2.5 minutes
 # of device time; one table at the end.
 #   benchmarks/serve_multi.sh      (carry .gl .dev/carry; writes $OUT)
@@ -37,6 +39,10 @@ bench() {
   timeout 60 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens "$gen" --reps "$reps" --json "$@" \
     > "$OUT/bench-$name.json" 2> "$OUT/bench-$name.err" || { echo "bench $name failed"; tail -3 "$OUT/bench-$name.err"; }
 }
+timeout 120 $BS bs_gemv_bench --multi 16 --dtype q4k,q6k --shape 2048x2048,512x2048,8192x2048,2048x8192,128256x2048 \
+  --wg 32,64,128 --rows 2,4,8 --reps 10 --json > "$OUT/gemv-multi16.json" 2> "$OUT/gemv-multi16.err" \
+  || { echo "bs_gemv_bench --multi 16 failed"; tail -3 "$OUT/gemv-multi16.err"; }
+echo "kernels done $(( $(date +%s) - t0 )) s"
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
 bench 1 256 3
 for n in 4 16 32; do
@@ -61,6 +67,25 @@ def load(name):
         return json.load(open(os.path.join(out, f"bench-{name}.json")))
     except Exception:
         return None
+try:
+    g = json.load(open(os.path.join(out, "gemv-multi16.json")))
+    print(f"kernels at N = 16 ({g['device']}): best of wg x rows; weights read once")
+    for r in g["results"]:
+        if "skipped" in r:
+            continue
+        best = {}
+        for c in r["configs"]:
+            b = best.get(c["kernel"])
+            if b is None or c["median_us"] < b["median_us"]:
+                best[c["kernel"]] = c
+        line = f"  {r['dtype']:<4} {r['m']:>6}x{r['k']:<5}"
+        for kname in ("batched", "multi"):
+            c = best.get(kname)
+            if c:
+                line += f"  {kname} {c['median_us']:8.1f} us ({c['tflop_s']:5.2f} TFLOP/s, wg {c['wg']} rows {c['rows']})"
+        print(line)
+except Exception as e:
+    print(f"kernels: no results ({e})")
 b1 = load("1")
 base = b1["decode_tok_s"] if b1 else 0
 print(f"{'run':>22} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9}")
