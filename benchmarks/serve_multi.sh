@@ -19,7 +19,8 @@
 #     8.4 of them; each x value loaded from L1 serves 4 FMAs, the decode of a weight costs ~3 ops once
 #     per 16 sequences: ~1.2-1.8 ms at 35-50% of the FP32 peak;
 #   dispatches: embed + 16 layers x (q, k, v, rope_kv, attention, o, gated FFN, down = 8) + head = 130, and
-#     the 16 samplers (the old path: 690 + 16), ~98 barriers: ~0.2-0.4 ms of launch and drain;
+#     the 16 samplers: 146 (the old path 706), 99 barriers (old 147): ~0.2-0.4 ms of launch and drain
+#     (bench reports dispatches_per_step and barriers_per_step);
 #   => ~2.0 ms a step (1.6-2.8), ~8,000 tok/s aggregate (5,700-10,000), ~9.7x batch 1's 826 tok/s
 #     (the same at N = 16 with a dispatch per sequence: ~+0.4 ms).
 #   N = 4: the same kernels with 4 of 16 batch slots used, FMA-light: ~1.1 ms a step, ~3,600 tok/s.
@@ -88,7 +89,7 @@ except Exception as e:
     print(f"kernels: no results ({e})")
 b1 = load("1")
 base = b1["decode_tok_s"] if b1 else 0
-print(f"{'run':>22} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9}")
+print(f"{'run':>22} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
 if b1:
     print(f"{'1 (Session loop)':>22} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
 names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("old", "multi")] + ["16-multi-perrow", "32-matmul-old"]
@@ -98,7 +99,8 @@ for name in names:
     if not d:
         print(f"{name:>22} failed"); continue
     x = d["aggregate_decode_tok_s"] / base if base else 0
-    print(f"{name:>22} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f}")
+    print(f"{name:>22} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f} "
+          f"{d.get('dispatches_per_step', 0):>18.0f} / {d.get('barriers_per_step', 0):<6.0f}")
 # GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
 for name in ("16-old", "16-multi"):
     d = load(name) or {}

@@ -82,6 +82,7 @@ void run_bench_parallel(const BenchParallelArgs& a) {
                               {"parallel", N}, {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens},
                               {"reps", a.reps}, {"aggregate_decode_tok_s", agg}, {"per_stream_decode_tok_s", agg / N},
                               {"ms_per_step", median(step_ms)}, {"steps_per_batch", bd.steps_per_batch()},
+                              {"dispatches_per_step", bd.dispatches_per_step()}, {"barriers_per_step", bd.barriers_per_step()},
                               {"batches", batches_last}, {"submits_per_token", double(batches_last) / double(N * (a.gen_tokens - 1))},
                               {"prefill_all_ms", median(prefill_ms)}, {"load_s", load_s},
                               {"vram_bytes", device.allocatedBytes()}};
@@ -95,8 +96,9 @@ void run_bench_parallel(const BenchParallelArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s (%s) on %s, %d sequences together\n", a.model.c_str(), source.quant.c_str(), device.adapter().name.c_str(), N);
-    std::printf("  decode %d tokens each: %.1f tok/s aggregate, %.1f tok/s per sequence (%.3f ms per step)\n",
-                a.gen_tokens, agg, agg / N, j["ms_per_step"].get<double>());
+    std::printf("  decode %d tokens each: %.1f tok/s aggregate, %.1f tok/s per sequence (%.3f ms per step, %.0f "
+                "dispatches and %.0f barriers a step)\n",
+                a.gen_tokens, agg, agg / N, j["ms_per_step"].get<double>(), bd.dispatches_per_step(), bd.barriers_per_step());
     std::printf("  prefill of %d x %d tokens: %.1f ms; VRAM %.2f GiB, load %.2f s\n", N, a.prompt_tokens,
                 j["prefill_all_ms"].get<double>(), device.allocatedBytes() / 1073741824.0, load_s);
     if (a.profile) {
