@@ -221,14 +221,14 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
                    {{"kernel", name.substr(dname.size() + 1, dash - dname.size() - 1)}, {"tile", fmt::format("{}x{}", bm, bn)}});
       }
   } else if (mt) {
-    // The host's choices (forward_batch.cpp): NB the next power of 2 of N up to 16, spec constant 3 the
-    // workgroup size; shapes whose reduction would not fit the device's shared memory are left out.
+    // The host's choice of NB (forward_batch.cpp): the next power of 2 of N up to 16; shapes whose
+    // reduction would not fit the device's shared memory are left out.
     uint32_t nb = 1;
     while (nb < tokens && nb < 16) nb *= 2;
     for (uint32_t wg : o.wgs)
       for (uint32_t rows : o.rows) {
         if (((uint64_t(nb) * rows + nb) | 1) * (wg + 1) * 4 <= dev.adapter().max_shared_memory)
-          try_config(kc.get("matvec_" + dname + "_multi", {{0, wg}, {1, rows}, {2, nb}, {3, wg}}), (m + rows - 1) / rows,
+          try_config(kc.get("matvec_" + dname + "_multi", {{0, wg}, {1, rows}, {2, nb}}), (m + rows - 1) / rows,
                      (tokens + nb - 1) / nb, {{"kernel", "multi"}, {"wg", wg}, {"rows", rows}});
         if ((m + rows - 1) / rows <= 65535)
           try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,

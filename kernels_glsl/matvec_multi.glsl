@@ -20,8 +20,8 @@
 //   void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1)  the part's weights of `row`
 //     (of the up matrix when `up`), dequantized.
 // Groups at or past k / 4 (Q4_K rows padded to whole blocks) read x as 0 and nw not at all.
-// Spec constants: 0 = workgroup size, 1 = ROWS, 2 = NB, 3 = MV_WG (the workgroup size again: it sizes the
-// reduction's shared array, (NB x accumulator rows + NB) x MV_WG floats).
+// Spec constants: 0 = workgroup size, 1 = ROWS, 2 = NB. The reduction's shared array is (NB x accumulator
+// rows + NB) x workgroup size floats: the host keeps it within the device's limit.
 //
 // The reduction: NB x ROWS (x 2) sums over the workgroup. Per value a subgroupAdd (5 shuffles and adds at
 // 32 lanes) and a pass through shared memory cost ~10 instructions an invocation: ~800 for 80 values,
@@ -30,7 +30,6 @@
 // value's column is summed by one invocation: ~3 instructions a value, whatever the subgroup size.
 #extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 2) const uint NB = 8;
-layout(constant_id = 3) const uint MV_WG = 64;
 #if defined(MV_NORM)
 layout(push_constant) uniform PC { MatvecNormParams p; };
 layout(std430, binding = 3) readonly buffer NW { vec4 nw[]; };
@@ -53,7 +52,7 @@ const uint MV_NV = MV_NACC + NB;  // the values to sum: accumulators, then sums 
 const uint MV_NV = MV_NACC;
 #endif
 const uint MV_STRIDE = MV_NV | 1u;
-shared float mv_red[MV_WG * MV_STRIDE];
+shared float mv_red[gl_WorkGroupSize.x * MV_STRIDE];
 shared float mv_tot[MV_NV];
 
 uint mv_nparts();

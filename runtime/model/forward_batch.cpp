@@ -140,7 +140,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const uint64_t values = (uint64_t(multi_nb) * rows * (up ? 2 : 1) + multi_nb) | 1;
     const uint64_t limit = std::max<uint64_t>(16384, device_.adapter().max_shared_memory);  // Vulkan's minimum
     while (wg > 8 && values * wg * 4 + values * 4 > limit) wg /= 2;
-    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}, {3, wg}};
+    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}};
     const uint32_t gx = (m + rows - 1) / rows, gy = (M + multi_nb - 1) / multi_nb, acc = accumulate ? 1u : 0u;
     if (norm)
       dispatch(kernel, spec, e,

@@ -19,13 +19,14 @@ using kparams::MatvecParams;
 struct Case {
   uint32_t m, k, batch;
 };
-// Workgroup size, weight rows and batch rows per workgroup (spec constants 0, 1, 2; 3 is the size again).
+// Workgroup size, weight rows and batch rows per workgroup (spec constants 0, 1, 2).
 struct Shape {
   uint32_t wg, rows, nb;
 };
-// {64, 2, 16}: the host's default for the gated FFN (and ROWS 4 for the rest) on a GPU; all within 32 KiB of
-// shared memory (lavapipe's limit) for the reduction.
-constexpr Shape kShapes[] = {{8, 1, 1}, {32, 3, 4}, {32, 4, 16}, {64, 2, 16}, {16, 2, 8}};
+// {64, 2, 16}: the host's default for the gated FFN (and ROWS 4 for the rest) on a GPU; {128, 1, 2}: more
+// invocations than parts on most rows (the reduction array sized by the specialized workgroup); all within
+// 32 KiB of shared memory (lavapipe's limit) for the reduction.
+constexpr Shape kShapes[] = {{8, 1, 1}, {32, 3, 4}, {32, 4, 16}, {64, 2, 16}, {16, 2, 8}, {128, 1, 2}};
 
 // As in test_matvec.cpp: per-weight decoding is exact up to one rounding, accumulation in f32.
 constexpr double kError = 1e-10;
@@ -56,7 +57,7 @@ std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<flo
 class MatvecMulti : public KernelTest {
  protected:
   const gpu::ComputePipeline& pipeline(DType t, const char* variant, Shape s) {
-    return kernels().get("matvec_" + kernel_suffix(t) + "_multi" + variant, {{0, s.wg}, {1, s.rows}, {2, s.nb}, {3, s.wg}});
+    return kernels().get("matvec_" + kernel_suffix(t) + "_multi" + variant, {{0, s.wg}, {1, s.rows}, {2, s.nb}});
   }
   static uint32_t groups(uint32_t n, uint32_t per) { return (n + per - 1) / per; }
 };
