@@ -47,11 +47,11 @@ echo "kernels done $(( $(date +%s) - t0 )) s"
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
 bench 1 256 3
 for n in 4 16 32; do
-  BLUESHIFT_BATCH_GEMM=matvec BLUESHIFT_BATCH_PER_ROW=1 bench "$n-old" 256 3 --parallel $n --profile
+  BLUESHIFT_BATCH_GEMM=matvec BLUESHIFT_BATCH_PER_ROW=1 bench "$n-old" 256 2 --parallel $n --profile  # known: 2 reps
   BLUESHIFT_BATCH_GEMM=multi bench "$n-multi" 256 3 --parallel $n --profile
 done
 BLUESHIFT_BATCH_GEMM=multi BLUESHIFT_BATCH_PER_ROW=1 bench 16-multi-perrow 256 3 --parallel 16
-BLUESHIFT_BATCH_GEMM=matmul BLUESHIFT_BATCH_PER_ROW=1 bench 32-matmul-old 256 3 --parallel 32
+BLUESHIFT_BATCH_GEMM=matmul BLUESHIFT_BATCH_PER_ROW=1 bench 32-matmul-old 256 2 --parallel 32
 # The multi-row kernel's shape at N = 16: NB, ROWS, GATED_ROWS, WG (the first is the default).
 for s in 16,4,2,64 8,4,2,64 16,2,1,64 16,8,4,64 16,4,2,128 16,4,2,32; do
   IFS=, read -r nb rows grows wg <<< "$s"
