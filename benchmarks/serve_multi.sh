@@ -8,9 +8,9 @@
 # at N = 16 also multi with a dispatch per sequence (the two changes apart), the GEMM at N = 32 (the old
 # best there), then the multi-row kernel's shape at N = 16 (BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS, _WG).
 # First the kernels alone (bs_gemv_bench --multi 16: the 1B's matrix shapes, multi-row vs batched matvec,
-# best of workgroup 32 / 64 / 128 x rows 2 / 4 / 8). Prompts of 128 random tokens, 256 generated, medians of 3 (the shape sweep:
-# 128 generated, medians of 2); one step of each N profiled by kernel (bench --profile). About 2.5 minutes
-# of device time; one table at the end.
+# best of workgroup 32 / 64 / 128 x rows 2 / 4 / 8). Prompts of 128 random tokens, 256 generated, medians
+# of 3 (the old paths, known from 2026-11-24, and the shape sweep at 128 generated: medians of 2); one step
+# of each N profiled by kernel (bench --profile). About 3 to 4 minutes of device time; compact tables.
 #   benchmarks/serve_multi.sh      (carry .gl .dev/carry; writes $OUT)
 #
 # Prediction for N = 16 (multi, defaults NB 16, ROWS 4, gated 2 + 2, WG 64), per step of 16 tokens:
