@@ -30,9 +30,8 @@
 // value's column is summed by one invocation: ~3 instructions a value, whatever the subgroup size.
 #extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 2) const uint NB = 8;
-#if defined(MV_NORM)
+#if defined(MV_NORM) || defined(MV_GATED)
 layout(push_constant) uniform PC { MatvecNormParams p; };
-layout(std430, binding = 3) readonly buffer NW { vec4 nw[]; };
 #else
 layout(push_constant) uniform PC { MatvecParams p; };
 #endif
@@ -42,6 +41,16 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 const uint MV_NR = 2u * ROWS;
 #else
 const uint MV_NR = ROWS;
+#endif
+uint mv_nparts();
+uvec2 mv_groups(uint part);
+void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1);
+
+#ifdef MV_LANES
+#include "matvec_lanes.glsl"
+#else
+#ifdef MV_NORM
+layout(std430, binding = 3) readonly buffer NW { vec4 nw[]; };
 #endif
 const uint MV_NACC = NB * MV_NR;
 float mv_acc[MV_NACC];  // [batch row][accumulator row]
@@ -54,10 +63,6 @@ const uint MV_NV = MV_NACC;
 const uint MV_STRIDE = MV_NV | 1u;
 shared float mv_red[gl_WorkGroupSize.x * MV_STRIDE];
 shared float mv_tot[MV_NV];
-
-uint mv_nparts();
-uvec2 mv_groups(uint part);
-void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1);
 
 void main() {
   uint row0 = gl_WorkGroupID.x * ROWS, b0 = gl_WorkGroupID.y * NB;
@@ -123,3 +128,4 @@ void main() {
     y[o2] = p.accumulate != 0u ? y[o2] + s : s;
   }
 }
+#endif  // MV_LANES

@@ -98,18 +98,21 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
   // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
   // Measured on the H100 (2026-11-24): matvec 2.45x batch 1 at N = 16, GEMM ~7.5 ms a step at any N.
-  // The third way, the default up to 64 sequences: the multi-row matvec (matvec_multi.glsl), W decoded
-  // once per step for up to NB rows, with the norms and the gated FFN folded in as batch-1 decode does.
-  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi fixes the choice (A/B runs).
+  // Two more, W decoded once per step for up to NB rows: the multi-row matvec (matvec_multi.glsl, lanes
+  // across k, norms and the gated FFN folded in as batch-1 decode does; measured no faster than matvec:
+  // every workgroup of a few rows of W reads all of X), and the default up to 64 sequences, the same with
+  // lanes across rows of W (matvec_lanes.glsl: X loads shared by a slice's lanes; norms as dispatches).
+  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice (A/B runs).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec, matmul or multi", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec, matmul, multi or lanes", v);
     return v;
   }();
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
-  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
+  const bool want_multi = gemm == "multi";
+  const bool want_lanes = gemm.empty() ? M <= 64 : gemm == "lanes";
   const bool cpu = device_.adapter().type == "cpu";
   // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 16), ROWS
   // weight rows (the gated FFN: ROWS gate and ROWS up rows), NB x ROWS (x 2) accumulators an invocation;
@@ -149,7 +152,40 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     else
       dispatch(kernel, spec, e, MatvecParams{m, k, M, acc}, gx, gy);
   };
+  // The lanes variant's shape: LR lanes a slice (the subgroup size, so a slice's x loads are one
+  // broadcast; 8 on a CPU device), slices splitting k up to a workgroup of BLUESHIFT_LANES_WG (256: 8
+  // slices of 32), ROWS rows of W a lane (BLUESHIFT_LANES_ROWS, 2; the gated FFN BLUESHIFT_LANES_GATED_ROWS
+  // of each matrix, 1), NB as above. The workgroup halves where the slices' shared sums would not fit.
+  static const uint32_t lanes_rows = std::clamp(env_uint("BLUESHIFT_LANES_ROWS", 2), 1u, 8u);
+  static const uint32_t lanes_gated_rows = std::clamp(env_uint("BLUESHIFT_LANES_GATED_ROWS", 1), 1u, 8u);
+  static const uint32_t lanes_wg_env = std::clamp(env_uint("BLUESHIFT_LANES_WG", 256), 8u, 1024u);
+  const uint32_t sg = device_.subgroupSize();
+  const uint32_t lanes_lr = cpu ? 8 : sg >= 8 && sg <= 64 ? sg : 32;
+  const uint32_t lanes_wg = std::max(lanes_lr, cpu ? 16 : lanes_wg_env / lanes_lr * lanes_lr);
+  auto lanes_ok = [&](const Weight& w, uint32_t rows) {
+    return want_lanes && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi_lanes") &&
+           (w.dtype != DType::F16 || w.shape[1] % 8 == 0) &&
+           (uint32_t(w.shape[0]) + lanes_lr * rows - 1) / (lanes_lr * rows) <= 65535;
+  };
+  // Y[M, m] (+)= X[M, k] W^T; with `up`, act(X W^T) * (X U^T) (X already normalized).
+  auto lanes_matvec = [&](const Weight& w, const Weight* up, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]), rows = up ? lanes_gated_rows : lanes_rows;
+    const std::string kernel = weight_kernel("matvec", w.dtype) + "_multi_lanes" + (up ? "_gated" : "");
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (up) e.push_back({4, &up->buffer});
+    uint32_t wg = lanes_wg;
+    const uint64_t limit = std::max<uint64_t>(16384, device_.adapter().max_shared_memory);
+    while (wg > lanes_lr && uint64_t(wg - lanes_lr) * multi_nb * rows * (up ? 2 : 1) * 4 + 4 > limit) wg -= lanes_lr;
+    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}, {3, lanes_lr}};
+    const uint32_t gx = (m + lanes_lr * rows - 1) / (lanes_lr * rows), gy = (M + multi_nb - 1) / multi_nb;
+    const uint32_t acc = accumulate ? 1u : 0u;
+    if (up)
+      dispatch(kernel, spec, e, MatvecNormParams{m, k, M, acc, 0.0f, 0.0f, c.act == Activation::silu ? 0u : 1u, 0}, gx, gy);
+    else
+      dispatch(kernel, spec, e, MatvecParams{m, k, M, acc}, gx, gy);
+  };
   auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    if (lanes_ok(w, lanes_rows)) return lanes_matvec(w, nullptr, x, y, accumulate);
     if (multi_ok(w, multi_rows)) return multi_matvec(w, nullptr, nullptr, x, y, accumulate);
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
@@ -246,7 +282,12 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
     const bool sliding = c.sliding(l);
     const Weight& wv = W(c.has_v_proj(l) ? "attn_v" : "attn_k");
-    if (multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) && multi_ok(wv, multi_rows)) {
+    if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) && lanes_ok(wv, lanes_rows)) {
+      rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
+      lanes_matvec(W("attn_q"), nullptr, xn_, q_, false);
+      lanes_matvec(W("attn_k"), nullptr, xn_, k_, false);
+      lanes_matvec(wv, nullptr, xn_, v_, false);
+    } else if (multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) && multi_ok(wv, multi_rows)) {
       multi_matvec(W("attn_q"), &W("attn_norm"), nullptr, x_, q_, false);
       multi_matvec(W("attn_k"), &W("attn_norm"), nullptr, x_, k_, false);
       multi_matvec(wv, &W("attn_norm"), nullptr, x_, v_, false);
@@ -301,7 +342,11 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       matmul(W("attn_out"), att_, x_, true);
     }
     const Weight &wg = W("ffn_gate"), &wu = W("ffn_up");
-    if (multi_ok(wg, multi_gated_rows) && wg.dtype == wu.dtype && wg.shape == wu.shape &&
+    const bool same = wg.dtype == wu.dtype && wg.shape == wu.shape && wg.buffer.size() == wu.buffer.size();
+    if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
+      rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+      lanes_matvec(wg, &wu, xn_, gate_, false);  // act(gate) * up in one dispatch
+    } else if (multi_ok(wg, multi_gated_rows) && wg.dtype == wu.dtype && wg.shape == wu.shape &&
         wg.buffer.size() == wu.buffer.size() && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated")) {
       multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
     } else {
@@ -325,7 +370,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     }
   }
   const Weight& head = c.tied_embeddings ? embed : *find("output");
-  if (multi_ok(head, multi_rows)) {
+  if (!lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
     multi_matvec(head, find("output_norm"), nullptr, x_, logits_, false);
   } else {
     rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);

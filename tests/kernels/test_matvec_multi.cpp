@@ -143,5 +143,76 @@ TEST_F(MatvecMulti, GatedFolded) {
       }
 }
 
+// The variant with invocations across rows of W (matvec_lanes.glsl, *_multi_lanes[_gated]): slices of LR
+// lanes split k, lane l owns rows l + LR t. Shapes (workgroup, ROWS, NB, LR): one slice, several, a batch
+// chunk of 5, LR = 32 at 64 invocations (the GPU default's slice), rows past m in the last workgroup.
+struct LanesShape {
+  uint32_t wg, rows, nb, lr;
+};
+constexpr LanesShape kLanesShapes[] = {{8, 1, 1, 8}, {32, 2, 4, 8}, {16, 1, 16, 16}, {64, 2, 8, 32}, {24, 3, 5, 8}};
+
+class MatvecLanes : public MatvecMulti {
+ protected:
+  const gpu::ComputePipeline& lanes(DType t, bool gated, LanesShape s) {
+    return kernels().get("matvec_" + kernel_suffix(t) + "_multi_lanes" + (gated ? "_gated" : ""),
+                         {{0, s.wg}, {1, s.rows}, {2, s.nb}, {3, s.lr}});
+  }
+};
+
+TEST_F(MatvecLanes, Plain) {
+  for (DType t : kWeightTypes)
+    for (Case c : cases(t))
+      for (uint32_t accumulate : {0u, 1u}) {
+        Weights w = random_weights(t, c.m, c.k);
+        auto x = random_floats(size_t(c.batch) * c.k, -2, 2), y0 = random_floats(size_t(c.batch) * c.m);
+        DotRef ref = dot_ref(w.dq.data(), x.data(), accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
+        auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
+        for (LanesShape s : kLanesShapes) {
+          auto by = accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
+          run_once(lanes(t, false, s), {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, accumulate},
+                   groups(c.m, s.lr * s.rows), groups(c.batch, s.nb));
+          EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), kError)
+              << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << accumulate
+              << " wg=" << s.wg << " rows=" << s.rows << " nb=" << s.nb << " lr=" << s.lr << " seed=" << test_seed();
+        }
+      }
+}
+
+// h = act(W_gate x) * (W_up x) (x normalized by the host beforehand), silu and gelu_tanh.
+TEST_F(MatvecLanes, Gated) {
+  for (DType t : kWeightTypes)
+    for (Case c : cases(t))
+      for (uint32_t act : {0u, 1u}) {
+        Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
+        auto x = random_floats(size_t(c.batch) * c.k, -1, 1);
+        DotRef g = dot_ref(wg.dq.data(), x.data(), nullptr, c.m, c.k, c.batch);
+        DotRef u = dot_ref(wu.dq.data(), x.data(), nullptr, c.m, c.k, c.batch);
+        auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x));
+        for (LanesShape s : kLanesShapes) {
+          auto by = poisoned(g.value.size() * 4);
+          run_once(lanes(t, true, s), {{0, &bg}, {1, &bx}, {2, &by}, {4, &bu}},
+                   MatvecNormParams{c.m, c.k, c.batch, 0, 0.0f, 0.0f, act, 0}, groups(c.m, s.lr * s.rows),
+                   groups(c.batch, s.nb));
+          auto h = download<float>(by, g.value.size());
+          double worst = 0;
+          for (size_t i = 0; i < h.size(); ++i) {
+            double a = g.value[i], ref, da;
+            if (act == 0) {
+              ref = a / (1 + std::exp(-a));
+              da = 1.1;
+            } else {
+              ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+              da = 1.2;
+            }
+            double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
+            worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref * u.value[i]) / bound);
+          }
+          EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " act=" << act
+                                 << " wg=" << s.wg << " rows=" << s.rows << " nb=" << s.nb << " lr=" << s.lr
+                                 << " seed=" << test_seed();
+        }
+      }
+}
+
 }  // namespace
 }  // namespace bs::testing

@@ -99,7 +99,7 @@ class ServeProcess {
 
 // One server per mode for the whole test process: --parallel 1 serves a queue with a Session; more decode
 // that many sequences together (continuous batching), their projections as batched matvecs, as the
-// prefill GEMM or as multi-row matvecs (BLUESHIFT_BATCH_GEMM, all three paths tested); RoPE + KV append
+// prefill GEMM or as multi-row matvecs of either layout (BLUESHIFT_BATCH_GEMM, all four paths tested); RoPE + KV append
 // and attention in one dispatch for all sequences, or one per sequence (per_row: BLUESHIFT_BATCH_PER_ROW,
 // the path of devices without buffer device addresses).
 struct Mode {
@@ -134,7 +134,7 @@ ServeProcess& server(int parallel) { return server(Mode{parallel, ""}); }
 class ServeP : public ::testing::TestWithParam<Mode> {};
 INSTANTIATE_TEST_SUITE_P(Parallel, ServeP,
                          ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}, Mode{4, "multi"},
-                                           Mode{4, "multi", true}),
+                                           Mode{4, "lanes"}, Mode{4, "lanes", true}),
                          [](const auto& i) {
                            return "parallel" + std::to_string(i.param.parallel) + i.param.gemm + (i.param.per_row ? "perrow" : "");
                          });
@@ -400,7 +400,7 @@ TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
 
 // The batched forward on the shared tiny models of other families (q/k norms, biases, sliding windows with
 // their own RoPE base, sandwich norms, softcaps, partial LongRoPE): sampled text at --parallel 3, through
-// the three GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
+// the four GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
 TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
   BS_REQUIRE_SHARED();
   TempDir dir;
@@ -422,7 +422,7 @@ TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
       EXPECT_NE(refused.err.find("cannot be batched: "), std::string::npos) << refused.err;
       continue;
     }
-    for (const char* gemm : {"matvec", "matmul", "multi"}) {
+    for (const char* gemm : {"matvec", "matmul", "multi", "lanes"}) {
       setenv("BLUESHIFT_BATCH_GEMM", gemm, 1);
       ServeProcess s({"--model", m.string(), "--parallel", "3"});
       unsetenv("BLUESHIFT_BATCH_GEMM");
