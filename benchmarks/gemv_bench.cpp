@@ -13,9 +13,10 @@
 // --matmul M times the prefill kernels instead (M tokens): µs and TFLOP/s of the scalar matmul and,
 // where the device has cooperative matrices, of the tensor-core matmul_cm in each tile shape.
 //
-// --multi N times serve's batched decode products instead (N sequences): the multi-row matvec
-// (matvec_<dtype>_multi, W decoded once for up to 16 rows; --rows is its ROWS) beside the batched matvec
-// (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s.
+// --multi N times serve's batched decode products instead (N sequences): the multi-row matvecs (W decoded
+// once for up to 16 rows; --rows is their ROWS): lanes across k (matvec_<dtype>_multi) and across rows of W
+// (_multi_lanes, slices of a subgroup's lanes; --wg sizes below 2 slices are left out), beside the batched
+// matvec (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s.
 //
 //   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
 #include <fmt/format.h>
@@ -233,6 +234,10 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         if ((m + rows - 1) / rows <= 65535)
           try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,
                      {{"kernel", "batched"}, {"wg", wg}, {"rows", rows}});
+        const uint32_t lr = dev.subgroupSize() >= 8 && dev.subgroupSize() <= 64 ? dev.subgroupSize() : 32;
+        if (wg >= 2 * lr && wg % lr == 0 && uint64_t(wg - lr) * nb * rows * 4 + 4 <= dev.adapter().max_shared_memory)
+          try_config(kc.get("matvec_" + dname + "_multi_lanes", {{0, wg}, {1, rows}, {2, nb}, {3, lr}}),
+                     (m + lr * rows - 1) / (lr * rows), (tokens + nb - 1) / nb, {{"kernel", "lanes"}, {"wg", wg}, {"rows", rows}});
       }
   } else {
     for (uint32_t wg : o.wgs)
