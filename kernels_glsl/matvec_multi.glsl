@@ -29,7 +29,7 @@
 // to its row of shared memory (an odd row stride: neighbours' rows start in different banks) and each
 // value's column is summed by one invocation: ~3 instructions a value, whatever the subgroup size.
 #extension GL_EXT_control_flow_attributes : require
-layout(constant_id = 2) const uint NB = 8;
+layout(constant_id = 2) const uint NB = 4;  // small by default: every kernel builds with its defaults (tests)
 #if defined(MV_NORM) || defined(MV_GATED)
 layout(push_constant) uniform PC { MatvecNormParams p; };
 #else
