@@ -2,9 +2,9 @@
 //
 // Each sequence owns a KV-cache slot and 16 words of step state (token, position, and the sampler's
 // counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
-// ([rows, k] products: by default the multi-row matvec, which decodes each weight once per step for up
-// to 16 rows, with the norms before q/k/v, the FFN and the head and the gated FFN's activation folded in
-// as batch-1 decode folds them); the embedding, RoPE + KV append and attention take each row's own
+// ([rows, k] products: by default the multi-row matvec with lanes across rows of W, which decodes each
+// weight once per step for up to 16 rows and shares each x load among a subgroup's rows, the gated FFN's
+// activation folded in; see the choice below); the embedding, RoPE + KV append and attention take each row's own
 // position and context length from its slot state and its own cache: one dispatch for all rows (the
 // *_slots kernels, caches through buffer device addresses), or one per row through binding offsets
 // (devices without buffer device addresses), disjoint ranges, so the encoder puts no barriers between them.
