@@ -7,6 +7,8 @@
 // every x value loaded serves ROWS (2 ROWS gated) FMAs. NB x ROWS accumulators per invocation, reduced
 // per (batch row, weight row) at the end. Grid: ((m + ROWS - 1) / ROWS, (batch + NB - 1) / NB).
 //
+// Without MV_NORM, MV_GATED takes x as normalized already (the *_multi_gated_xn variants): a folded sum of
+// squares costs 8 FMAs a part and batch row, as many as a row's dot product at ROWS 1.
 // MV_NORM folds the RMSNorm before the projection (MatvecNormParams, norm weight at binding 3): each x
 // value is read once per workgroup, so each batch row's sum of squares comes with the dot products; the
 // norm weight is folded into the decoded weights (once per part, not per batch row) and the per-row
@@ -120,6 +122,8 @@ void main() {
 #ifdef MV_NORM
     float scale = inversesqrt(mv_tot[MV_NACC + b] / float(p.k) + p.eps);
     s *= scale;
+#else
+    const float scale = 1.0;  // x normalized by the host (the *_gated_xn variants)
 #endif
 #ifdef MV_GATED
     s = bs_act(s, p.act) * (mv_tot[b * MV_NR + ROWS + r] * scale);

@@ -84,6 +84,7 @@ foreach(dt f16 q8_0 q4k q6k)
   bs_kernel(matvec_${dt}_multi matvec_${dt}.comp DEFINES MV_MULTI)
   bs_kernel(matvec_${dt}_multi_norm matvec_${dt}.comp DEFINES MV_MULTI MV_NORM)
   bs_kernel(matvec_${dt}_multi_gated matvec_${dt}.comp DEFINES MV_MULTI MV_NORM MV_GATED)
+  bs_kernel(matvec_${dt}_multi_gated_xn matvec_${dt}.comp DEFINES MV_MULTI MV_GATED)  # x normalized beforehand
   # ... with invocations across rows of W, so a slice's x loads are broadcasts (matvec_lanes.glsl): plain, gated
   bs_kernel(matvec_${dt}_multi_lanes matvec_${dt}.comp DEFINES MV_MULTI MV_LANES)
   bs_kernel(matvec_${dt}_multi_lanes_gated matvec_${dt}.comp DEFINES MV_MULTI MV_LANES MV_GATED)

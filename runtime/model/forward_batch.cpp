@@ -99,10 +99,15 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
   // Measured on the H100 (2026-11-24): matvec 2.45x batch 1 at N = 16, GEMM ~7.5 ms a step at any N.
   // Two more, W decoded once per step for up to NB rows: the multi-row matvec (matvec_multi.glsl, lanes
-  // across k, norms and the gated FFN folded in as batch-1 decode does; measured no faster than matvec:
-  // every workgroup of a few rows of W reads all of X), and the default up to 64 sequences, the same with
-  // lanes across rows of W (matvec_lanes.glsl: X loads shared by a slice's lanes; norms as dispatches).
-  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice (A/B runs).
+  // across k) and the same with lanes across rows of W (matvec_lanes.glsl; opt-in: slowest of the three
+  // on the H100, its W loads touch a line per lane and small matrices leave most SMs idle). The kernels
+  // alone at N = 16 (bs_gemv_bench --multi 16, H100, 2026-11-24 evening, best shapes): multi beats the
+  // batched matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs
+  // 1253), ties on 512x2048, loses on the down projection 2048x8192 (128 vs 84); fewer accumulators won
+  // (ROWS 1, 128-256 invocations; NB 8 beat 16 in the model sweep). So the default up to 64 sequences:
+  // multi with those, the norms as rms_norm dispatches (a folded sum of squares doubles the FMAs at
+  // ROWS 1; BLUESHIFT_MULTI_FOLD=1 folds them), the batched matvec where k >= 4 m (up to 32 sequences).
+  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice everywhere (A/B runs).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
@@ -111,31 +116,40 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     return v;
   }();
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
-  const bool want_multi = gemm == "multi";
-  const bool want_lanes = gemm.empty() ? M <= 64 : gemm == "lanes";
+  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
+  const bool want_lanes = gemm == "lanes";
+  static const bool multi_fold = env_switch("BLUESHIFT_MULTI_FOLD");
   const bool cpu = device_.adapter().type == "cpu";
-  // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 16), ROWS
-  // weight rows (the gated FFN: ROWS gate and ROWS up rows), NB x ROWS (x 2) accumulators an invocation;
-  // BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS and _WG fix them for tuning runs. The workgroup halves where its
-  // reduction's shared array ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
-  static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 16), 1u, 64u);
-  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
-  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
-  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 64), 4u, 256u);
+  // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 8), ROWS
+  // weight rows (1; the gated FFN: ROWS gate and ROWS up rows, 1), 128 invocations; BLUESHIFT_MULTI_NB,
+  // _ROWS, _GATED_ROWS and _WG fix them for tuning runs. ROWS doubles where the grid would exceed 65535
+  // workgroups (the 128256-row head). The workgroup halves where its reduction's shared array
+  // ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
+  static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 8), 1u, 64u);
+  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 1), 1u, 16u);
+  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 1), 1u, 16u);
+  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 128), 4u, 256u);
   uint32_t multi_nb = 1;
   while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
   multi_nb = std::min(multi_nb, multi_nb_max);
   const uint32_t multi_wg = cpu ? 8 : multi_wg_env;
-  auto multi_ok = [&](const Weight& w, uint32_t rows) {
-    return want_multi && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
-           (w.dtype != DType::F16 || w.shape[1] % 8 == 0) && (uint32_t(w.shape[0]) + rows - 1) / rows <= 65535;
+  auto grid_rows = [](uint32_t m, uint32_t rows) {
+    while ((m + rows - 1) / rows > 65535) rows *= 2;
+    return rows;
+  };
+  auto multi_ok = [&](const Weight& w, uint32_t) {
+    const bool long_rows = w.shape[1] >= 4 * w.shape[0] && gemm.empty() && use_matvec;  // the batched matvec wins
+    return want_multi && !long_rows && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
+           (w.dtype != DType::F16 || w.shape[1] % 8 == 0);
   };
   // Y[M, m] (+)= X[M, k] W^T, X RMS-normed by `norm` first when given; with `up`, act(X W^T) * (X U^T) (the
   // gated FFN, W the gate).
   auto multi_matvec = [&](const Weight& w, const Weight* norm, const Weight* up, gpu::Buffer& x, gpu::Buffer& y,
                           bool accumulate) {
-    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]), rows = up ? multi_gated_rows : multi_rows;
-    const std::string kernel = weight_kernel("matvec", w.dtype) + "_multi" + (up ? "_gated" : norm ? "_norm" : "");
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    const uint32_t rows = grid_rows(m, up ? multi_gated_rows : multi_rows);
+    const std::string kernel =
+        weight_kernel("matvec", w.dtype) + "_multi" + (up ? (norm ? "_gated" : "_gated_xn") : norm ? "_norm" : "");
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
     if (norm) e.push_back({3, &norm->buffer});
     if (up) e.push_back({4, &up->buffer});
@@ -145,7 +159,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     while (wg > 8 && values * wg * 4 + values * 4 > limit) wg /= 2;
     std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}};
     const uint32_t gx = (m + rows - 1) / rows, gy = (M + multi_nb - 1) / multi_nb, acc = accumulate ? 1u : 0u;
-    if (norm)
+    if (norm || up)
       dispatch(kernel, spec, e,
                MatvecNormParams{m, k, M, acc, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
                gx, gy);
@@ -287,7 +301,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       lanes_matvec(W("attn_q"), nullptr, xn_, q_, false);
       lanes_matvec(W("attn_k"), nullptr, xn_, k_, false);
       lanes_matvec(wv, nullptr, xn_, v_, false);
-    } else if (multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) && multi_ok(wv, multi_rows)) {
+    } else if (multi_fold && multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) &&
+               multi_ok(wv, multi_rows)) {
       multi_matvec(W("attn_q"), &W("attn_norm"), nullptr, x_, q_, false);
       multi_matvec(W("attn_k"), &W("attn_norm"), nullptr, x_, k_, false);
       multi_matvec(wv, &W("attn_norm"), nullptr, x_, v_, false);
@@ -346,11 +361,15 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
       rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
       lanes_matvec(wg, &wu, xn_, gate_, false);  // act(gate) * up in one dispatch
-    } else if (multi_ok(wg, multi_gated_rows) && wg.dtype == wu.dtype && wg.shape == wu.shape &&
-        wg.buffer.size() == wu.buffer.size() && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated")) {
-      multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
+    } else if (same && multi_ok(wg, multi_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated_xn")) {
+      if (multi_fold) {
+        multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
+      } else {
+        rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+        multi_matvec(wg, nullptr, &wu, xn_, gate_, false);
+      }
     } else {
-      if (multi_ok(wg, multi_rows) && multi_ok(wu, multi_rows)) {
+      if (multi_fold && multi_ok(wg, multi_rows) && multi_ok(wu, multi_rows)) {
         multi_matvec(wg, &W("ffn_norm"), nullptr, x_, gate_, false);
         multi_matvec(wu, &W("ffn_norm"), nullptr, x_, up_, false);
       } else {
@@ -370,7 +389,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     }
   }
   const Weight& head = c.tied_embeddings ? embed : *find("output");
-  if (!lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
+  if (multi_fold && !lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
     multi_matvec(head, find("output_norm"), nullptr, x_, logits_, false);
   } else {
     rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);

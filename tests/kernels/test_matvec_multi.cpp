@@ -54,6 +54,25 @@ std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<flo
   return xn;
 }
 
+// Worst error of h = act(g) * u against float64 g and u, relative to the first-order bound of the two dot
+// products' errors (each relative to its sum of |terms|): |dh| <= eps (max|act'| |u| scale_g + |act(g)| scale_u).
+double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u, uint32_t act) {
+  double worst = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    double a = g.value[i], ref, da;
+    if (act == 0) {
+      ref = a / (1 + std::exp(-a));
+      da = 1.1;
+    } else {
+      ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+      da = 1.2;
+    }
+    double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
+    worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref * u.value[i]) / bound);
+  }
+  return worst;
+}
+
 class MatvecMulti : public KernelTest {
  protected:
   const gpu::ComputePipeline& pipeline(DType t, const char* variant, Shape s) {
@@ -139,6 +158,27 @@ TEST_F(MatvecMulti, GatedFolded) {
           }
           EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " act=" << act
                                  << " wg=" << s.wg << " rows=" << s.rows << " nb=" << s.nb << " seed=" << test_seed();
+        }
+      }
+}
+
+// The gated FFN on x normalized beforehand (matvec_*_multi_gated_xn), silu and gelu_tanh.
+TEST_F(MatvecMulti, GatedOnNormalizedX) {
+  for (DType t : kWeightTypes)
+    for (Case c : cases(t))
+      for (uint32_t act : {0u, 1u}) {
+        Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
+        auto x = random_floats(size_t(c.batch) * c.k, -1, 1);
+        DotRef g = dot_ref(wg.dq.data(), x.data(), nullptr, c.m, c.k, c.batch);
+        DotRef u = dot_ref(wu.dq.data(), x.data(), nullptr, c.m, c.k, c.batch);
+        auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x));
+        for (Shape s : kShapes) {
+          auto by = poisoned(g.value.size() * 4);
+          run_once(pipeline(t, "_gated_xn", s), {{0, &bg}, {1, &bx}, {2, &by}, {4, &bu}},
+                   MatvecNormParams{c.m, c.k, c.batch, 0, 0.0f, 0.0f, act, 0}, groups(c.m, s.rows), groups(c.batch, s.nb));
+          EXPECT_LT(gated_error(download<float>(by, g.value.size()), g, u, act), 1e-5)
+              << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " act=" << act << " wg=" << s.wg
+              << " rows=" << s.rows << " nb=" << s.nb << " seed=" << test_seed();
         }
       }
 }
