@@ -3,21 +3,21 @@
 # `bench --parallel N` on a Llama-3.2-1B-shaped q4_k_m (synth, then convert) at N = 1, 4, 16, 32:
 #   old:     the batched matvec (a workgroup per sequence and row group), RoPE + KV and attention a dispatch
 #            per sequence (BLUESHIFT_BATCH_GEMM=matvec BLUESHIFT_BATCH_PER_ROW=1: the path of 2026-11-24);
-#   default: what the 4fbc4ff run measured fastest: the multi-row matvec (lanes across k, ROWS 1, NB 8,
-#            128 invocations; norms as rms_norm dispatches), the batched matvec where k >= 4 m (the down
-#            projection), RoPE + KV and attention one dispatch for all sequences;
-# at N = 16 also: the norms folded (BLUESHIFT_MULTI_FOLD=1), multi everywhere (BLUESHIFT_BATCH_GEMM=multi),
-# the lanes kernel (=lanes); the GEMM at N = 32; the multi kernel's shape at N = 16 (BLUESHIFT_MULTI_NB,
-# _ROWS, _GATED_ROWS, _WG). First the kernels alone at NB 8 (bs_gemv_bench --multi 8: the 1B's shapes,
+#   default: the best measured whole step (6eec232 sweep: 5.8 ms at N = 16): the multi-row matvec (lanes
+#            across k) at NB 8, ROWS 4, gated 2 + 2, 64 invocations, norms folded; now with RoPE + KV and
+#            attention one dispatch for all sequences (4fbc4ff: 3.65 + 1.68 -> 0.56 + 0.12 ms profiled);
+# at N = 16 also: "tuned", the 4fbc4ff kernel table's picks (ROWS 1, gated 1 + 1, 128 invocations, norms as
+# dispatches, the batched matvec for the down projection), and lanes; the GEMM at N = 32; the multi
+# kernel's shape at N = 16 (BLUESHIFT_MULTI_NB, _ROWS, _GATED_ROWS, _WG, _FOLD, _LONG). First the kernels alone at NB 8 (bs_gemv_bench --multi 8: the 1B's shapes,
 # batched vs multi vs lanes; at N = 16 the multi kernels run twice). Prompts of 128 random tokens, 256
 # generated, medians of 3 (old paths and the shape sweep: fewer); one step of each profiled by kernel
 # (bench --profile). About 3 to 4 minutes of device time; compact tables.
 #   benchmarks/serve_multi.sh      (carry .gl .dev/carry; writes $OUT)
 #
-# Prediction for N = 16 (default), from the 4fbc4ff kernel table (NB 16 figures; NB 8 runs each twice):
-#   per layer: rms + q 30 us + k, v 2 x 13 (batched) + RoPE/attention ~35 + o 30 + rms + gate/up ~155 +
-#   down 84 (batched) + 2 rms ~8 = ~370 us; x 16 = 5.9 ms, + head (1.04 ms) + embed, samplers ~0.2 ms:
-#   ~7.2 ms a step (6.0-8.0), ~2,200 tok/s, ~2.7x batch 1: short of 6x. The bytes (0.8 GB, 0.27 ms) and the
+# Prediction for N = 16 (default): the 6eec232 step of this shape (5.8 ms) less most of what one dispatch
+#   for RoPE + attention saved (~1-1.5 ms of a real step): ~4.6 ms (4.2-5.8), ~3,500 tok/s, ~4.2x batch 1;
+#   "tuned", from the 4fbc4ff kernel table (NB 16 figures): per layer rms + q 30 us + k, v 2 x 13 + RoPE /
+#   attention ~35 + o 30 + rms + gate/up ~155 + down 84 = ~370 us, x 16 + head 1.04 ms: ~7 ms. Short of 6x. The bytes (0.8 GB, 0.27 ms) and the
 #   FLOPs (39.6 GFLOP f32) are not the bound: the best scalar kernels reach 5-8 TFLOP/s (of 67), limited by
 #   how each lane feeds its FMAs (x from L1 per row group, or W a line per lane). 6x needs the FMAs on
 #   tensor cores (a 16-row f16 X fragment against W decoded to f16 fragments, k split over subgroups).
@@ -48,15 +48,15 @@ for n in 4 16 32; do
   BLUESHIFT_BATCH_GEMM=matvec BLUESHIFT_BATCH_PER_ROW=1 bench "$n-old" 256 2 --parallel $n --profile  # known: 2 reps
   bench "$n-default" 256 3 --parallel $n --profile
 done
-BLUESHIFT_MULTI_FOLD=1 bench 16-fold 256 2 --parallel 16 --profile
-BLUESHIFT_BATCH_GEMM=multi bench 16-multi-all 256 2 --parallel 16 --profile
+BLUESHIFT_MULTI_ROWS=1 BLUESHIFT_MULTI_GATED_ROWS=1 BLUESHIFT_MULTI_WG=128 BLUESHIFT_MULTI_FOLD=0 BLUESHIFT_MULTI_LONG=1 \
+  bench 16-tuned 256 2 --parallel 16 --profile
 BLUESHIFT_BATCH_GEMM=lanes bench 16-lanes 128 2 --parallel 16
 BLUESHIFT_BATCH_GEMM=matmul BLUESHIFT_BATCH_PER_ROW=1 bench 32-matmul-old 256 2 --parallel 32
-# The multi kernel's shape at N = 16 (default path): NB, ROWS, GATED_ROWS, WG (the first is the default).
-for s in 8,1,1,128 16,1,1,128 4,1,1,128 8,2,1,128 8,1,1,256 8,1,1,64; do
-  IFS=, read -r nb rows grows wg <<< "$s"
+# The multi kernel's shape at N = 16: NB, ROWS, GATED_ROWS, WG, FOLD, LONG (the first is the default).
+for s in 8,4,2,64,1,0 8,4,2,64,1,1 8,4,2,64,0,0 8,2,1,64,1,0 8,4,2,128,1,0 4,4,2,64,1,0; do
+  IFS=, read -r nb rows grows wg fold long <<< "$s"
   BLUESHIFT_MULTI_NB=$nb BLUESHIFT_MULTI_ROWS=$rows BLUESHIFT_MULTI_GATED_ROWS=$grows BLUESHIFT_MULTI_WG=$wg \
-    bench "16-shape-$nb-$rows-$grows-$wg" 128 2 --parallel 16
+    BLUESHIFT_MULTI_FOLD=$fold BLUESHIFT_MULTI_LONG=$long bench "16-shape-$nb-$rows-$grows-$wg-$fold-$long" 128 2 --parallel 16
 done
 echo "benches done $(( $(date +%s) - t0 )) s"
 
@@ -92,7 +92,7 @@ base = b1["decode_tok_s"] if b1 else 0
 print(f"{'run':>22} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
 if b1:
     print(f"{'1 (Session loop)':>22} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
-names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("old", "default")] + ["16-fold", "16-multi-all", "16-lanes", "32-matmul-old"]
+names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("old", "default")] + ["16-tuned", "16-lanes", "32-matmul-old"]
 names += sorted(os.path.basename(p)[6:-5] for p in glob.glob(os.path.join(out, "bench-16-shape-*.json")))
 for name in names:
     d = load(name)
@@ -102,7 +102,7 @@ for name in names:
     print(f"{name:>22} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f} "
           f"{d.get('dispatches_per_step', 0):>18.0f} / {d.get('barriers_per_step', 0):<6.0f}")
 # GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
-for name in ("16-old", "16-default", "16-fold"):
+for name in ("16-old", "16-default", "16-tuned"):
     d = load(name) or {}
     by = d.get("profile_ms_by_kernel")
     if by:
@@ -112,6 +112,6 @@ best = max((load(n) or {}).get("aggregate_decode_tok_s", 0) for n in ["16-defaul
 if base:
     r = best / base
     print(f"issue bar: N=16 aggregate (default, best shape) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "shape names: NB-ROWS-GATED_ROWS-WG")
+          "shape names: NB-ROWS-GATED_ROWS-WG-FOLD-LONG")
 PY
 rm -rf /tmp/m1

@@ -103,10 +103,12 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // on the H100, its W loads touch a line per lane and small matrices leave most SMs idle). The kernels
   // alone at N = 16 (bs_gemv_bench --multi 16, H100, 2026-11-24 evening, best shapes): multi beats the
   // batched matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs
-  // 1253), ties on 512x2048, loses on the down projection 2048x8192 (128 vs 84); fewer accumulators won
-  // (ROWS 1, 128-256 invocations; NB 8 beat 16 in the model sweep). So the default up to 64 sequences:
-  // multi with those, the norms as rms_norm dispatches (a folded sum of squares doubles the FMAs at
-  // ROWS 1; BLUESHIFT_MULTI_FOLD=1 folds them), the batched matvec where k >= 4 m (up to 32 sequences).
+  // 1253), ties on 512x2048, loses on the down projection 2048x8192 (128 vs 84), at NB 16, where ROWS 1
+  // won. In the whole step (6eec232, N = 16) the best shape was NB 8, ROWS 4, gated 2 + 2, 64 invocations,
+  // norms folded: 5.8 ms against the old path's 8.2. So the default up to 64 sequences is that shape, with
+  // RoPE + KV and attention in one dispatch; BLUESHIFT_MULTI_FOLD=0 puts the norms in rms_norm dispatches
+  // (a folded sum of squares costs as many FMAs as a row at ROWS 1), BLUESHIFT_MULTI_LONG=1 takes the
+  // batched matvec where k >= 4 m (the down projection; up to 32 sequences).
   // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice everywhere (A/B runs).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
@@ -118,17 +120,18 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
   const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
   const bool want_lanes = gemm == "lanes";
-  static const bool multi_fold = env_switch("BLUESHIFT_MULTI_FOLD");
+  static const bool multi_fold = env_uint("BLUESHIFT_MULTI_FOLD", 1) != 0;
+  static const bool multi_long = env_switch("BLUESHIFT_MULTI_LONG");
   const bool cpu = device_.adapter().type == "cpu";
   // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 8), ROWS
-  // weight rows (1; the gated FFN: ROWS gate and ROWS up rows, 1), 128 invocations; BLUESHIFT_MULTI_NB,
+  // weight rows (4; the gated FFN: ROWS gate and ROWS up rows, 2), 64 invocations; BLUESHIFT_MULTI_NB,
   // _ROWS, _GATED_ROWS and _WG fix them for tuning runs. ROWS doubles where the grid would exceed 65535
   // workgroups (the 128256-row head). The workgroup halves where its reduction's shared array
   // ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
   static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 8), 1u, 64u);
-  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 1), 1u, 16u);
-  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 1), 1u, 16u);
-  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 128), 4u, 256u);
+  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
+  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
+  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 64), 4u, 256u);
   uint32_t multi_nb = 1;
   while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
   multi_nb = std::min(multi_nb, multi_nb_max);
@@ -138,7 +141,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     return rows;
   };
   auto multi_ok = [&](const Weight& w, uint32_t) {
-    const bool long_rows = w.shape[1] >= 4 * w.shape[0] && gemm.empty() && use_matvec;  // the batched matvec wins
+    const bool long_rows = multi_long && w.shape[1] >= 4 * w.shape[0] && gemm.empty() && use_matvec;
     return want_multi && !long_rows && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
            (w.dtype != DType::F16 || w.shape[1] % 8 == 0);
   };
