@@ -13,6 +13,11 @@
 // --matmul M times the prefill kernels instead (M tokens): µs and TFLOP/s of the scalar matmul and,
 // where the device has cooperative matrices, of the tensor-core matmul_cm in each tile shape.
 //
+// --multi N times serve's batched decode products instead (N sequences): the multi-row matvecs (W decoded
+// once for up to 16 rows; --rows is their ROWS): lanes across k (matvec_<dtype>_multi) and across rows of W
+// (_multi_lanes, slices of a subgroup's lanes; --wg sizes below 2 slices are left out), beside the batched
+// matvec (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s.
+//
 //   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
 #include <fmt/format.h>
 
@@ -46,6 +51,7 @@ struct Options {
   uint32_t rounds = 1;
   double peak_gb_s = 3000;
   uint32_t matmul_tokens = 0;
+  uint32_t multi_tokens = 0;  // --multi N
   std::string cm_spv_dir;  // --cm-spv: tensor-core matmul builds from outside the registry, for tuning
   std::string mv_spv_dir;  // --mv-spv: matvec builds from outside the registry (A/B of a kernel change)
   std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
@@ -161,8 +167,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
             {"m", m},
             {"k", k},
             {"skipped", "weights exceed one storage binding on this device"}};
-  bool mm = o.matmul_tokens > 0;
-  uint32_t tokens = mm ? o.matmul_tokens : 1;
+  bool mm = o.matmul_tokens > 0, mt = o.multi_tokens > 0;
+  uint32_t tokens = mm ? o.matmul_tokens : mt ? o.multi_tokens : 1;
   // Enough copies that the rotation does not fit the L2 cache.
   uint32_t copies = uint32_t(std::clamp<uint64_t>((256ull << 20) / wbytes + 1, 1, 16));
   std::vector<gpu::Buffer> ws, ys;
@@ -215,6 +221,24 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         try_config(pipe, (m + bn - 1) / bn, (tokens + bm - 1) / bm,
                    {{"kernel", name.substr(dname.size() + 1, dash - dname.size() - 1)}, {"tile", fmt::format("{}x{}", bm, bn)}});
       }
+  } else if (mt) {
+    // The host's choice of NB (forward_batch.cpp): the next power of 2 of N up to 16; shapes whose
+    // reduction would not fit the device's shared memory are left out.
+    uint32_t nb = 1;
+    while (nb < tokens && nb < 16) nb *= 2;
+    for (uint32_t wg : o.wgs)
+      for (uint32_t rows : o.rows) {
+        if (((uint64_t(nb) * rows + nb) | 1) * (wg + 1) * 4 <= dev.adapter().max_shared_memory)
+          try_config(kc.get("matvec_" + dname + "_multi", {{0, wg}, {1, rows}, {2, nb}}), (m + rows - 1) / rows,
+                     (tokens + nb - 1) / nb, {{"kernel", "multi"}, {"wg", wg}, {"rows", rows}});
+        if ((m + rows - 1) / rows <= 65535)
+          try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,
+                     {{"kernel", "batched"}, {"wg", wg}, {"rows", rows}});
+        const uint32_t lr = dev.subgroupSize() >= 8 && dev.subgroupSize() <= 64 ? dev.subgroupSize() : 32;
+        if (wg >= 2 * lr && wg % lr == 0 && uint64_t(wg - lr) * nb * rows * 4 + 4 <= dev.adapter().max_shared_memory)
+          try_config(kc.get("matvec_" + dname + "_multi_lanes", {{0, wg}, {1, rows}, {2, nb}, {3, lr}}),
+                     (m + lr * rows - 1) / (lr * rows), (tokens + nb - 1) / nb, {{"kernel", "lanes"}, {"wg", wg}, {"rows", rows}});
+      }
   } else {
     for (uint32_t wg : o.wgs)
       for (uint32_t rows : o.rows)
@@ -251,6 +275,7 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         cfg["gb_s"] = bytes / (tm.isolated_us * 1e3);
         cfg["stream_gb_s"] = bytes / (tm.stream_us * 1e3);
         cfg["pct_of_peak"] = 100.0 * bytes / (tm.isolated_us * 1e3) / o.peak_gb_s;
+        if (mt) cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
       }
     }
   }
@@ -295,6 +320,8 @@ void print_row(const nlohmann::json& r, bool mm) {
           r["weight_bytes"].get<double>() / 1e6, kernel, c["wg"].get<uint32_t>(), c["rows"].get<uint32_t>(),
           c["median_us"].get<double>(), c["gb_s"].get<double>(), c["pct_of_peak"].get<double>(),
           s["stream_us"].get<double>(), s["stream_gb_s"].get<double>(), s["wg"].get<uint32_t>(), s["rows"].get<uint32_t>());
+      if (c.contains("tflop_s"))
+        fmt::print("      N={} sequences: {:.2f} TFLOP/s (f32 FMA)\n", r["tokens"].get<uint32_t>(), c["tflop_s"].get<double>());
     }
   }
 }
@@ -354,6 +381,8 @@ int main(int argc, char** argv) {
   app.add_option("--wg", o.wgs, "workgroup sizes to try")->delimiter(',');
   app.add_option("--rows", o.rows, "rows per workgroup to try")->delimiter(',');
   app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
+  app.add_option("--multi", o.multi_tokens,
+                 "time serve's batched decode products for this many sequences instead (multi-row vs batched matvec)");
   app.add_option("--mv-spv", o.mv_spv_dir,
                  "also time DIR/<dtype>.<label>.spv (matvec builds from outside the registry, same sweep)");
   app.add_option("--cm-spv", o.cm_spv_dir,

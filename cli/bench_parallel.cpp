@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -74,22 +75,36 @@ void run_bench_parallel(const BenchParallelArgs& a) {
     step_ms.push_back(sec * 1e3 / double(batches * bd.steps_per_batch()));
     batches_last = batches;
   }
+  std::map<std::string, double> by_kernel;
+  if (a.profile) by_kernel = bd.profile_step();
   double agg = median(aggregate);
   nlohmann::ordered_json j = {{"model", a.model}, {"quant", source.quant}, {"device", device.adapter().name},
                               {"parallel", N}, {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens},
                               {"reps", a.reps}, {"aggregate_decode_tok_s", agg}, {"per_stream_decode_tok_s", agg / N},
                               {"ms_per_step", median(step_ms)}, {"steps_per_batch", bd.steps_per_batch()},
+                              {"dispatches_per_step", bd.dispatches_per_step()}, {"barriers_per_step", bd.barriers_per_step()},
                               {"batches", batches_last}, {"submits_per_token", double(batches_last) / double(N * (a.gen_tokens - 1))},
                               {"prefill_all_ms", median(prefill_ms)}, {"load_s", load_s},
                               {"vram_bytes", device.allocatedBytes()}};
+  if (a.profile) {
+    double total = 0;
+    for (auto& [k, ms] : by_kernel) total += ms;
+    j["profile_step_ms"] = total;
+    j["profile_ms_by_kernel"] = by_kernel;
+  }
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s (%s) on %s, %d sequences together\n", a.model.c_str(), source.quant.c_str(), device.adapter().name.c_str(), N);
-    std::printf("  decode %d tokens each: %.1f tok/s aggregate, %.1f tok/s per sequence (%.3f ms per step)\n",
-                a.gen_tokens, agg, agg / N, j["ms_per_step"].get<double>());
+    std::printf("  decode %d tokens each: %.1f tok/s aggregate, %.1f tok/s per sequence (%.3f ms per step, %.0f "
+                "dispatches and %.0f barriers a step)\n",
+                a.gen_tokens, agg, agg / N, j["ms_per_step"].get<double>(), bd.dispatches_per_step(), bd.barriers_per_step());
     std::printf("  prefill of %d x %d tokens: %.1f ms; VRAM %.2f GiB, load %.2f s\n", N, a.prompt_tokens,
                 j["prefill_all_ms"].get<double>(), device.allocatedBytes() / 1073741824.0, load_s);
+    if (a.profile) {
+      std::printf("  one step profiled: %.3f GPU ms\n", j["profile_step_ms"].get<double>());
+      for (auto& [k, ms] : by_kernel) std::printf("    %-32s %8.3f ms\n", k.c_str(), ms);
+    }
   }
 }
 

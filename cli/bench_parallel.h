@@ -11,7 +11,7 @@ struct BenchParallelArgs {
   std::string model, precision = "f16";
   int32_t parallel = 2, prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
   generate::SamplingOptions sampling;
-  bool json = false;
+  bool json = false, profile = false;  // profile: GPU ms by kernel of one step, after the timed runs
 };
 
 // Prefills N sequences of random tokens (one per slot), then times the replayed decode batches until every

@@ -21,7 +21,7 @@ struct Args {
   std::string model;
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
   std::string precision = "f16";
-  bool json = false, load_only = false;
+  bool json = false, load_only = false, profile = false;
   int32_t parallel = 0;  // --parallel N: cli/bench_parallel.cpp
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
@@ -116,7 +116,7 @@ void run(const Args& a) {
   if (a.load_only) return run_load_only(a);
   if (a.parallel > 0)
     return bs::cli::run_bench_parallel({a.model, a.precision, a.parallel, a.prompt_tokens, a.gen_tokens, a.reps, a.ctx,
-                                        a.sampling, a.json});
+                                        a.sampling, a.json, a.profile});
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
                                          bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); },
@@ -252,6 +252,7 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
                "Q4_K repacked on the host instead of the GPU)");
   app.add_option("--parallel", a->parallel, "N >= 2 sequences decoding together (serve's continuous batching): "
                  "aggregate and per-sequence decode tok/s");
+  app.add_flag("--profile", a->profile, "with --parallel: GPU time by kernel of one batched step (timestamps per dispatch)");
   app.callback([a] { run(*a); });
 }};
 

@@ -20,6 +20,12 @@
 // weighted sum of V. (The first version had one invocation per position and 64 per workgroup: serial
 // chains of 16-32 dependent L2 round trips per workgroup, 23-39 us per layer on the H100.)
 //
+// BATCH_SLOTS (serve's batched decode, the *_slots variants): one dispatch for every sequence of a batch,
+// grid (n_heads, splits x rows): workgroup row y is split y % splits of sequence y / splits, with its own
+// q and o rows, position (word 1 of its step state, rows STATE_WORDS words apart), partials and arrival
+// counts (row-major regions of bindings 4 and 5), and caches, read through the addresses binding 7 holds
+// (uvec4 per row: k cache, v cache).
+//
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
 #include "common.glsl"
@@ -28,8 +34,20 @@
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { AttentionSplitParams p; };
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
+#ifdef BATCH_SLOTS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+layout(constant_id = 0) const uint STATE_WORDS = 64;
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer KvIn { KV_T4 e[]; };
+layout(std430, binding = 7) readonly buffer Caches { uvec4 caches[]; };
+#define K4(i) kin.e[i]
+#define V4(i) vin.e[i]
+#else
 layout(std430, binding = 1) readonly buffer K { KV_T4 kc4[]; };
 layout(std430, binding = 2) readonly buffer V { KV_T4 vc4[]; };
+#define K4(i) kc4[i]
+#define V4(i) vc4[i]
+#endif
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
 layout(std430, binding = 4) coherent buffer P { float part[]; };     // [n_heads][S][head_dim + 2]
 layout(std430, binding = 5) coherent buffer C { uint counter[]; };  // [n_heads], zero between uses
@@ -50,7 +68,16 @@ void main() {
   uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
   uint kvh = h / (p.n_heads / p.n_kv_heads);
   uint hd4 = p.head_dim / 4, kv_dim4 = p.n_kv_heads * hd4;
-  uint pos = state[1];
+#ifdef BATCH_SLOTS
+  // Sequence `row`: its q / o rows, partials and counts are offsets into the bindings; `h` stays the head
+  // within the row (the merge's weights), `hq` indexes the row-major q / o / counts.
+  uint row = sp / p.splits;
+  sp %= p.splits;
+  uint pos = state[row * STATE_WORDS + 1u], hq = row * p.n_heads + h;
+  KvIn kin = KvIn(caches[row].xy), vin = KvIn(caches[row].zw);
+#else
+  uint pos = state[1], hq = h;
+#endif
   uint lo = (p.window > 0 && pos + 1 > p.window) ? pos + 1 - p.window : 0;
   uint len = pos + 1 - lo, chunk = max(MIN_CHUNK, (len + p.splits - 1) / p.splits);
   uint n_act = (len + chunk - 1) / chunk;
@@ -58,8 +85,8 @@ void main() {
   uint j0 = lo + sp * chunk, j1 = lo + min((sp + 1) * chunk, len), n = j1 - j0;
 
   for (uint d = tid; d < hd4; d += WG)
-    s_q[d] = vec4(q[h * p.head_dim + 4 * d], q[h * p.head_dim + 4 * d + 1], q[h * p.head_dim + 4 * d + 2],
-                  q[h * p.head_dim + 4 * d + 3]);
+    s_q[d] = vec4(q[hq * p.head_dim + 4 * d], q[hq * p.head_dim + 4 * d + 1], q[hq * p.head_dim + 4 * d + 2],
+                  q[hq * p.head_dim + 4 * d + 3]);
   barrier();
 
   // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass).
@@ -70,7 +97,7 @@ void main() {
     float s = 0.0;
     if (i < n) {
       uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
-      for (uint d = quarter; d < hd4; d += TPP) s += dot(s_q[d], vec4(kc4[kb + d]));
+      for (uint d = quarter; d < hd4; d += TPP) s += dot(s_q[d], vec4(K4(kb + d)));
     }
     s_part[tid].x = s;
     barrier();
@@ -95,10 +122,10 @@ void main() {
   // striding over the chunk's positions; the groups' partials meet in shared memory.
   uint groups = WG / hd4;
   uint g = tid / hd4, d = tid % hd4;
-  uint pbase = (h * p.splits + sp) * (p.head_dim + 2);
+  uint pbase = (hq * p.splits + sp) * (p.head_dim + 2);
   vec4 acc = vec4(0.0);
   if (g < groups)
-    for (uint i = g; i < n; i += groups) acc += s_sc[i] * vec4(vc4[(j0 + i) * kv_dim4 + kvh * hd4 + d]);
+    for (uint i = g; i < n; i += groups) acc += s_sc[i] * vec4(V4((j0 + i) * kv_dim4 + kvh * hd4 + d));
   s_part[tid] = acc;
   barrier();
   if (tid < hd4) {
@@ -118,14 +145,14 @@ void main() {
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) {
-    s_last = atomicAdd(counter[h], 1u) == n_act - 1u;
+    s_last = atomicAdd(counter[hq], 1u) == n_act - 1u;
   }
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
   // Merge: the n_act (m, l) pairs are loaded in parallel and reduced, and each split's weight
   // e^(m_s - M) is kept in shared memory; then each invocation's dims sum independent loads.
-  uint base = h * p.splits * (p.head_dim + 2);
+  uint base = hq * p.splits * (p.head_dim + 2);
   float m_s = -3.402823466e38, l_s = 0.0;
   if (tid < n_act) {  // n_act <= MAX_SPLITS = WG
     m_s = part[base + tid * (p.head_dim + 2) + p.head_dim];
@@ -144,7 +171,7 @@ void main() {
   for (uint d = tid; d < p.head_dim; d += WG) {
     float num = 0.0;
     for (uint s = 0; s < n_act; ++s) num += s_w[s] * part[base + s * (p.head_dim + 2) + d];
-    o[h * p.head_dim + d] = num / den;
+    o[hq * p.head_dim + d] = num / den;
   }
-  if (tid == 0) counter[h] = 0u;
+  if (tid == 0) counter[hq] = 0u;
 }

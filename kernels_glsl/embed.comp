@@ -8,10 +8,13 @@
 // tokens that fall in its range. The rows a binding holds are read off its length, so its range must be
 // whole rows, optionally padded by fewer than row_bytes - 2 bytes (pad it to a multiple of 4).
 // The host checks token ids against the vocabulary; an id outside every range leaves its row unwritten.
+// Token t is tokens[t * TOKEN_STRIDE] (spec constant 1): serve's batched decode reads each sequence's token
+// from its step state, rows of TOKEN_STRIDE words, in one dispatch.
 #include "common.glsl"
 #include "params.h"
 #include "weight_fetch.glsl"
 layout(local_size_x = 128, local_size_x_id = 0) in;
+layout(constant_id = 1) const uint TOKEN_STRIDE = 1;
 layout(push_constant) uniform PC { EmbedParams p; };
 layout(std430, binding = 1) readonly buffer Tokens { int tokens[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
@@ -22,12 +25,12 @@ layout(std430, binding = 3) readonly buffer Scales { float row_scales[]; };  // 
 void main() {
   uint t = gl_WorkGroupID.x;
   if (t >= p.n_tokens) return;
-  int row = tokens[t] - int(p.token_offset);
+  int tok = tokens[t * TOKEN_STRIDE], row = tok - int(p.token_offset);
   // Bytes the binding holds, rounded up to cover a final half word (see above).
   uint bound = uint(wt.length()) * kWeightElemBytes + 2u;
   if (row < 0 || uint(row) >= bound / weight_row_bytes(p.dim)) return;
 #ifdef W_I4
-  float scale = p.scale * row_scales[tokens[t]];
+  float scale = p.scale * row_scales[tok];
 #else
   float scale = p.scale;
 #endif

@@ -16,6 +16,25 @@ layout(std430, binding = 0) readonly buffer Wt { f16vec2 w[]; };
 #ifdef MV_GATED
 layout(std430, binding = 4) readonly buffer Wu { f16vec2 wu[]; };
 #endif
+#ifdef MV_MULTI
+layout(std430, binding = 1) readonly buffer X { vec4 x[]; };  // k % 8 == 0 here
+#include "matvec_multi.glsl"
+
+f16vec2 mv_wq(bool up, uint i) {
+#ifdef MV_GATED
+  if (up) return wu[i];
+#endif
+  return w[i];
+}
+// A part: 8 consecutive weights, 4 words (the multi-row variant takes k % 8 == 0 only).
+uint mv_nparts() { return p.k / 8u; }
+uvec2 mv_groups(uint part) { return uvec2(2u * part, 2u * part + 1u); }
+void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
+  uint i = row * (p.k / 2u) + 4u * part;
+  w0 = vec4(vec2(mv_wq(up, i)), vec2(mv_wq(up, i + 1u)));
+  w1 = vec4(vec2(mv_wq(up, i + 2u)), vec2(mv_wq(up, i + 3u)));
+}
+#else
 layout(std430, binding = 1) readonly buffer X { float x[]; };
 #define MV_X_SCALAR
 #include "matvec.glsl"
@@ -58,3 +77,4 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_MULTI

@@ -31,6 +31,35 @@ layout(std430, binding = 0) readonly buffer Wt { uvec4 w[]; };
 layout(std430, binding = 4) readonly buffer Wu { uvec4 wu[]; };
 #endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+#ifdef MV_MULTI
+#include "matvec_multi.glsl"
+
+uvec4 mv_wq(bool up, uint i) {
+#ifdef MV_GATED
+  if (up) return wu[i];
+#endif
+  return w[i];
+}
+
+// A part is one word of a block's qs: the low nibbles are elements 64j + 4(wi & 7) + 0..3 of the block
+// (sub-block 2j, j = wi / 8), the high nibbles the same + 32 (sub-block 2j + 1). 32 parts a block;
+// consecutive invocations read consecutive words and share the block's header.
+uint mv_nparts() { return (p.k + 255u) / 256u * 32u; }
+uvec2 mv_groups(uint part) {
+  uint wi = part & 31u, g = (part >> 5) * 64u + 16u * (wi >> 3) + (wi & 7u);
+  return uvec2(g, g + 8u);
+}
+void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
+  uint wi = part & 31u, base = (row * ((p.k + 255u) / 256u) + (part >> 5)) * 9u;
+  uvec4 hdr = mv_wq(up, base);
+  uint q = mv_wq(up, base + 1u + (wi >> 2))[wi & 3u];
+  vec2 dm = unpackHalf2x16(hdr.x);
+  vec4 sm = q4k_scales_pair(hdr.yzw, wi >> 3);
+  // bs_q4_lo/hi are exact codes times powers of 2, cancelled in the scale: one rounding per weight.
+  w0 = bs_q4_lo(q) * (dm.x * sm.x * kQ4LoScale) - dm.y * sm.z;
+  w1 = bs_q4_hi(q) * (dm.x * sm.y * kQ4HiScale) - dm.y * sm.w;
+}
+#else
 #include "matvec.glsl"
 
 // Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
@@ -67,3 +96,4 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_MULTI

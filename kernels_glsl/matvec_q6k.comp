@@ -20,6 +20,43 @@ layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
 #endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+#ifdef MV_MULTI
+#include "matvec_multi.glsl"
+
+uint mv_wq(bool up, uint i) {
+#ifdef MV_GATED
+  if (up) return wu[i];
+#endif
+  return w[i];
+}
+// The 4 bytes at byte offset o (2-byte aligned); the second word is read only when o is mid-word, and
+// then it lies inside the same block (clamped to the array for the other case).
+uint mv_load4(bool up, uint o) {
+  uint i = o >> 2;
+  return bs_funnel(mv_wq(up, i), mv_wq(up, min(i + 1u, uint(w.length()) - 1u)), (o & 2u) * 8u);
+}
+int mv_i8(bool up, uint o) { return int(mv_wq(up, o >> 2) << (24u - 8u * (o & 3u))) >> 24; }
+
+// A part: half h, quarters qp and qp + 2 (the low and high nibbles of the same ql bytes), l0 .. l0 + 3:
+// 4 bytes of ql at 64h + 32qp + l0, 4 of qh at l0 (bits 2qp.. of each), one scale byte per quarter.
+// Elements 128h + 32qp + l0 + 0..3 and the same + 64. 32 parts a block.
+uint mv_nparts() { return p.k / 256u * 32u; }
+uvec2 mv_groups(uint part) {
+  uint g = (part >> 5) * 64u + ((part >> 4) & 1u) * 32u + ((part >> 3) & 1u) * 8u + (part & 7u);
+  return uvec2(g, g + 16u);
+}
+void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
+  uint h = (part >> 4) & 1u, qp = (part >> 3) & 1u, l0 = (part & 7u) * 4u;
+  uint bo = (row * (p.k / 256u) + (part >> 5)) * 210u;
+  uint ql = mv_load4(up, bo + 64u * h + 32u * qp + l0), qh = mv_load4(up, bo + 128u + 32u * h + l0) >> (2u * qp);
+  uint lo = (ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u), hi = ((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
+  uint so = bo + 192u + 8u * h + (l0 >> 4) + 2u * qp;  // quarter qp's scale; quarter qp + 2's is 4 bytes on
+  float d = bs_half_at(mv_wq(up, (bo + 208u) >> 2), bo + 208u);
+  // bs_six = 1 + q/64 exactly, so 64 f - 96 = q - 32 exactly: one rounding per weight, in the scale.
+  w0 = (bs_six(lo) * 64.0 - 96.0) * (d * float(mv_i8(up, so)));
+  w1 = (bs_six(hi) * 64.0 - 96.0) * (d * float(mv_i8(up, so + 4u)));
+}
+#else
 #include "matvec.glsl"
 
 // Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
@@ -74,3 +111,4 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_MULTI

@@ -18,6 +18,32 @@ layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
 #endif
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+#ifdef MV_MULTI
+#include "matvec_multi.glsl"
+
+uint mv_wq(bool up, uint i) {
+#ifdef MV_GATED
+  if (up) return wu[i];
+#endif
+  return w[i];
+}
+
+// A part: 8 codes of a block (4 parts a block), 3 words joined where the codes start mid-word.
+uint mv_nparts() { return p.k / 32u * 4u; }
+uvec2 mv_groups(uint part) {
+  uint g = (part >> 2) * 8u + (part & 3u) * 2u;
+  return uvec2(g, g + 1u);
+}
+void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
+  uint bo = (row * (p.k / 32u) + (part >> 2)) * 34u;
+  float d = bs_half_at(mv_wq(up, bo >> 2), bo);
+  uint qo = bo + 2u + 8u * (part & 3u), i = qo >> 2, sh = (qo & 2u) * 8u;
+  uint a = mv_wq(up, i), b = mv_wq(up, i + 1u), c = mv_wq(up, min(i + 2u, uint(w.length()) - 1u));
+  // 1 + (q + 128)/256 exactly, so 256 f - 384 = q exactly: one rounding per weight.
+  w0 = (bs_byte_biased(bs_funnel(a, b, sh)) * 256.0 - 384.0) * d;
+  w1 = (bs_byte_biased(bs_funnel(b, c, sh)) * 256.0 - 384.0) * d;
+}
+#else
 #include "matvec.glsl"
 
 // Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
@@ -53,3 +79,4 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_MULTI

@@ -4,6 +4,11 @@
 // rotates a k head and stores it, as f16, in the k cache at state.pos + row; the next n_kv_heads store
 // a v head in the v cache. Same arithmetic as rope.comp (rope.glsl) and kv_store.comp, so results are
 // bit-identical.
+//
+// BATCH_SLOTS (serve's batched decode, the *_slots variants): workgroup row y is sequence y of the batch,
+// with its own position (word 1 of its step state, rows STATE_WORDS words apart in binding 4) and its
+// own caches, whose addresses binding 5 holds (uvec4 per row: k cache, v cache), so one dispatch serves
+// every sequence instead of one each.
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #include "params.h"
@@ -18,14 +23,31 @@ layout(std430, binding = 1) readonly buffer K { float k[]; };
 layout(std430, binding = 2) readonly buffer V { float v[]; };
 layout(std430, binding = 3) readonly buffer F { float inv_freq[]; };
 layout(std430, binding = 4) readonly buffer S { uint state[]; };
+#ifdef BATCH_SLOTS
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+layout(constant_id = 1) const uint STATE_WORDS = 64;
+layout(buffer_reference, std430, buffer_reference_align = 2) writeonly buffer KvOut { KV_T e[]; };
+layout(std430, binding = 5) readonly buffer Caches { uvec4 caches[]; };
+#define K_STORE(i, val) kout.e[i] = (val)
+#define V_STORE(i, val) vout.e[i] = (val)
+#else
 layout(std430, binding = 5) writeonly buffer KC { KV_T kcache[]; };
 layout(std430, binding = 6) writeonly buffer VC { KV_T vcache[]; };
+#define K_STORE(i, val) kcache[i] = (val)
+#define V_STORE(i, val) vcache[i] = (val)
+#endif
 
 void main() {
   uint job = gl_WorkGroupID.x, row = gl_WorkGroupID.y;
   uint half_rot = (ROT_DIM == 0u ? p.head_dim : ROT_DIM) / 2u;
   uint kv_dim = p.n_kv_heads * p.head_dim;
+#ifdef BATCH_SLOTS
+  uint pos = state[row * STATE_WORDS + 1u];
+  KvOut kout = KvOut(caches[row].xy), vout = KvOut(caches[row].zw);
+#else
   uint pos = state[1] + row;
+#endif
   if (job < p.n_heads) {
     uint base = (row * p.n_heads + job) * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
@@ -38,15 +60,15 @@ void main() {
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < half_rot; i += gl_WorkGroupSize.x) {
       vec2 r = rope_rotate(k[src + i], k[src + i + half_rot], float(pos), inv_freq[i]);
-      kcache[dst + i] = KV_T(r.x);
-      kcache[dst + i + half_rot] = KV_T(r.y);
+      K_STORE(dst + i, KV_T(r.x));
+      K_STORE(dst + i + half_rot, KV_T(r.y));
     }
     for (uint i = 2u * half_rot + gl_LocalInvocationID.x; i < p.head_dim; i += gl_WorkGroupSize.x)
-      kcache[dst + i] = KV_T(k[src + i]);
+      K_STORE(dst + i, KV_T(k[src + i]));
   } else {
     uint h = job - p.n_heads - p.n_kv_heads;
     uint src = row * kv_dim + h * p.head_dim, dst = pos * kv_dim + h * p.head_dim;
     for (uint i = gl_LocalInvocationID.x; i < p.head_dim; i += gl_WorkGroupSize.x)
-      vcache[dst + i] = KV_T(v[src + i]);
+      V_STORE(dst + i, KV_T(v[src + i]));
   }
 }

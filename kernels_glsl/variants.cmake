@@ -16,8 +16,10 @@ bs_kernel(matvec_f16 matvec_f16.comp)
 bs_kernel(rope_f32 rope.comp)
 bs_kernel(kv_store_f16 kv_store.comp)
 bs_kernel(rope_kv_f32 rope_kv.comp)
+bs_kernel(rope_kv_f32_slots rope_kv.comp DEFINES BATCH_SLOTS)  # serve's batched decode: every sequence in one dispatch
 bs_kernel(attention_f16kv attention.comp)
 bs_kernel(attention_split_f16kv attention_split.comp)
+bs_kernel(attention_split_f16kv_slots attention_split.comp DEFINES BATCH_SLOTS)
 bs_kernel(attention_tiled_f16kv attention_tiled.comp)
 # ... prefill on tensor cores (GL_NV_cooperative_matrix: offered only where Device::has_coopmat_f16), per head_dim
 bs_kernel(attention_cm_f16kv_hd64 attention_cm.comp DEFINES CM_HD=64)
@@ -31,8 +33,10 @@ bs_kernel(attention_split_f32kv_sinks attention_split.comp DEFINES KV_F32 ATTN_S
 # ... with an f32 KV cache (`--precision f32`; prefill then runs attention.comp: f32 tiles exceed shared memory)
 bs_kernel(kv_store_f32 kv_store.comp DEFINES KV_F32)
 bs_kernel(rope_kv_f32kv rope_kv.comp DEFINES KV_F32)
+bs_kernel(rope_kv_f32kv_slots rope_kv.comp DEFINES KV_F32 BATCH_SLOTS)
 bs_kernel(attention_f32kv attention.comp DEFINES KV_F32)
 bs_kernel(attention_split_f32kv attention_split.comp DEFINES KV_F32)
+bs_kernel(attention_split_f32kv_slots attention_split.comp DEFINES KV_F32 BATCH_SLOTS)
 bs_kernel(decode_persistent decode_persistent.comp)
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
 bs_kernel(gated_act_f32_f16 elementwise.comp DEFINES GATED_ACT_F16)
@@ -79,6 +83,17 @@ bs_kernel(matvec_f16_gated matvec_f16.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q8_0_gated matvec_q8_0.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q4k_gated matvec_q4k.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q6k_gated matvec_q6k.comp DEFINES MV_NORM MV_GATED)
+# ... and the multi-row matvec (serve's batched decode): W decoded once for NB batch rows (matvec_multi.glsl),
+# plain, norm-folded, and the gated FFN
+foreach(dt f16 q8_0 q4k q6k)
+  bs_kernel(matvec_${dt}_multi matvec_${dt}.comp DEFINES MV_MULTI)
+  bs_kernel(matvec_${dt}_multi_norm matvec_${dt}.comp DEFINES MV_MULTI MV_NORM)
+  bs_kernel(matvec_${dt}_multi_gated matvec_${dt}.comp DEFINES MV_MULTI MV_NORM MV_GATED)
+  bs_kernel(matvec_${dt}_multi_gated_xn matvec_${dt}.comp DEFINES MV_MULTI MV_GATED)  # x normalized beforehand
+  # ... with invocations across rows of W, so a slice's x loads are broadcasts (matvec_lanes.glsl): plain, gated
+  bs_kernel(matvec_${dt}_multi_lanes matvec_${dt}.comp DEFINES MV_MULTI MV_LANES)
+  bs_kernel(matvec_${dt}_multi_lanes_gated matvec_${dt}.comp DEFINES MV_MULTI MV_LANES MV_GATED)
+endforeach()
 # ... and the mixture-of-experts matvec: W [experts, m, k], each workgroup row's expert read from the router's ids
 foreach(dt f16 q8_0 q4k q6k mxfp4)
   bs_kernel(matvec_${dt}_expert matvec_${dt}.comp DEFINES MV_EXPERT)

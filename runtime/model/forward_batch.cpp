@@ -2,14 +2,18 @@
 //
 // Each sequence owns a KV-cache slot and 16 words of step state (token, position, and the sampler's
 // counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
-// ([rows, k] GEMMs through the prefill matmul kernels: the weights stream once per step for all rows,
-// not once per sequence); the embedding, RoPE + KV append and attention run per row, on the row's slot
-// state and cache through binding offsets, so each row keeps its own position and context length. The
-// per-row dispatches touch disjoint ranges, so the encoder puts no barriers between them.
+// ([rows, k] products: by default the multi-row matvec with lanes across rows of W, which decodes each
+// weight once per step for up to 16 rows and shares each x load among a subgroup's rows, the gated FFN's
+// activation folded in; see the choice below); the embedding, RoPE + KV append and attention take each row's own
+// position and context length from its slot state and its own cache: one dispatch for all rows (the
+// *_slots kernels, caches through buffer device addresses), or one per row through binding offsets
+// (devices without buffer device addresses), disjoint ranges, so the encoder puts no barriers between them.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "kernels_glsl/params.h"
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/model/model.h"
 
@@ -63,7 +67,7 @@ std::string Model::batch_unsupported(int32_t rows) const {
 }
 
 void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride,
-                                Recording& rec) {
+                                Recording& rec, gpu::Profiler* prof) {
   using namespace kparams;
   if (auto why = batch_unsupported(rows); !why.empty()) fail_kind(ErrorKind::usage, "batched decode: {}", why);
   if (!aligned(stride)) fail_kind(ErrorKind::internal, "slot state stride {} is not a multiple of 256", stride);
@@ -79,30 +83,127 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     pass.setBindGroup(0, rec.groups.back());
     pass.setPushConstants(params);
     pass.dispatchWorkgroups(gx, gy);
+    if (prof) prof->mark(enc, kernel);  // `bench --parallel N --profile`: GPU time by kernel
   };
   auto rms = [&](gpu::Buffer& x, const Weight& w, gpu::Buffer& y, uint32_t n, uint32_t nrows, bool add) {
     dispatch(add ? "rms_norm_add_f32" : "rms_norm_f32", {{0, 128}},
              {{0, &x, 0, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, 0, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
-  // Y[M, m] (+)= X[M, k] W^T two ways: the prefill GEMM (tiles of 64 or more rows: W streams from memory
+  // Y[M, m] (+)= X[M, k] W^T three ways. The first two: the prefill GEMM (tiles of 64 or more rows: W streams from memory
   // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup per
   // sequence and row group (BATCH_FIRST: a row group's sequences side by side, sharing W through the cache).
   // Matvec up to 32 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs). Why
   // 32: on the H100 a 64x64 tensor-core tile walking k = 2048 of Q4_K took ~60 us (M = 512 runs, 2026-11-24
   // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
   // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
-  // A guess until benchmarks/serve_parallel.sh has measured both at N = 4, 16, 32.
+  // Measured on the H100 (2026-11-24): matvec 2.45x batch 1 at N = 16, GEMM ~7.5 ms a step at any N.
+  // Two more, W decoded once per step for up to NB rows: the multi-row matvec (matvec_multi.glsl, lanes
+  // across k) and the same with lanes across rows of W (matvec_lanes.glsl; opt-in: slowest of the three
+  // on the H100, its W loads touch a line per lane and small matrices leave most SMs idle). The kernels
+  // alone at N = 16 (bs_gemv_bench --multi 16, H100, 2026-11-24 evening, best shapes): multi beats the
+  // batched matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs
+  // 1253), ties on 512x2048, loses on the down projection 2048x8192 (128 vs 84), at NB 16, where ROWS 1
+  // won. In the whole step (6eec232, N = 16) the best shape was NB 8, ROWS 4, gated 2 + 2, 64 invocations,
+  // norms folded: 5.8 ms against the old path's 8.2. So the default up to 64 sequences is that shape, with
+  // RoPE + KV and attention in one dispatch; BLUESHIFT_MULTI_FOLD=0 puts the norms in rms_norm dispatches
+  // (a folded sum of squares costs as many FMAs as a row at ROWS 1), BLUESHIFT_MULTI_LONG=1 takes the
+  // batched matvec where k >= 4 m (the down projection; up to 32 sequences).
+  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice everywhere (A/B runs).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec or matmul", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec, matmul, multi or lanes", v);
     return v;
   }();
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
+  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
+  const bool want_lanes = gemm == "lanes";
+  static const bool multi_fold = env_uint("BLUESHIFT_MULTI_FOLD", 1) != 0;
+  static const bool multi_long = env_switch("BLUESHIFT_MULTI_LONG");
   const bool cpu = device_.adapter().type == "cpu";
+  // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 8), ROWS
+  // weight rows (4; the gated FFN: ROWS gate and ROWS up rows, 2), 64 invocations; BLUESHIFT_MULTI_NB,
+  // _ROWS, _GATED_ROWS and _WG fix them for tuning runs. ROWS doubles where the grid would exceed 65535
+  // workgroups (the 128256-row head). The workgroup halves where its reduction's shared array
+  // ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
+  static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 8), 1u, 64u);
+  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
+  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
+  static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 64), 4u, 256u);
+  uint32_t multi_nb = 1;
+  while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
+  multi_nb = std::min(multi_nb, multi_nb_max);
+  const uint32_t multi_wg = cpu ? 8 : multi_wg_env;
+  auto grid_rows = [](uint32_t m, uint32_t rows) {
+    while ((m + rows - 1) / rows > 65535) rows *= 2;
+    return rows;
+  };
+  auto multi_ok = [&](const Weight& w, uint32_t) {
+    const bool long_rows = multi_long && w.shape[1] >= 4 * w.shape[0] && gemm.empty() && use_matvec;
+    return want_multi && !long_rows && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi") &&
+           (w.dtype != DType::F16 || w.shape[1] % 8 == 0);
+  };
+  // Y[M, m] (+)= X[M, k] W^T, X RMS-normed by `norm` first when given; with `up`, act(X W^T) * (X U^T) (the
+  // gated FFN, W the gate).
+  auto multi_matvec = [&](const Weight& w, const Weight* norm, const Weight* up, gpu::Buffer& x, gpu::Buffer& y,
+                          bool accumulate) {
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    const uint32_t rows = grid_rows(m, up ? multi_gated_rows : multi_rows);
+    const std::string kernel =
+        weight_kernel("matvec", w.dtype) + "_multi" + (up ? (norm ? "_gated" : "_gated_xn") : norm ? "_norm" : "");
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (norm) e.push_back({3, &norm->buffer});
+    if (up) e.push_back({4, &up->buffer});
+    uint32_t wg = multi_wg;
+    const uint64_t values = (uint64_t(multi_nb) * rows * (up ? 2 : 1) + multi_nb) | 1;
+    const uint64_t limit = std::max<uint64_t>(16384, device_.adapter().max_shared_memory);  // Vulkan's minimum
+    while (wg > 8 && values * wg * 4 + values * 4 > limit) wg /= 2;
+    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}};
+    const uint32_t gx = (m + rows - 1) / rows, gy = (M + multi_nb - 1) / multi_nb, acc = accumulate ? 1u : 0u;
+    if (norm || up)
+      dispatch(kernel, spec, e,
+               MatvecNormParams{m, k, M, acc, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
+               gx, gy);
+    else
+      dispatch(kernel, spec, e, MatvecParams{m, k, M, acc}, gx, gy);
+  };
+  // The lanes variant's shape: LR lanes a slice (the subgroup size, so a slice's x loads are one
+  // broadcast; 8 on a CPU device), slices splitting k up to a workgroup of BLUESHIFT_LANES_WG (256: 8
+  // slices of 32), ROWS rows of W a lane (BLUESHIFT_LANES_ROWS, 2; the gated FFN BLUESHIFT_LANES_GATED_ROWS
+  // of each matrix, 1), NB as above. The workgroup halves where the slices' shared sums would not fit.
+  static const uint32_t lanes_rows = std::clamp(env_uint("BLUESHIFT_LANES_ROWS", 2), 1u, 8u);
+  static const uint32_t lanes_gated_rows = std::clamp(env_uint("BLUESHIFT_LANES_GATED_ROWS", 1), 1u, 8u);
+  static const uint32_t lanes_wg_env = std::clamp(env_uint("BLUESHIFT_LANES_WG", 256), 8u, 1024u);
+  const uint32_t sg = device_.subgroupSize();
+  const uint32_t lanes_lr = cpu ? 8 : sg >= 8 && sg <= 64 ? sg : 32;
+  const uint32_t lanes_wg = std::max(lanes_lr, cpu ? 16 : lanes_wg_env / lanes_lr * lanes_lr);
+  auto lanes_ok = [&](const Weight& w, uint32_t rows) {
+    return want_lanes && kernels_.has(weight_kernel("matvec", w.dtype) + "_multi_lanes") &&
+           (w.dtype != DType::F16 || w.shape[1] % 8 == 0) &&
+           (uint32_t(w.shape[0]) + lanes_lr * rows - 1) / (lanes_lr * rows) <= 65535;
+  };
+  // Y[M, m] (+)= X[M, k] W^T; with `up`, act(X W^T) * (X U^T) (X already normalized).
+  auto lanes_matvec = [&](const Weight& w, const Weight* up, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]), rows = up ? lanes_gated_rows : lanes_rows;
+    const std::string kernel = weight_kernel("matvec", w.dtype) + "_multi_lanes" + (up ? "_gated" : "");
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
+    if (up) e.push_back({4, &up->buffer});
+    uint32_t wg = lanes_wg;
+    const uint64_t limit = std::max<uint64_t>(16384, device_.adapter().max_shared_memory);
+    while (wg > lanes_lr && uint64_t(wg - lanes_lr) * multi_nb * rows * (up ? 2 : 1) * 4 + 4 > limit) wg -= lanes_lr;
+    std::vector<gpu::SpecConstant> spec = {{0, wg}, {1, rows}, {2, multi_nb}, {3, lanes_lr}};
+    const uint32_t gx = (m + lanes_lr * rows - 1) / (lanes_lr * rows), gy = (M + multi_nb - 1) / multi_nb;
+    const uint32_t acc = accumulate ? 1u : 0u;
+    if (up)
+      dispatch(kernel, spec, e, MatvecNormParams{m, k, M, acc, 0.0f, 0.0f, c.act == Activation::silu ? 0u : 1u, 0}, gx, gy);
+    else
+      dispatch(kernel, spec, e, MatvecParams{m, k, M, acc}, gx, gy);
+  };
   auto matmul = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, bool accumulate) {
+    if (lanes_ok(w, lanes_rows)) return lanes_matvec(w, nullptr, x, y, accumulate);
+    if (multi_ok(w, multi_rows)) return multi_matvec(w, nullptr, nullptr, x, y, accumulate);
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(M) * k * 4}, {2, &y, 0, uint64_t(M) * m * 4}};
     if (use_matvec) {
@@ -139,6 +240,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     return slot == current_kv_slot_ ? vcache_[size_t(l)] : slot_v_[size_t(slot)][size_t(l)];
   };
 
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
   // Split attention's partial softmax states and arrival counts, one region per row (so rows never
   // share scratch and need no barrier between them); the counts start at zero and the kernel leaves them so.
   const uint32_t heads = uint32_t(c.n_heads), max_hd = uint32_t(c.max_over_layers(&ModelConfig::head_dim_of));
@@ -153,22 +255,66 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   std::vector<uint32_t> zeros(count_stride * M / 4, 0);
   device_.queue().writeBuffer(counts, 0, zeros.data(), zeros.size() * 4);
 
-  const Weight& embed = *find("embed");
-  for (uint32_t r = 0; r < M; ++r)  // each row's token is its slot state's word 0
-    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
-             {{0, &embed.buffer}, {1, &slot_state, r * stride, 4}, {2, &x_, uint64_t(r) * c.dim * 4, uint64_t(c.dim) * 4}},
-             EmbedParams{uint32_t(c.dim), 1, c.embed_scale, 0}, 1, 1);
+  // RoPE + KV append and attention for every row in one dispatch each (the *_slots kernels, which read a
+  // row's caches through the addresses in `caches`, a uvec4 per row and layer: k cache, v cache), where the
+  // device has buffer device addresses; else (or BLUESHIFT_BATCH_PER_ROW=1, A/B runs) a dispatch per row.
+  // The encoder orders what it sees bound; the caches are not, but each attention reads q_, which the
+  // RoPE dispatch before it writes, so the barrier for q_ orders the cache rows too.
+  static const bool per_row = env_switch("BLUESHIFT_BATCH_PER_ROW");
+  const std::string rope_slots = opts_.kv_f32 ? "rope_kv_f32kv_slots" : "rope_kv_f32_slots";
+  const bool one_dispatch = !per_row && device_.hasBufferDeviceAddress() && kernels_.has(rope_slots) &&
+                            kernels_.has("attention_split_" + kvt + "_slots");
+  const uint64_t table_stride = (uint64_t(M) * 16 + 255) & ~uint64_t(255);
+  gpu::Buffer* caches = nullptr;
+  if (one_dispatch) {
+    rec.scratch.push_back(std::make_unique<gpu::Buffer>(device_.createBuffer(
+        {table_stride * uint64_t(c.n_layers), gpu::BufferUsage::storage, "batch KV cache addresses"})));
+    caches = rec.scratch.back().get();
+    std::vector<uint32_t> table(table_stride * uint64_t(c.n_layers) / 4, 0);
+    for (int32_t l = 0; l < c.n_layers; ++l)
+      for (uint32_t r = 0; r < M; ++r) {
+        uint32_t* e = &table[(uint64_t(l) * table_stride + uint64_t(r) * 16) / 4];
+        const uint64_t ka = k_cache(int32_t(r), l).deviceAddress(), va = v_cache(int32_t(r), l).deviceAddress();
+        e[0] = uint32_t(ka), e[1] = uint32_t(ka >> 32), e[2] = uint32_t(va), e[3] = uint32_t(va >> 32);
+      }
+    device_.queue().writeBuffer(*caches, 0, table.data(), table.size() * 4);
+  }
 
-  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  // Each row's token is its slot state's word 0.
+  const Weight& embed = *find("embed");
+  if (one_dispatch) {
+    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}, {1, uint32_t(stride / 4)}},
+             {{0, &embed.buffer}, {1, &slot_state, 0, M * stride}, {2, &x_, 0, uint64_t(M) * c.dim * 4}},
+             EmbedParams{uint32_t(c.dim), M, c.embed_scale, 0}, M, 1);
+  } else {
+    for (uint32_t r = 0; r < M; ++r)
+      dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+               {{0, &embed.buffer}, {1, &slot_state, r * stride, 4}, {2, &x_, uint64_t(r) * c.dim * 4, uint64_t(c.dim) * 4}},
+               EmbedParams{uint32_t(c.dim), 1, c.embed_scale, 0}, 1, 1);
+  }
+
   for (int32_t l = 0; l < c.n_layers; ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     const uint32_t hd = uint32_t(c.head_dim_of(l)), nkv = uint32_t(c.kv_heads_of(l));
     const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
     const bool sliding = c.sliding(l);
-    rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
-    matmul(W("attn_q"), xn_, q_, false);
-    matmul(W("attn_k"), xn_, k_, false);
-    matmul(W(c.has_v_proj(l) ? "attn_v" : "attn_k"), xn_, v_, false);
+    const Weight& wv = W(c.has_v_proj(l) ? "attn_v" : "attn_k");
+    if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) && lanes_ok(wv, lanes_rows)) {
+      rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
+      lanes_matvec(W("attn_q"), nullptr, xn_, q_, false);
+      lanes_matvec(W("attn_k"), nullptr, xn_, k_, false);
+      lanes_matvec(wv, nullptr, xn_, v_, false);
+    } else if (multi_fold && multi_ok(W("attn_q"), multi_rows) && multi_ok(W("attn_k"), multi_rows) &&
+               multi_ok(wv, multi_rows)) {
+      multi_matvec(W("attn_q"), &W("attn_norm"), nullptr, x_, q_, false);
+      multi_matvec(W("attn_k"), &W("attn_norm"), nullptr, x_, k_, false);
+      multi_matvec(wv, &W("attn_norm"), nullptr, x_, v_, false);
+    } else {
+      rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
+      matmul(W("attn_q"), xn_, q_, false);
+      matmul(W("attn_k"), xn_, k_, false);
+      matmul(wv, xn_, v_, false);
+    }
     if (c.qkv_bias)
       for (auto [name, buf, n] : {std::tuple{"attn_q_bias", &q_, qd}, std::tuple{"attn_k_bias", &k_, kvd},
                                   std::tuple{"attn_v_bias", &v_, kvd}})
@@ -181,31 +327,63 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     std::vector<gpu::SpecConstant> rot;
     if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
     gpu::Buffer& freq = sliding ? inv_freq_local_ : inv_freq_global_;
-    for (uint32_t r = 0; r < M; ++r)
+    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
+    const AttentionSplitParams ap{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0};
+    if (one_dispatch) {
+      auto rot_slots = rot;
+      rot_slots.push_back({1, uint32_t(stride / 4)});
+      const BindGroupEntry table{5, caches, uint64_t(l) * table_stride, table_stride};
+      dispatch(rope_slots, rot_slots,
+               {{0, &q_, 0, M * qd * 4}, {1, &k_, 0, M * kvd * 4}, {2, &v_, 0, M * kvd * 4}, {3, &freq},
+                {4, &slot_state, 0, M * stride}, table},
+               RopeKvParams{M, heads, nkv, hd}, heads + 2 * nkv, M);
+      dispatch("attention_split_" + kvt + "_slots", {{0, uint32_t(stride / 4)}},
+               {{0, &q_, 0, M * qd * 4}, {3, &att_, 0, M * qd * 4}, {4, &parts, 0, part_stride * M},
+                {5, &counts, 0, count_stride * M}, {6, &slot_state, 0, M * stride}, {7, caches, table.offset, table_stride}},
+               ap, heads, attn_splits_ * M);
+    }
+    for (uint32_t r = 0; r < (one_dispatch ? 0 : M); ++r)
       dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
                {{0, &q_, r * qd * 4, qd * 4}, {1, &k_, r * kvd * 4, kvd * 4}, {2, &v_, r * kvd * 4, kvd * 4}, {3, &freq},
                 row_state(4, r), {5, &k_cache(int32_t(r), l)}, {6, &v_cache(int32_t(r), l)}},
                RopeKvParams{1, heads, nkv, hd}, heads + 2 * nkv, 1);
-    const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
-    for (uint32_t r = 0; r < M; ++r)
+    for (uint32_t r = 0; r < (one_dispatch ? 0 : M); ++r)
       dispatch("attention_split_" + kvt, {},
                {{0, &q_, r * qd * 4, qd * 4}, {1, &k_cache(int32_t(r), l)}, {2, &v_cache(int32_t(r), l)},
                 {3, &att_, r * qd * 4, qd * 4}, {4, &parts, r * part_stride, part_stride},
                 {5, &counts, r * count_stride, count_stride}, row_state(6, r)},
-               AttentionSplitParams{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0}, heads,
-               attn_splits_);
+               ap, heads, attn_splits_);
     if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, tmp_, false);
       rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
     } else {
       matmul(W("attn_out"), att_, x_, true);
     }
-    rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
-    matmul(W("ffn_gate"), xn_, gate_, false);
-    matmul(W("ffn_up"), xn_, up_, false);
-    uint32_t n = M * uint32_t(c.ffn_dim_of(l));
-    dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
-             GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
+    const Weight &wg = W("ffn_gate"), &wu = W("ffn_up");
+    const bool same = wg.dtype == wu.dtype && wg.shape == wu.shape && wg.buffer.size() == wu.buffer.size();
+    if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
+      rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+      lanes_matvec(wg, &wu, xn_, gate_, false);  // act(gate) * up in one dispatch
+    } else if (same && multi_ok(wg, multi_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated_xn")) {
+      if (multi_fold) {
+        multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
+      } else {
+        rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+        multi_matvec(wg, nullptr, &wu, xn_, gate_, false);
+      }
+    } else {
+      if (multi_fold && multi_ok(wg, multi_rows) && multi_ok(wu, multi_rows)) {
+        multi_matvec(wg, &W("ffn_norm"), nullptr, x_, gate_, false);
+        multi_matvec(wu, &W("ffn_norm"), nullptr, x_, up_, false);
+      } else {
+        rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
+        matmul(wg, xn_, gate_, false);
+        matmul(wu, xn_, up_, false);
+      }
+      uint32_t n = M * uint32_t(c.ffn_dim_of(l));
+      dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+               GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
+    }
     if (c.sandwich_norm) {
       matmul(W("ffn_down"), gate_, tmp_, false);
       rms(tmp_, W("ffn_post_norm"), x_, uint32_t(c.dim), M, true);
@@ -213,8 +391,13 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       matmul(W("ffn_down"), gate_, x_, true);
     }
   }
-  rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);
-  matmul(c.tied_embeddings ? embed : *find("output"), xn_, logits_, false);
+  const Weight& head = c.tied_embeddings ? embed : *find("output");
+  if (multi_fold && !lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
+    multi_matvec(head, find("output_norm"), nullptr, x_, logits_, false);
+  } else {
+    rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);
+    matmul(head, xn_, logits_, false);
+  }
   if (c.final_softcap > 0) {
     uint32_t n = M * uint32_t(c.vocab);
     dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0}, grid_x(n),

@@ -125,7 +125,8 @@ class Model {
   // matvecs, or the prefill GEMM); RoPE, the KV append and attention run per row. Logits of every row land in logits() (logits_rows >= rows).
   // Replayable: nothing in it depends on the host after recording. Models it cannot batch are refused
   // by name (batch_unsupported() says why, empty when it can).
-  void record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride, Recording& rec);
+  void record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buffer& slot_state, uint64_t stride, Recording& rec,
+                           gpu::Profiler* prof = nullptr);
   std::string batch_unsupported(int32_t rows) const;
 
  private:

@@ -151,4 +151,17 @@ int32_t BatchDecoder::position(int32_t s) const {
   return start_pos_[size_t(s)] + prompt_len_[size_t(s)] + std::max(0, int32_t(taken_[size_t(s)]) - 1);
 }
 
+std::map<std::string, double> BatchDecoder::profile_step() {
+  device_.queue().waitIdle();
+  gpu::Profiler prof(device_, 8192);
+  model::Recording rec;
+  auto enc = device_.createCommandEncoder("profile batched step");
+  prof.begin(enc);
+  model_.record_decode_batch(enc, slots_, slot_state_, state_stride_, rec, &prof);
+  auto cb = enc.finish();
+  device_.queue().wait(device_.queue().submit(cb));
+  prof.collect();
+  return prof.ms_by_label();
+}
+
 }  // namespace bs::serve

@@ -9,8 +9,10 @@
 // sequence, max_tokens, a cancel) skips sampling; its row of the step still runs, at its last position.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "runtime/generate/session.h"
@@ -38,6 +40,12 @@ class BatchDecoder {
   void cancel(int32_t s);
   // Tokens in slot s's KV cache (prompt + generated but the last) after it stopped.
   int32_t position(int32_t s) const;
+  // GPU milliseconds by kernel of one batched forward step (no sampling), submitted alone and waited for:
+  // the KV rows it appends are the ones the next step writes again, so the sequences are unchanged.
+  std::map<std::string, double> profile_step();
+  // Dispatches and barriers a step records (samplers included), averaged over the longest recorded batch.
+  double dispatches_per_step() const { return double(batch_cbs_.back().second->dispatchCount()) / batch_cbs_.back().first; }
+  double barriers_per_step() const { return double(batch_cbs_.back().second->barrierCount()) / batch_cbs_.back().first; }
 
  private:
   void record_sample(gpu::CommandEncoder& enc, model::Recording& rec, int32_t s, uint64_t logits_row);

@@ -1,5 +1,6 @@
 // embed_{f16,q8_0,q4k,q6k}: out[t, :] = W[tokens[t] - token_offset, :] * scale, with repeated tokens,
-// odd row counts and widths, a poisoned output, and a table split over two bindings (token_offset).
+// odd row counts and widths, a poisoned output, a table split over two bindings (token_offset), and tokens
+// read with a stride (TOKEN_STRIDE: serve's batched decode reads them from the sequences' step states).
 // Reference: the dequantized rows (rdrr's dequantize_row) times scale, in float64.
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ std::vector<uint8_t> row_range(const Weights& w, uint32_t r0, uint32_t r1) {
 
 class Embed : public KernelTest {
  protected:
-  void check(DType t, uint32_t vocab, uint32_t dim, uint32_t n_tokens, uint32_t split) {
+  void check(DType t, uint32_t vocab, uint32_t dim, uint32_t n_tokens, uint32_t split, uint32_t stride = 1) {
     Weights w = random_weights(t, vocab, dim);
     std::uniform_int_distribution<int32_t> tok(0, int32_t(vocab) - 1);
     std::vector<int32_t> tokens(n_tokens);
@@ -36,9 +37,12 @@ class Embed : public KernelTest {
       for (uint32_t j = 0; j < dim; ++j)
         ref[size_t(i) * dim + j] = double(w.dq[size_t(tokens[i]) * dim + j]) * scale;
 
-    auto btok = upload(tokens);
+    // Token i at word i * stride; the words between hold ids no table has (a row read from one stays poisoned).
+    std::vector<int32_t> words(size_t(n_tokens) * stride, 0x7fffffff);
+    for (uint32_t i = 0; i < n_tokens; ++i) words[size_t(i) * stride] = tokens[i];
+    auto btok = upload(words);
     auto out = poisoned(ref.size() * 4);
-    const auto& p = kernels().get("embed_" + kernel_suffix(t), {{0, 64}});
+    const auto& p = kernels().get("embed_" + kernel_suffix(t), {{0, 64}, {1, stride}});
     // Rows [0, split) in one binding, [split, vocab) in another; split == vocab is one binding.
     auto lo = upload(row_range(w, 0, split));
     run_once(p, {{0, &lo}, {1, &btok}, {2, &out}}, EmbedParams{dim, n_tokens, scale, 0}, n_tokens);
@@ -63,6 +67,15 @@ TEST_F(Embed, AllWeightTypes) {
   check(DType::Q4_K, 41, 1152, 9, 21);
   check(DType::Q6_K, 37, 768, 13, 37);
   check(DType::Q6_K, 41, 256, 9, 15);
+}
+
+TEST_F(Embed, TokensReadWithAStride) {
+  for (uint32_t stride : {64u, 3u}) {
+    check(DType::F16, 41, 130, 9, 41, stride);
+    check(DType::Q8_0, 41, 160, 9, 17, stride);
+    check(DType::Q4_K, 37, 640, 13, 37, stride);
+    check(DType::Q6_K, 41, 256, 9, 15, stride);
+  }
 }
 
 // A token past the table (id >= vocab, which the host rejects before dispatch) writes nothing rather

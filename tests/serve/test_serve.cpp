@@ -98,11 +98,14 @@ class ServeProcess {
 };
 
 // One server per mode for the whole test process: --parallel 1 serves a queue with a Session; more decode
-// that many sequences together (continuous batching), their projections as batched matvecs or as the
-// prefill GEMM (BLUESHIFT_BATCH_GEMM, both paths tested).
+// that many sequences together (continuous batching), their projections as batched matvecs, as the
+// prefill GEMM or as multi-row matvecs of either layout (BLUESHIFT_BATCH_GEMM, all four paths tested); RoPE + KV append
+// and attention in one dispatch for all sequences, or one per sequence (per_row: BLUESHIFT_BATCH_PER_ROW,
+// the path of devices without buffer device addresses).
 struct Mode {
   int parallel;
   const char* gemm;  // "" = the default choice
+  bool per_row = false;
 };
 std::map<std::string, std::unique_ptr<ServeProcess>>& servers() {
   static std::map<std::string, std::unique_ptr<ServeProcess>> s;
@@ -116,19 +119,25 @@ struct StopServers : ::testing::Environment {
 [[maybe_unused]] ::testing::Environment* const kStopServers = ::testing::AddGlobalTestEnvironment(new StopServers);
 
 ServeProcess& server(Mode m) {
-  auto& s = servers()[std::to_string(m.parallel) + m.gemm];
+  auto& s = servers()[std::to_string(m.parallel) + m.gemm + (m.per_row ? "perrow" : "")];
   if (!s) {
     if (*m.gemm) setenv("BLUESHIFT_BATCH_GEMM", m.gemm, 1);
+    if (m.per_row) setenv("BLUESHIFT_BATCH_PER_ROW", "1", 1);
     s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(m.parallel)});
     unsetenv("BLUESHIFT_BATCH_GEMM");
+    unsetenv("BLUESHIFT_BATCH_PER_ROW");
   }
   return *s;
 }
 ServeProcess& server(int parallel) { return server(Mode{parallel, ""}); }
 
 class ServeP : public ::testing::TestWithParam<Mode> {};
-INSTANTIATE_TEST_SUITE_P(Parallel, ServeP, ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}),
-                         [](const auto& i) { return "parallel" + std::to_string(i.param.parallel) + i.param.gemm; });
+INSTANTIATE_TEST_SUITE_P(Parallel, ServeP,
+                         ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}, Mode{4, "multi"},
+                                           Mode{4, "lanes"}, Mode{4, "lanes", true}),
+                         [](const auto& i) {
+                           return "parallel" + std::to_string(i.param.parallel) + i.param.gemm + (i.param.per_row ? "perrow" : "");
+                         });
 
 // A streaming request through curl: the data lines it received (the JSON of each chunk, then "[DONE]").
 std::vector<std::string> curl_stream(const ServeProcess& s, const std::string& path, const json& body) {
@@ -391,7 +400,7 @@ TEST(Serve, BenchParallelReportsAggregateAndPerSequenceThroughput) {
 
 // The batched forward on the shared tiny models of other families (q/k norms, biases, sliding windows with
 // their own RoPE base, sandwich norms, softcaps, partial LongRoPE): sampled text at --parallel 3, through
-// both GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
+// the four GEMM paths, equals generate's. Hybrids and Gemma 4 are refused by name.
 TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
   BS_REQUIRE_SHARED();
   TempDir dir;
@@ -413,7 +422,7 @@ TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
       EXPECT_NE(refused.err.find("cannot be batched: "), std::string::npos) << refused.err;
       continue;
     }
-    for (const char* gemm : {"matvec", "matmul"}) {
+    for (const char* gemm : {"matvec", "matmul", "multi", "lanes"}) {
       setenv("BLUESHIFT_BATCH_GEMM", gemm, 1);
       ServeProcess s({"--model", m.string(), "--parallel", "3"});
       unsetenv("BLUESHIFT_BATCH_GEMM");
