@@ -52,7 +52,7 @@ BLUESHIFT_MULTI_ROWS=1 BLUESHIFT_MULTI_GATED_ROWS=1 BLUESHIFT_MULTI_WG=128 BLUES
   bench 16-tuned 256 2 --parallel 16 --profile
 BLUESHIFT_BATCH_GEMM=lanes bench 16-lanes 128 2 --parallel 16
 BLUESHIFT_BATCH_GEMM=matmul BLUESHIFT_BATCH_PER_ROW=1 bench 32-matmul-old 256 2 --parallel 32
-# The multi kernel's shape at N = 16: NB, ROWS, GATED_ROWS, WG, FOLD, LONG (the first is the default).
+# The multi kernel's shape at N = 16: NB, ROWS, GATED_ROWS, WG, FOLD, LONG (8,2,1,64,1,0 is the default since session 5).
 for s in 8,4,2,64,1,0 8,4,2,64,1,1 8,4,2,64,0,0 8,2,1,64,1,0 8,4,2,128,1,0 4,4,2,64,1,0; do
   IFS=, read -r nb rows grows wg fold long <<< "$s"
   BLUESHIFT_MULTI_NB=$nb BLUESHIFT_MULTI_ROWS=$rows BLUESHIFT_MULTI_GATED_ROWS=$grows BLUESHIFT_MULTI_WG=$wg \

@@ -124,13 +124,14 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   static const bool multi_long = env_switch("BLUESHIFT_MULTI_LONG");
   const bool cpu = device_.adapter().type == "cpu";
   // The multi-row matvec's shape: NB batch rows a workgroup (the next power of 2 of M, at most 8), ROWS
-  // weight rows (4; the gated FFN: ROWS gate and ROWS up rows, 2), 64 invocations; BLUESHIFT_MULTI_NB,
+  // weight rows (2; the gated FFN: ROWS gate and ROWS up rows, 1), 64 invocations (the H100's best whole step
+  // at N = 16 of the shapes swept, 2026-11-24-h100-session5-serve: 6.14 ms vs 6.87 at ROWS 4 / 2); BLUESHIFT_MULTI_NB,
   // _ROWS, _GATED_ROWS and _WG fix them for tuning runs. ROWS doubles where the grid would exceed 65535
   // workgroups (the 128256-row head). The workgroup halves where its reduction's shared array
   // ((NB x ROWS (x 2) + NB) x workgroup floats) would exceed the device's limit.
   static const uint32_t multi_nb_max = std::clamp(env_uint("BLUESHIFT_MULTI_NB", 8), 1u, 64u);
-  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 4), 1u, 16u);
-  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 2), 1u, 16u);
+  static const uint32_t multi_rows = std::clamp(env_uint("BLUESHIFT_MULTI_ROWS", 2), 1u, 16u);
+  static const uint32_t multi_gated_rows = std::clamp(env_uint("BLUESHIFT_MULTI_GATED_ROWS", 1), 1u, 16u);
   static const uint32_t multi_wg_env = std::clamp(env_uint("BLUESHIFT_MULTI_WG", 64), 4u, 256u);
   uint32_t multi_nb = 1;
   while (multi_nb < M && multi_nb < multi_nb_max) multi_nb *= 2;
