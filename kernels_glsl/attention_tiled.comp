@@ -47,7 +47,8 @@ float row_sum(float v) {
 void main() {
   // Row blocks in reverse: the GPU starts workgroups in index order, and a causal block's work grows with
   // its rows' positions, so the longest blocks start first and the short ones fill in behind them.
-  uint h = gl_WorkGroupID.x, row0 = (gl_NumWorkGroups.y - 1u - gl_WorkGroupID.y) * BR, tid = gl_LocalInvocationID.x;
+  uint h = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
+  uint row0 = (gl_NumWorkGroups.y - 1u - gl_WorkGroupID.y) * BR;
   uint r = tid / 16u, lane = tid % 16u;
   uint kvh = h / (p.n_heads / p.n_kv_heads), hd4 = p.head_dim / 4u, kvd4 = p.n_kv_heads * hd4;
   uint nrows = min(BR, p.rows - row0);
@@ -87,8 +88,9 @@ void main() {
     }
     // Online softmax, every lane of the row at once: the row's tile max from the lanes' maxima, then
     // each lane exponentiates its two scores and the lanes' sums are added. Where a subgroup holds whole
-    // rows (16 lanes or more: the H100's 32) both go through subgroup shuffles (row_max, row_sum) and the row's
-    // P is shared within its subgroup; otherwise (lavapipe's 8) through shared memory and workgroup barriers.
+    // rows (16 lanes or more: the H100's 32) both go through subgroup shuffles (row_max, row_sum) and the
+    // row's P is shared within its subgroup; otherwise (lavapipe's 8) through shared memory and workgroup
+    // barriers.
     const bool rows_in_subgroup = gl_SubgroupSize >= 16u;  // uniform: the branches below may hold barriers
     float mx = m;
     if (rows_in_subgroup) {

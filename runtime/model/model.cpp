@@ -489,11 +489,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto feeds_f16_gemm = [&](const Weight& w, uint32_t n) {
     return M > 1 && !no_f16_producers && n % 2 == 0 && uint64_t(M) * n * 2 <= x16_.size() &&
            kernels_.has("rms_norm_f32_f16") &&
-           plan_prefill_matmul(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, !opts_.f32_prefill_matmul)
+           plan_prefill_matmul(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M,
+                               !opts_.f32_prefill_matmul)
                .f16_x;
   };
   auto norm_for_gemm = [&](const Weight& norm, const Weight& consumer) {
-    if (!feeds_f16_gemm(consumer, uint32_t(c.dim))) return rms(x_, 0, norm, xn_, 0, uint32_t(c.dim), M, false);
+    if (!feeds_f16_gemm(consumer, uint32_t(c.dim)))
+      return rms(x_, 0, norm, xn_, 0, uint32_t(c.dim), M, false);
     const uint64_t n = uint64_t(M) * c.dim;
     dispatch("rms_norm_f32_f16", {{0, wg}},
              {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}},
@@ -768,13 +770,17 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       const GatedActParams act{n, c.act == Activation::silu ? 0u : 1u, 0, 0};
       if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
         dispatch("gated_act_f32_f16", {},
-                 {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4},
+                 {{0, &gate_, 0, uint64_t(n) * 4},
+                  {1, &up_, 0, uint64_t(n) * 4},
+                  {2, &gate_, 0, uint64_t(n) * 4},
                   {3, &x16_, 0, uint64_t(n) * 2}},
                  act, grid_x(n / 2), grid_y(n / 2), "gated_act");
         x16_holds = {&gate_, 0, n};
       } else {
-        dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
-                 act, grid_x(n), grid_y(n), "gated_act");
+        dispatch(
+            "gated_act_f32", {},
+            {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
+            act, grid_x(n), grid_y(n), "gated_act");
       }
     }
     if (c.moe()) {

@@ -212,8 +212,9 @@ TEST_F(KernelsModel, TiledAttentionMatchesFloat64) {
 // edge fragment must not read them into a product). Only where the device has cooperative matrices.
 TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
   if (!device().has_coopmat_f16())
-    GTEST_SKIP() << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix): the "
-                 << "tensor-core attention cannot run here (the tiled attention it falls back to is tested above)";
+    GTEST_SKIP()
+        << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix): the "
+        << "tensor-core attention cannot run here (the tiled attention it falls back to is tested above)";
   struct TCase {
     uint32_t hd, rows, pos0, window;
     float cap;
@@ -223,10 +224,12 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
     const uint32_t heads = 6, kvh = 2, hd = t.hd, rows = t.rows, pos0 = t.pos0, ctx = pos0 + rows + 37;
     const uint32_t kvd = kvh * hd, n = pos0 + rows;
     const float scale = 1.0f / std::sqrt(float(hd));
-    std::vector<float> k = random_floats(n * kvd, -2, 2), v = random_floats(n * kvd), q = random_floats(rows * heads * hd, -2, 2);
+    std::vector<float> k = random_floats(n * kvd, -2, 2), v = random_floats(n * kvd),
+                       q = random_floats(rows * heads * hd, -2, 2);
     std::vector<uint16_t> kh(ctx * kvd, 0x7e00), vh(ctx * kvd, 0x7e00);  // NaN past the last position
     for (size_t i = 0; i < k.size(); ++i) kh[i] = float_to_half(k[i]), vh[i] = float_to_half(v[i]);
-    auto kc = upload(kh), vc = upload(vh), bq = upload(q), out = poisoned(rows * heads * hd * 4), sp = state(pos0);
+    auto kc = upload(kh), vc = upload(vh), bq = upload(q), out = poisoned(rows * heads * hd * 4),
+         sp = state(pos0);
     const std::string name = "attention_cm_f16kv_hd" + std::to_string(hd);
     run(name.c_str(), {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {5, &sp}},
         AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 63) / 64);
@@ -236,7 +239,8 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
     auto ref = attention_ref(qh, k, v, rows, heads, kvh, hd, pos0, t.window, scale, t.cap);
     // P in f16 (unit roundoff 2^-11) weighs each value: a relative error of ~2^-11 / sqrt(3) per term,
     // an nmse of ~1e-7 at most; a wrong index or a NaN gives ~1 or NaN.
-    EXPECT_LT(nmse(got, ref), 1e-6) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window " << t.window;
+    EXPECT_LT(nmse(got, ref), 1e-6) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window "
+                                    << t.window;
   }
 }
 

@@ -109,7 +109,8 @@ TEST_F(Matmul, ToF16RoundsToNearestEven) {
 // bit-identical to rms_norm_f32 / gated_act_f32's and within f32 rounding of float64, and their f16 copy is
 // that output rounded as to_f16 rounds it (nearest even; flushing below f16's normal range allowed), with
 // nothing written past the end. Odd row counts, n even but not a multiple of 4.
-void expect_f16_of(const std::vector<uint16_t>& h, const std::vector<float>& f, size_t poisoned_tail, const char* what) {
+void expect_f16_of(const std::vector<uint16_t>& h, const std::vector<float>& f, size_t poisoned_tail,
+                   const char* what) {
   for (size_t i = 0; i < f.size(); ++i) {
     if (std::fabs(f[i]) >= std::ldexp(1.0f, -14)) {
       ASSERT_EQ(h[i], float_to_half(f[i])) << what << " element " << i << " seed=" << test_seed();
@@ -117,7 +118,8 @@ void expect_f16_of(const std::vector<uint16_t>& h, const std::vector<float>& f, 
       ASSERT_LE(std::fabs(half_to_float(h[i]) - f[i]), std::ldexp(1.0f, -14)) << what << " element " << i;
     }
   }
-  for (size_t i = f.size(); i < f.size() + poisoned_tail; ++i) ASSERT_EQ(h[i], 0xffff) << what << " wrote past the end";
+  for (size_t i = f.size(); i < f.size() + poisoned_tail; ++i)
+    ASSERT_EQ(h[i], 0xffff) << what << " wrote past the end";
 }
 
 TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
@@ -126,7 +128,8 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
   auto bx = upload(x), bw = upload(w);
   for (float offset : {0.0f, 1.0f}) {
     const kparams::RmsNormParams rp{n, rows, 1e-5f, offset};
-    auto y32 = poisoned(size_t(rows) * n * 4), y = poisoned(size_t(rows) * n * 4), yh = poisoned(size_t(rows) * n * 2 + 64);
+    auto y32 = poisoned(size_t(rows) * n * 4), y = poisoned(size_t(rows) * n * 4),
+         yh = poisoned(size_t(rows) * n * 2 + 64);
     run_once(kernels().get("rms_norm_f32", {{0, 64}}), {{0, &bx}, {1, &bw}, {2, &y32}}, rp, rows);
     run_once(kernels().get("rms_norm_f32_f16", {{0, 64}}), {{0, &bx}, {1, &bw}, {2, &y}, {3, &yh}}, rp, rows);
     auto a = download<float>(y32, size_t(rows) * n), b = download<float>(y, size_t(rows) * n);
@@ -148,13 +151,15 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
     const kparams::GatedActParams gp{m, act, 0, 0};
     auto h32 = poisoned(m * 4), h = poisoned(m * 4), hh = poisoned(m * 2 + 64);
     run_once(kernels().get("gated_act_f32", {}), {{0, &bg}, {1, &bu}, {2, &h32}}, gp, (m + 255) / 256);
-    run_once(kernels().get("gated_act_f32_f16", {}), {{0, &bg}, {1, &bu}, {2, &h}, {3, &hh}}, gp, (m / 2 + 255) / 256);
+    run_once(kernels().get("gated_act_f32_f16", {}), {{0, &bg}, {1, &bu}, {2, &h}, {3, &hh}}, gp,
+             (m / 2 + 255) / 256);
     auto a = download<float>(h32, m), b = download<float>(h, m);
     ASSERT_EQ(a, b) << "gated_act_f32_f16's f32 output differs from gated_act_f32's, act " << act;
     std::vector<double> ref(m);
     for (uint32_t i = 0; i < m; ++i) {
       double v = g[i];
-      double av = act == 0 ? v / (1 + std::exp(-v)) : 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      double av = act == 0 ? v / (1 + std::exp(-v))
+                           : 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
       ref[i] = av * u[i];
     }
     EXPECT_LT(nmse(b, ref), 1e-11) << "act " << act;
