@@ -505,10 +505,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // Decode: y = W rmsnorm(x_) in one dispatch per projection (matvec.glsl, MV_NORM): the norm's
   // dispatch and the barrier after it disappear. Prefill keeps rms_norm then the tiled matmul.
-  auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y) {
+  auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y, uint32_t rows = 0,
+                           uint32_t inv = 0) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    const uint32_t rows_per_wg = plain_rows;
-    dispatch(weight_kernel("matvec", w.dtype) + "_norm", {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
+    uint32_t rows_per_wg = rows ? rows : plain_rows;
+    while ((m + rows_per_wg - 1) / rows_per_wg > 65535u) rows_per_wg *= 2;  // the grid's x limit
+    dispatch(weight_kernel("matvec", w.dtype) + "_norm",
+             {{0, inv ? inv : matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
@@ -822,7 +825,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         }
       }
   } else if (fold_head) {
-    normed_matvec(*find("output_norm"), head, logits_);  // one dispatch and one barrier fewer
+    // One dispatch and one barrier fewer. Its shape: on the H100 the 128256-row Q6_K heads streamed
+    // fastest at 32 invocations and 2 rows a workgroup (isolated sweep, 2026-11-24-h100-session5.md P13),
+    // not the layers' 64-128 and 4; BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
+    static const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", 2),
+                          head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
+    normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
   } else {
     rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
     matmul(head, xn_, 0, logits_, L, false);
