@@ -138,6 +138,16 @@ bs_kernel(matmul_cm_q6k_64x128 matmul_cm.comp DEFINES W_Q6K CM_BN=128 CM_WARPS_N
 bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_64x64k64 matmul_cm.comp DEFINES W_Q6K CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_256x128k16 matmul_cm.comp DEFINES W_Q6K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
+# ... and serve's batched decode on tensor cores (M <= 32 sequences): 16 rows of W a workgroup, k split over its
+# subgroups (matmul_rows_cm.comp); plain (store / accumulate) and the gated FFN (f16 out). Coopmat-gated as above.
+foreach(dt f16 q8_0 q4k q6k)
+  string(TOUPPER ${dt} DT)
+  bs_kernel(matmul_rows_cm_${dt} matmul_rows_cm.comp DEFINES W_${DT})
+  bs_kernel(matmul_rows_cm_${dt}_gated matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED)
+  # ... emulated without cooperative matrices (every device; tests only: lavapipe checks the kernel's indexing)
+  bs_kernel(matmul_rows_emu_${dt} matmul_rows_cm.comp DEFINES W_${DT} RCM_EMULATE)
+  bs_kernel(matmul_rows_emu_${dt}_gated matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED RCM_EMULATE)
+endforeach()
 
 # --- load-time repacks of DOPPLER's forms no weight kernel reads (runtime/model/gpu_repack.h) ---
 bs_kernel(repack_w4a16_q8_0 repack_w4a16_q8_0.comp)

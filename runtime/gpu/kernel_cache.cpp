@@ -16,9 +16,12 @@ KernelSource parse_kernel_source(std::string_view name) {
 const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl ? "wgsl" : "glsl"; }
 
 // Kernels that need an optional device feature: the tensor-core matmuls and attention (matmul_cm_*,
-// attention_cm_*) need cooperative matrices, and creating their pipelines elsewhere (lavapipe) would fail.
+// matmul_rows_cm_*, attention_cm_*) need cooperative matrices, and creating their pipelines elsewhere
+// (lavapipe) would fail.
 static bool device_can_run(const Device& device, std::string_view name) {
-  return !(name.starts_with("matmul_cm_") || name.starts_with("attention_cm_")) || device.has_coopmat_f16();
+  const bool coopmat =
+      name.starts_with("matmul_cm_") || name.starts_with("matmul_rows_cm_") || name.starts_with("attention_cm_");
+  return !coopmat || device.has_coopmat_f16();
 }
 
 bool KernelCache::has(std::string_view name) const {

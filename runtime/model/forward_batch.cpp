@@ -2,9 +2,9 @@
 //
 // Each sequence owns a KV-cache slot and 16 words of step state (token, position, and the sampler's
 // counters) in a buffer of the caller's. The projections and the FFN take every sequence's row together
-// ([rows, k] products: by default the multi-row matvec with lanes across rows of W, which decodes each
-// weight once per step for up to 16 rows and shares each x load among a subgroup's rows, the gated FFN's
-// activation folded in; see the choice below); the embedding, RoPE + KV append and attention take each row's own
+// ([rows, k] products: by default on tensor cores up to 32 rows (matmul_rows_cm.comp), else the multi-row
+// matvec, each decoding every weight once a step, the gated FFN's activation folded in; see the choice
+// below); the embedding, RoPE + KV append and attention take each row's own
 // position and context length from its slot state and its own cache: one dispatch for all rows (the
 // *_slots kernels, caches through buffer device addresses), or one per row through binding offsets
 // (devices without buffer device addresses), disjoint ranges, so the encoder puts no barriers between them.
@@ -38,6 +38,28 @@ void Model::select_kv_slot(int32_t slot) {
 
 // Binding offsets must be multiples of minStorageBufferOffsetAlignment, which Vulkan caps at 256.
 static bool aligned(uint64_t bytes) { return bytes % 256 == 0; }
+
+// matmul_rows_cm.comp's shared arrays at 64-wide k steps: per subgroup and matrix (gated: 2) a W tile of
+// 16 rows x 9 uvec4 and 16 x 16 f32 partials; plus common.glsl's 64-float scratch.
+uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated) {
+  return uint64_t(subgroups) * (gated ? 2 : 1) * (16 * 9 * 16 + 256 * 4) + 64 * 4;
+}
+
+RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows, bool gated,
+                        uint32_t max_shared, uint32_t subgroups) {
+  const bool dtype_ok = t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
+  if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) || (m + 15) / 16 > 65535)
+    return {};
+  const std::string kernel = weight_kernel("matmul_rows_cm", t) + (gated ? "_gated" : "");
+  if (!kernels.has(kernel)) return {};
+  // 8 subgroups (4 gated, whose tiles are twice the size) on 2048-row matrices: 128 workgroups of 256
+  // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 128.
+  static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8), env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
+  uint32_t sg = std::clamp(subgroups ? subgroups : gated ? env_gated_sg : env_sg, 1u, 32u);
+  sg = std::min(sg, k / 64);  // a subgroup per step at most
+  while (sg > 1 && rows_cm_shared_bytes(sg, gated) > std::max(max_shared, 16384u)) --sg;
+  return {kernel, 32 * sg, (m + 15) / 16};
+}
 
 std::string Model::batch_unsupported(int32_t rows) const {
   const auto& c = cfg_;
@@ -90,35 +112,42 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
              {{0, &x, 0, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, 0, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
-  // Y[M, m] (+)= X[M, k] W^T three ways. The first two: the prefill GEMM (tiles of 64 or more rows: W streams from memory
-  // once per step, the tile's unused rows cost compute only), or the decode matvec with a workgroup per
-  // sequence and row group (BATCH_FIRST: a row group's sequences side by side, sharing W through the cache).
-  // Matvec up to 32 sequences, GEMM beyond; BLUESHIFT_BATCH_GEMM=matvec|matmul fixes it (A/B runs). Why
-  // 32: on the H100 a 64x64 tensor-core tile walking k = 2048 of Q4_K took ~60 us (M = 512 runs, 2026-11-24
-  // prefill results), and with M <= 64 there is one tile row, so the 2048 x 8192 down projection would be
-  // 32 such tiles walking k = 8192, ~240 us per layer; a batch-1 matvec of it takes 13 us, latency-bound.
-  // Measured on the H100 (2026-11-24): matvec 2.45x batch 1 at N = 16, GEMM ~7.5 ms a step at any N.
-  // Two more, W decoded once per step for up to NB rows: the multi-row matvec (matvec_multi.glsl, lanes
-  // across k) and the same with lanes across rows of W (matvec_lanes.glsl; opt-in: slowest of the three
-  // on the H100, its W loads touch a line per lane and small matrices leave most SMs idle). The kernels
-  // alone at N = 16 (bs_gemv_bench --multi 16, H100, 2026-11-24 evening, best shapes): multi beats the
-  // batched matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs
-  // 1253), ties on 512x2048, loses on the down projection 2048x8192 (128 vs 84), at NB 16, where ROWS 1
-  // won. In the whole step (6eec232, N = 16) the best shape was NB 8, ROWS 4, gated 2 + 2, 64 invocations,
-  // norms folded: 5.8 ms against the old path's 8.2. So the default up to 64 sequences is that shape, with
-  // RoPE + KV and attention in one dispatch; BLUESHIFT_MULTI_FOLD=0 puts the norms in rms_norm dispatches
-  // (a folded sum of squares costs as many FMAs as a row at ROWS 1), BLUESHIFT_MULTI_LONG=1 takes the
-  // batched matvec where k >= 4 m (the down projection; up to 32 sequences).
-  // BLUESHIFT_BATCH_GEMM=matvec|matmul|multi|lanes fixes the choice everywhere (A/B runs).
+  // Y[M, m] (+)= X[M, k] W^T, five ways; the default is the first that applies.
+  // 1. Tensor cores, M <= 32 (matmul_rows_cm.comp, where the device has cooperative matrices): 16 rows of W
+  //    a workgroup with k split over its subgroups, so even a 512-row matrix spreads over 32 x 8 subgroups;
+  //    W decoded to f16 once a step, X in f16 (rms_norm_f32_f16, to_f16 and the gated kernel's own output
+  //    write it), f32 sums. Why: every scalar kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
+  //    (its FMAs fed from L1 or shared memory), 7.15 of a 7.84 ms profiled step at N = 16
+  //    (2026-11-24-h100-session5-serve.md: 3.13x batch 1 at best, the bar is 6x); a step's 39.5 GFLOP
+  //    at N = 16 are ~0.1 ms on tensor cores, and the 0.8 GB of weights 0.27 ms at 3 TB/s.
+  // 2. The multi-row matvec (matvec_multi.glsl, lanes across k; up to 64 rows, and where 1 does not
+  //    apply: lavapipe, or a k that is not a multiple of 64): W decoded once a step for NB rows. In the
+  //    whole step (6eec232, N = 16) its best shape was NB 8, ROWS 4, gated 2 + 2, 64 invocations, norms
+  //    folded: 5.8 ms against the batched matvec's 8.2; now NB 8, ROWS 2, gated 1 (6.14 ms, session 5).
+  //    BLUESHIFT_MULTI_FOLD=0 puts the norms in rms_norm dispatches, BLUESHIFT_MULTI_LONG=1 takes the
+  //    batched matvec where k >= 4 m (the down projection; up to 32 sequences).
+  // 3. The same with lanes across rows of W (matvec_lanes.glsl; opt-in: slowest on the H100, its W
+  //    loads touch a line per lane and small matrices leave most SMs idle).
+  // 4. The decode matvec with a workgroup per sequence and row group (BATCH_FIRST: a row group's
+  //    sequences side by side, sharing W through the cache), up to 32 sequences: 2.45x batch 1 at N = 16.
+  // 5. The prefill GEMM beyond: tiles of 64 or more rows, W streamed once a step, the tile's unused
+  //    rows cost compute only (~7.5 ms a step at any N on the H100: 32 tiles walking k = 8192 for the
+  //    down projection).
+  // The kernels alone at N = 16 (bs_gemv_bench --multi 16, H100, 2026-11-24 evening): multi beat the batched
+  // matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs 1253), tied on
+  // 512x2048, lost on the down projection 2048x8192 (128 vs 84).
+  // BLUESHIFT_BATCH_GEMM=rowscm|multi|lanes|matvec|matmul fixes the choice everywhere (A/B runs; rowscm
+  // falls back to multi where it does not apply).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected matvec, matmul, multi or lanes", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes" && v != "rowscm")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected rowscm, multi, lanes, matvec or matmul", v);
     return v;
   }();
+  const bool want_rowscm = gemm.empty() ? M <= 32 : gemm == "rowscm";
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
-  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi";
+  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi" || gemm == "rowscm";
   const bool want_lanes = gemm == "lanes";
   static const bool multi_fold = env_uint("BLUESHIFT_MULTI_FOLD", 1) != 0;
   static const bool multi_long = env_switch("BLUESHIFT_MULTI_LONG");
@@ -233,6 +262,51 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   };
   auto grid_x = [](uint32_t n) { return std::min((n + 255) / 256, 65535u); };
   auto grid_y = [&](uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); };
+
+  // The tensor-core kernels' inputs: X in f16 in two buffers of this recording, 16-row slabs (32 when
+  // M > 16) because the A fragments read whole slabs; the rows past M stay zero. xh holds a normed x (q,
+  // k, v, the head) or the attention output (o), hh the gated FFN's output (down).
+  const bool rows_ready = want_rowscm && kernels_.has("rms_norm_f32_f16") && kernels_.has("to_f16") && c.dim % 2 == 0;
+  const uint32_t max_shared = device_.adapter().max_shared_memory;
+  auto rows_plan = [&](const Weight& w, bool gated) {
+    if (!rows_ready) return RowsCmPlan{};
+    return plan_rows_cm(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, gated, max_shared);
+  };
+  const uint64_t slab = (M + 15) / 16 * 16;
+  gpu::Buffer *xh = nullptr, *hh = nullptr;
+  auto f16_rows = [&](gpu::Buffer*& b, int32_t width, const char* label) -> gpu::Buffer& {
+    if (!b) {
+      const uint64_t bytes = slab * uint64_t(width) * 2;
+      rec.scratch.push_back(std::make_unique<gpu::Buffer>(device_.createBuffer({bytes, gpu::BufferUsage::storage, label})));
+      b = rec.scratch.back().get();
+      std::vector<uint8_t> zeros(bytes, 0);
+      device_.queue().writeBuffer(*b, 0, zeros.data(), bytes);
+    }
+    return *b;
+  };
+  auto x_f16 = [&]() -> gpu::Buffer& {
+    return f16_rows(xh, std::max(c.dim, c.max_over_layers(&ModelConfig::q_dim_of)), "batch x f16");
+  };
+  auto h_f16 = [&]() -> gpu::Buffer& { return f16_rows(hh, c.max_over_layers(&ModelConfig::ffn_dim_of), "batch ffn f16"); };
+  // xn_ (f32, for a projection left to the scalar kernels) and x_f16() = RMSNorm(x_) * (offset + norm).
+  auto rms_f16 = [&](const Weight& norm) {
+    const uint64_t n = uint64_t(M) * c.dim;
+    dispatch("rms_norm_f32_f16", {{0, 128}}, {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x_f16(), 0, n * 2}},
+             RmsNormParams{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, M, 1);
+  };
+  auto rows_matmul = [&](const Weight& w, const RowsCmPlan& plan, gpu::Buffer& x16, gpu::Buffer& y, bool accumulate) {
+    const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    dispatch(plan.kernel, {{0, plan.workgroup}},
+             {{0, &w.buffer}, {1, &x16, 0, slab * k * 2}, {2, &y, 0, uint64_t(M) * m * 4}},
+             MatvecParams{m, k, M, accumulate ? 1u : 0u}, plan.groups_x, 1);
+  };
+  // h_f16() = act(X W_gate^T) * (X W_up^T) in f16.
+  auto rows_gated = [&](const Weight& wg, const Weight& wu, const RowsCmPlan& plan) {
+    const uint32_t m = uint32_t(wg.shape[0]), k = uint32_t(wg.shape[1]);
+    dispatch(plan.kernel, {{0, plan.workgroup}},
+             {{0, &wg.buffer}, {1, &x_f16(), 0, slab * k * 2}, {2, &h_f16(), 0, uint64_t(M) * m * 2}, {4, &wu.buffer}},
+             MatvecNormParams{m, k, M, 0, 0.0f, 0.0f, c.act == Activation::silu ? 0u : 1u, 0}, plan.groups_x, 1);
+  };
   auto row_state = [&](uint32_t binding, uint32_t r) { return BindGroupEntry{binding, &slot_state, r * stride, stride}; };
   auto k_cache = [&](int32_t slot, int32_t l) -> gpu::Buffer& {
     return slot == current_kv_slot_ ? kcache_[size_t(l)] : slot_k_[size_t(slot)][size_t(l)];
@@ -300,7 +374,14 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
     const bool sliding = c.sliding(l);
     const Weight& wv = W(c.has_v_proj(l) ? "attn_v" : "attn_k");
-    if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) && lanes_ok(wv, lanes_rows)) {
+    const RowsCmPlan pq = rows_plan(W("attn_q"), false), pk = rows_plan(W("attn_k"), false), pv = rows_plan(wv, false);
+    if (!pq.kernel.empty() || !pk.kernel.empty() || !pv.kernel.empty()) {
+      rms_f16(W("attn_norm"));
+      for (auto [w, plan, y] : {std::tuple{&W("attn_q"), &pq, &q_}, std::tuple{&W("attn_k"), &pk, &k_}, std::tuple{&wv, &pv, &v_}}) {
+        if (!plan->kernel.empty()) rows_matmul(*w, *plan, x_f16(), *y, false);
+        else matmul(*w, xn_, *y, false);
+      }
+    } else if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) && lanes_ok(wv, lanes_rows)) {
       rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
       lanes_matvec(W("attn_q"), nullptr, xn_, q_, false);
       lanes_matvec(W("attn_k"), nullptr, xn_, k_, false);
@@ -354,7 +435,13 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
                 {3, &att_, r * qd * 4, qd * 4}, {4, &parts, r * part_stride, part_stride},
                 {5, &counts, r * count_stride, count_stride}, row_state(6, r)},
                ap, heads, attn_splits_);
-    if (c.sandwich_norm) {
+    if (const RowsCmPlan po = rows_plan(W("attn_out"), false); !po.kernel.empty()) {
+      const uint64_t n = uint64_t(M) * qd;
+      dispatch("to_f16", {}, {{0, &att_, 0, n * 4}, {1, &x_f16(), 0, n * 2}}, ToF16Params{uint32_t(n)},
+               grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)));
+      rows_matmul(W("attn_out"), po, x_f16(), c.sandwich_norm ? tmp_ : x_, !c.sandwich_norm);
+      if (c.sandwich_norm) rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
+    } else if (c.sandwich_norm) {
       matmul(W("attn_out"), att_, tmp_, false);
       rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
     } else {
@@ -362,7 +449,12 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     }
     const Weight &wg = W("ffn_gate"), &wu = W("ffn_up");
     const bool same = wg.dtype == wu.dtype && wg.shape == wu.shape && wg.buffer.size() == wu.buffer.size();
-    if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
+    const RowsCmPlan pg = same ? rows_plan(wg, true) : RowsCmPlan{}, pd = rows_plan(W("ffn_down"), false);
+    const bool ffn_rows = !pg.kernel.empty() && !pd.kernel.empty();  // the gated kernel's f16 output feeds only it
+    if (ffn_rows) {
+      rms_f16(W("ffn_norm"));
+      rows_gated(wg, wu, pg);  // act(gate) * up in one dispatch
+    } else if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
       rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
       lanes_matvec(wg, &wu, xn_, gate_, false);  // act(gate) * up in one dispatch
     } else if (same && multi_ok(wg, multi_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated_xn")) {
@@ -385,15 +477,22 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
       dispatch("gated_act_f32", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {2, &gate_, 0, uint64_t(n) * 4}},
                GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
     }
+    auto down = [&](gpu::Buffer& y, bool accumulate) {
+      if (ffn_rows) rows_matmul(W("ffn_down"), pd, h_f16(), y, accumulate);
+      else matmul(W("ffn_down"), gate_, y, accumulate);
+    };
     if (c.sandwich_norm) {
-      matmul(W("ffn_down"), gate_, tmp_, false);
+      down(tmp_, false);
       rms(tmp_, W("ffn_post_norm"), x_, uint32_t(c.dim), M, true);
     } else {
-      matmul(W("ffn_down"), gate_, x_, true);
+      down(x_, true);
     }
   }
   const Weight& head = c.tied_embeddings ? embed : *find("output");
-  if (multi_fold && !lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
+  if (const RowsCmPlan ph = rows_plan(head, false); !ph.kernel.empty()) {
+    rms_f16(*find("output_norm"));
+    rows_matmul(head, ph, x_f16(), logits_, false);
+  } else if (multi_fold && !lanes_ok(head, lanes_rows) && multi_ok(head, multi_rows)) {
     multi_matvec(head, find("output_norm"), nullptr, x_, logits_, false);
   } else {
     rms(x_, *find("output_norm"), xn_, uint32_t(c.dim), M, false);

@@ -1,0 +1,234 @@
+#version 450
+// serve's batched decode on tensor cores: Y[M, m] (+)= X[M, k] . W[m, k]^T for M = 1 .. 32 rows (one
+// per sequence), X in f16, W decoded to f16 (weight_chunk.glsl), f16 x f16 -> f32 multiply-adds through
+// GL_NV_cooperative_matrix as matmul_cm.comp (the prefill GEMM), products and sums in f32. With RCM_GATED
+// (W the gate at binding 0, U the up matrix at binding 4, same dtype and shape), the gated FFN in one
+// dispatch: H = act(X W^T) * (X U^T), written as f16 pairs (the down projection's input).
+//
+// Why not matmul_cm: its tiles are 64 or more rows of W by 64 or more tokens, so a 2048-row matrix gives
+// 32 workgroups, each walking all of k: a quarter of the H100's 132 SMs, and each subgroup's k walk is a
+// chain of dependent loads. Here a workgroup owns 16 rows of W (one B fragment; gated 16 gate + 16 up)
+// and its SG subgroups split k: subgroup s takes the BK-wide steps s, s + SG, s + 2 SG, .. (neighbouring
+// subgroups read neighbouring bytes of the same rows), so a 2048-row matrix is 128 workgroups x SG
+// subgroups. Each subgroup works alone until the end: it decodes its 16 rows x BK weights into its own
+// shared tile (the next step's global loads issued before this step's multiply-adds, as matmul_cm), with
+// subgroup barriers only, and loads the A fragments (tokens 0-15, and 16-31 when M > 16) straight from X
+// in global memory: X is at most 32 x k f16 (128 KB at k = 2048) that every workgroup reads, so it is
+// served from L1 / L2. At the end the subgroups' partial 16x16 accumulators meet in shared memory and
+// every invocation sums one element's SG partials and writes it (bounds-checked: ragged M and m).
+//
+// Contract (the host's conditions): k % BK == 0 (F16 rows are then 16-byte aligned; Q4_K rows of k not a
+// multiple of 256 are padded to whole blocks, and only chunks below k are read); M <= 32; X's binding holds
+// 16 rows of k values (32 when M > 16): A fragments read whole 16-row slabs and rows past M only reach
+// accumulator rows that are never written (a row of D = A B depends on that row of A alone), so they may
+// hold anything, NaN included; gated: m even. Subgroups of 32 (Device::has_coopmat_f16).
+// Dispatch: ((m + 15) / 16, 1). Spec constant 0: the workgroup size, 32 SG (SG subgroups; the host keeps
+// the shared arrays, 16 (BK / 8 + 1) 16 B x NF + 1 KiB x NF per subgroup, within the device's limit).
+//
+// RCM_EMULATE (the matmul_rows_emu_* variants, for tests on devices without cooperative matrices: lavapipe)
+// replaces the fragments: an operand is its offset and stride, each invocation of a 32-invocation group holds
+// 8 elements of an accumulator and computes their dot products from X and the shared tile itself (f16
+// values, f32 sums, as the tensor cores), and the subgroup barriers are workgroup barriers. Slow, but every
+// index of this kernel (tiles, the k split, the partials, the epilogue) runs as on the GPU, so CI checks
+// them where the real kernel cannot run.
+#ifndef RCM_EMULATE
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#endif
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#include "params.h"
+#ifdef RCM_GATED
+#define W_UP
+#endif
+#include "weight_chunk.glsl"
+#include "common.glsl"
+
+#ifndef RCM_BK
+#define RCM_BK 64
+#endif
+const uint BK = RCM_BK;
+const uint MF = 2;  // A fragments: tokens 0-15 and 16-31 (the second only when M > 16, a uniform branch)
+#ifdef RCM_GATED
+const uint NF = 2;  // B fragments: gate rows, up rows (the same 16 row indices)
+#else
+const uint NF = 1;
+#endif
+layout(local_size_x = 128, local_size_x_id = 0) in;
+const uint NT = gl_WorkGroupSize.x, SG = NT / 32u;
+
+#ifdef RCM_GATED
+layout(push_constant) uniform PC { MatvecNormParams p; };  // m, k, batch, act (accumulate, eps, offset unused)
+layout(std430, binding = 2) writeonly buffer Y { uint yh[]; };  // f16 pairs
+#else
+layout(push_constant) uniform PC { MatvecParams p; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+#endif
+layout(std430, binding = 1) readonly buffer X { uvec4 x8[]; };  // 8 f16 values each
+
+#ifndef RCM_EMULATE
+#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define MAT_ZERO F32MAT(0.0)
+#define LOAD_X(a, o, stride) coopMatLoadNV(a, x8, o, stride, false)
+#define LOAD_W(b, o, stride) coopMatLoadNV(b, ws, o, stride, true)
+#define MMA(a, b, c) c = coopMatMulAddNV(a, b, c)
+#define STORE_RED(c, o) coopMatStoreNV(c, red, o, 16u, false)
+#define SG_BARRIER() subgroupBarrier()
+#define SG_ID gl_SubgroupID
+#define LANE gl_SubgroupInvocationID
+#define KK_LOOP [[unroll]]
+#else
+struct EmuAcc {
+  float v[8];  // elements LANE + 32 q (row e / 16, column e % 16) of a 16x16 accumulator
+};
+struct EmuRef {
+  uint o, stride;  // a 16x16 f16 operand left where it lies: A in x8, B in ws
+};
+#define F16MAT EmuRef
+#define F32MAT EmuAcc
+#define MAT_ZERO emu_zero()
+#define LOAD_X(a, o_, stride_) a = EmuRef(o_, stride_)
+#define LOAD_W(b, o_, stride_) b = EmuRef(o_, stride_)
+#define MMA(a, b, c) emu_mma(a, b, c)
+#define STORE_RED(c, o) emu_store_red(c, o)
+#define SG_BARRIER() barrier()
+#define SG_ID (gl_LocalInvocationID.x / 32u)
+#define LANE (gl_LocalInvocationID.x % 32u)
+#define KK_LOOP [[dont_unroll]]  // llvmpipe compiles the emulation ~4x faster
+#endif
+
+// A staged W tile: 16 rows of BK f16 (BK / 8 uvec4) plus one uvec4 of padding, as matmul_cm's tiles
+// (an odd number of 16-byte units a row puts a fragment load's 8 rows on distinct bank groups).
+const uint LD = BK / 8u + 1u;
+const uint TILE = 16u * LD;        // uvec4 per matrix and subgroup
+const uint CPR = BK / 16u;         // 16-weight chunks per row and step
+const uint WPL = 16u * CPR / 32u;  // chunks per lane and step (2 at BK 64)
+shared uvec4 ws[SG * NF * TILE];
+shared float red[SG * NF * 256u];  // the partial accumulators, [subgroup][matrix][16 x 16]
+
+#ifdef RCM_EMULATE
+EmuAcc emu_zero() {
+  EmuAcc c;
+  for (uint q = 0; q < 8u; ++q) c.v[q] = 0.0;
+  return c;
+}
+// Element h of an array of f16 held 8 to a uvec4.
+float emu_half(uvec4 q, uint h) { return unpackHalf2x16(q[(h >> 1) & 3u])[h & 1u]; }
+// c += A B for this lane's 8 elements: A row-major in x8 (row i at a.o + i a.stride), B column-major in ws
+// (column j at b.o + j b.stride), products of f16 values exact in f32, sums in f32.
+void emu_mma(EmuRef a, EmuRef b, inout EmuAcc c) {
+  [[dont_unroll]] for (uint q = 0; q < 8u; ++q) {
+    const uint e = LANE + 32u * q, i = e / 16u, j = e % 16u;
+    float s = c.v[q];
+    [[dont_unroll]] for (uint t = 0; t < 16u; ++t) s += emu_half(x8[a.o + i * a.stride + t / 8u], t) * emu_half(ws[b.o + j * b.stride + t / 8u], t);
+    c.v[q] = s;
+  }
+}
+void emu_store_red(EmuAcc c, uint o) {
+  for (uint q = 0; q < 8u; ++q) red[o + LANE + 32u * q] = c.v[q];
+}
+#endif
+
+// This lane's raw loads of one step, held in registers between fetch and store. Lane l takes chunks
+// c = l + 32 j: row c / CPR, weights 16 (c % CPR) .. of the step, so consecutive lanes read
+// consecutive bytes of a row.
+WChunk staged[WPL * NF];
+
+void fetch(uint n0, uint k0) {
+  uint lane = LANE;
+  [[unroll]] for (uint j = 0; j < WPL; ++j) {
+    uint c = lane + 32u * j, row = min(n0 + c / CPR, p.m - 1u), e = k0 + 16u * (c % CPR);
+    // Rows past m: zeroed in store. (Not a loop over f with w_fetch(f == 1u, ..): glslc 2023.2's optimizer
+    // crashes on that.)
+    staged[j * NF] = w_fetch(false, row, p.k, e);
+#ifdef RCM_GATED
+    staged[j * NF + 1u] = w_fetch(true, row, p.k, e);
+#endif
+  }
+}
+
+void store(uint base, uint n0) {
+  uint lane = LANE;
+  [[unroll]] for (uint j = 0; j < WPL; ++j) {
+    uint c = lane + 32u * j, r = c / CPR;
+    bool in_m = n0 + r < p.m;
+    [[unroll]] for (uint f = 0; f < NF; ++f) {
+      uvec4 h[2] = w_decode(staged[j * NF + f]);
+      uint o = base + f * TILE + r * LD + 2u * (c % CPR);
+      ws[o] = in_m ? h[0] : uvec4(0u);
+      ws[o + 1u] = in_m ? h[1] : uvec4(0u);
+    }
+  }
+}
+
+void main() {
+  const uint sg = SG_ID, n0 = gl_WorkGroupID.x * 16u, kv = p.k / 8u, steps = p.k / BK;
+  const bool two = p.batch > 16u;  // uniform: the second A fragment's loads and multiply-adds
+  const uint base = sg * NF * TILE;
+
+  F32MAT acc[MF][NF];
+  [[unroll]] for (uint i = 0; i < MF; ++i)
+    [[unroll]] for (uint f = 0; f < NF; ++f) acc[i][f] = MAT_ZERO;
+
+  if (sg < steps) {
+    fetch(n0, sg * BK);
+    store(base, n0);
+  }
+  // Every subgroup makes the same number of passes (uniform barriers for the emulation); a subgroup past the
+  // last step idles through its final pass.
+  for (uint s0 = 0; s0 < steps; s0 += SG) {
+    const uint s = s0 + sg;
+    const bool more = s + SG < steps;
+    if (more) fetch(n0, (s + SG) * BK);
+    SG_BARRIER();  // every lane's part of this step's tile is stored (and visible: shared memory semantics)
+    if (s < steps) {
+      KK_LOOP for (uint kk = 0; kk < BK / 16u; ++kk) {
+        const uint xo = (s * BK + 16u * kk) / 8u;  // in uvec4 units
+        F16MAT a0, a1;
+        LOAD_X(a0, xo, kv);
+        if (two) LOAD_X(a1, 16u * kv + xo, kv);
+        [[unroll]] for (uint f = 0; f < NF; ++f) {
+          // B = W^T [k, rows]: column n is row n of W, stored k-contiguous, i.e. column-major.
+          F16MAT b;
+          LOAD_W(b, base + f * TILE + 2u * kk, LD);
+          MMA(a0, b, acc[0][f]);
+          if (two) MMA(a1, b, acc[1][f]);
+        }
+      }
+    }
+    SG_BARRIER();  // every lane's B loads are done before the tile is overwritten
+    if (more) store(base, n0);
+  }
+
+  // The partials meet: fragment i covers tokens 16 i .. 16 i + 15 and rows n0 .. n0 + 15 of Y; element e
+  // of it is token 16 i + e / 16, row n0 + e % 16.
+  const uint lid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0; i < MF; ++i) {
+    if (i > 0u && !two) break;
+    [[unroll]] for (uint f = 0; f < NF; ++f) STORE_RED(acc[i][f], (sg * NF + f) * 256u);
+    barrier();
+#ifdef RCM_GATED
+    for (uint e2 = lid; e2 < 128u; e2 += NT) {  // two neighbouring rows an invocation: one f16 pair
+      const uint e = 2u * e2, tok = 16u * i + e / 16u, row = n0 + e % 16u;
+      vec2 g = vec2(0.0), u = vec2(0.0);
+      for (uint t = 0; t < SG; ++t) {
+        g += vec2(red[(t * 2u) * 256u + e], red[(t * 2u) * 256u + e + 1u]);
+        u += vec2(red[(t * 2u + 1u) * 256u + e], red[(t * 2u + 1u) * 256u + e + 1u]);
+      }
+      if (tok < p.batch && row < p.m) yh[(tok * p.m + row) / 2u] = packHalf2x16(vec2(bs_act(g.x, p.act), bs_act(g.y, p.act)) * u);
+    }
+#else
+    for (uint e = lid; e < 256u; e += NT) {
+      const uint tok = 16u * i + e / 16u, row = n0 + e % 16u;
+      float v = 0.0;
+      for (uint t = 0; t < SG; ++t) v += red[t * 256u + e];
+      if (tok < p.batch && row < p.m) {
+        const uint o = tok * p.m + row;
+        y[o] = (p.accumulate != 0u ? y[o] : 0.0) + v;
+      }
+    }
+#endif
+    barrier();  // the next fragment reuses red
+  }
+}

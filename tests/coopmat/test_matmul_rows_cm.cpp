@@ -1,0 +1,211 @@
+// matmul_rows_cm_{f16,q8_0,q4k,q6k}[_gated] (serve's batched decode on tensor cores): Y[M, m] (+)= X[M, k] W^T
+// for M <= 32 and the gated FFN act(X W^T) * (X U^T) in f16, against float64 over the dequantized weights.
+// Odd M (one A fragment, two, ragged), m not a multiple of 16, k of one step to many (Q4_K rows padded to
+// whole blocks), every workgroup size from one subgroup to eight (steps fewer than subgroups, and not a
+// multiple of them); X's rows past M (the rest of the 16-row slab the A fragments read) are NaN, outputs
+// poisoned, and one poisoned row past the output must stay so. These run only where the device has
+// cooperative matrices (lavapipe has none: they skip, and serve's batched decode there runs the multi-row
+// matvec, tested in test_kernels); the same source with the fragments emulated (matmul_rows_emu_*) and the
+// plan (plan_rows_cm) are checked on every device.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/base/half.h"
+#include "runtime/model/model.h"
+#include "tests/kernels/kernel_test.h"
+
+namespace bs::testing {
+namespace {
+
+using kparams::MatvecNormParams;
+using kparams::MatvecParams;
+
+struct Case {
+  uint32_t rows, m, k;
+};
+
+// Per dtype: k a multiple of the 64-wide step (Q6_K: of its 256-weight block); Q4_K also rows padded to whole
+// blocks (k = 64, 640) and a Llama-sized one.
+std::vector<Case> cases(DType t) {
+  switch (t) {
+    case DType::F16: return {{3, 37, 192}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {32, 18, 128}, {1, 20, 256}};
+    case DType::Q8_0: return {{3, 37, 192}, {13, 129, 640}, {17, 48, 64}, {29, 100, 1024}, {32, 18, 128}};
+    case DType::Q4_K: return {{3, 37, 256}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {31, 66, 768}, {16, 512, 2048}};
+    default: return {{3, 37, 256}, {13, 130, 768}, {17, 48, 256}, {29, 100, 2048}, {32, 18, 512}};
+  }
+}
+
+// X as the kernel reads it: f16 rows of k, in 16-row slabs (32 rows when M > 16) whose rows past M are
+// NaN (they reach only accumulator rows that are never written), then a NaN tail.
+std::vector<uint16_t> x_slabs(const std::vector<float>& x, uint32_t rows, uint32_t k) {
+  const uint32_t slab = (rows + 15) / 16 * 16;
+  std::vector<uint16_t> h(size_t(slab) * k + 256, 0x7e00);
+  for (size_t i = 0; i < x.size(); ++i) h[i] = float_to_half(x[i]);
+  return h;
+}
+
+// As test_matmul_cm.cpp: X and W rounded to f16 (u = 2^-11) before exact products summed in f32 put each
+// output within ~2u of its sum of |terms|, a scaled error of at most (2u)^2 ~ 9.5e-7; a wrong index or a
+// lost fragment gives ~1.
+constexpr double kCoopmatError = 1e-6;
+
+// Worst |h - act(g) u| over the first-order bound of the two dot products' errors (each relative to its
+// sum of |terms|) plus the output's f16 rounding: 2u of the former and u of the latter, ~1.5e-3 at worst.
+double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u, uint32_t act) {
+  double worst = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const double a = g.value[i];
+    const double act_a = act == 0 ? a / (1 + std::exp(-a)) : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+    const double da = act == 0 ? 1.1 : 1.2;  // bounds on |act'|
+    const double ref = act_a * u.value[i];
+    const double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(act_a) * u.scale[i] + std::abs(ref);
+    worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref) / bound);
+  }
+  return worst;
+}
+
+// The checks, for the tensor-core kernels (matmul_rows_cm_*) and their emulation (matmul_rows_emu_*).
+class RowsCmTest : public KernelTest {
+ protected:
+  // Workgroup sizes (32 x subgroups) that fit the device's shared memory.
+  std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated) {
+    std::vector<uint32_t> out;
+    for (uint32_t wg : sizes)
+      if (model::rows_cm_shared_bytes(wg / 32, gated) <= device().adapter().max_shared_memory) out.push_back(wg);
+    return out;
+  }
+  static std::string where(const std::string& kernel, Case c, uint32_t wg) {
+    return fmt::format("{} M={} m={} k={} wg={} seed={}", kernel, c.rows, c.m, c.k, wg, test_seed());
+  }
+
+  void store_and_accumulate(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
+    const std::string kernel = prefix + kernel_suffix(t);
+    for (uint32_t accumulate : {0u, 1u}) {
+      Weights w = random_weights(t, c.m, c.k);
+      auto x = random_floats(size_t(c.rows) * c.k, -2, 2), y0 = random_floats(size_t(c.rows) * c.m);
+      DotRef ref = dot_ref(w.dq.data(), x.data(), accumulate ? y0.data() : nullptr, c.m, c.k, c.rows);
+      auto bw = upload(w.bytes), bx = upload(x_slabs(x, c.rows, c.k));
+      for (uint32_t wg : workgroups(sizes, false)) {
+        // Y (NaN unless accumulating) and one NaN row after it, which the kernel must not touch.
+        std::vector<float> init(size_t(c.rows + 1) * c.m, std::nanf(""));
+        if (accumulate) std::copy(y0.begin(), y0.end(), init.begin());
+        auto by = upload(init);
+        run_once(kernels().get(kernel, {{0, wg}}), {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.rows, accumulate},
+                 (c.m + 15) / 16);
+        auto y = download<float>(by, init.size());
+        EXPECT_LT(scaled_error({y.begin(), y.begin() + ref.value.size()}, ref), kCoopmatError)
+            << where(kernel, c, wg) << " acc=" << accumulate;
+        uint32_t touched = 0;
+        for (size_t i = ref.value.size(); i < y.size(); ++i) touched += !std::isnan(y[i]);
+        EXPECT_EQ(touched, 0u) << "values written past row M: " << where(kernel, c, wg);
+      }
+    }
+  }
+
+  void gated(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
+    const std::string kernel = prefix + kernel_suffix(t) + "_gated";
+    c.m += c.m & 1u;  // the f16 pairs need m even
+    for (uint32_t act : {0u, 1u}) {
+      Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
+      auto x = random_floats(size_t(c.rows) * c.k, -1, 1);
+      DotRef g = dot_ref(wg.dq.data(), x.data(), nullptr, c.m, c.k, c.rows);
+      DotRef u = dot_ref(wu.dq.data(), x.data(), nullptr, c.m, c.k, c.rows);
+      auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(x_slabs(x, c.rows, c.k));
+      for (uint32_t wgs : workgroups(sizes, true)) {
+        const size_t n = size_t(c.rows) * c.m;
+        auto by = poisoned((n + c.m) * 2);  // f16 NaNs, and a row past the output
+        run_once(kernels().get(kernel, {{0, wgs}}), {{0, &bg}, {1, &bx}, {2, &by}, {4, &bu}},
+                 MatvecNormParams{c.m, c.k, c.rows, 0, 0.0f, 0.0f, act, 0}, (c.m + 15) / 16);
+        auto raw = download<uint16_t>(by, n + c.m);
+        std::vector<float> h(n);
+        for (size_t i = 0; i < n; ++i) h[i] = half_to_float(raw[i]);
+        EXPECT_LT(gated_error(h, g, u, act), 2e-3) << where(kernel, c, wgs) << " act=" << act;
+        uint32_t touched = 0;
+        for (size_t i = n; i < raw.size(); ++i) touched += raw[i] != 0xffff;
+        EXPECT_EQ(touched, 0u) << "values written past row M: " << where(kernel, c, wgs);
+      }
+    }
+  }
+};
+
+class MatmulRowsCm : public RowsCmTest {
+ protected:
+  void SetUp() override {
+    RowsCmTest::SetUp();
+    if (!device().has_coopmat_f16())
+      GTEST_SKIP() << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix with "
+                   << "16x16x16 f16 -> f32): a missing GPU feature, so serve's tensor-core kernel cannot run here "
+                   << "(MatmulRowsEmulated checks its indexing; its fallback, the multi-row matvec, is tested in "
+                   << "test_kernels)";
+  }
+};
+
+TEST_F(MatmulRowsCm, StoreAndAccumulate) {
+  for (DType t : kWeightTypes)
+    for (Case c : cases(t)) store_and_accumulate("matmul_rows_cm_", t, c, {32, 64, 128, 256});
+}
+
+TEST_F(MatmulRowsCm, GatedFfnInF16) {
+  for (DType t : kWeightTypes)
+    for (Case c : cases(t)) gated("matmul_rows_cm_", t, c, {32, 64, 128, 192});
+}
+
+// The same kernel source with the fragments emulated (RCM_EMULATE), on every device: smaller cases (each
+// invocation multiplies whole 16x16 matrices), still one and two A fragments, ragged m, padded Q4_K rows,
+// steps fewer than subgroups and not a multiple of them.
+std::vector<Case> small_cases(DType t) {
+  if (t == DType::Q6_K) return {{3, 37, 256}, {17, 20, 768}};
+  return {{3, 37, 192}, {17, 20, 640}, {32, 18, 64}};  // Q4_K: 192 and 640 are padded rows
+}
+
+class MatmulRowsEmulated : public RowsCmTest {};
+
+TEST_F(MatmulRowsEmulated, StoreAndAccumulate) {
+  for (DType t : kWeightTypes)
+    for (Case c : small_cases(t)) store_and_accumulate("matmul_rows_emu_", t, c, {32, 96, 256});
+}
+
+TEST_F(MatmulRowsEmulated, GatedFfnInF16) {
+  for (DType t : kWeightTypes)
+    for (Case c : small_cases(t)) gated("matmul_rows_emu_", t, c, {128});
+}
+
+// Which shapes get the kernel, and its workgroup, on every device: none without cooperative matrices.
+class RowsCmChoice : public KernelTest {};
+
+TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
+  const gpu::KernelCache& kc = kernels();
+  const bool cm = device().has_coopmat_f16();
+  const uint32_t big = 49152;  // the H100's limit
+  for (DType t : kWeightTypes) {
+    const std::string name = "matmul_rows_cm_" + kernel_suffix(t);
+    EXPECT_EQ(kc.has(name), cm) << name;
+    EXPECT_EQ(kc.has(name + "_gated"), cm) << name;
+    model::RowsCmPlan p = model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big);
+    EXPECT_EQ(p.kernel, cm ? name : "");
+    if (!cm) continue;
+    EXPECT_EQ(p.workgroup, 256u);  // 8 subgroups
+    EXPECT_EQ(p.groups_x, 128u);
+    p = model::plan_rows_cm(kc, t, 8192, 2048, 32, true, big);
+    EXPECT_EQ(p.kernel, name + "_gated");
+    EXPECT_EQ(p.workgroup, 128u);  // 4 subgroups: twice the tiles
+    EXPECT_EQ(p.groups_x, 512u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 37, 64, 3, false, big).workgroup, 32u);  // one 64-wide step: one subgroup
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup, 128u);  // shared memory: 4 fit
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big).groups_x, 8016u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 33, false, big).kernel, "");  // more than two A fragments
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2080, 16, false, big).kernel, "");  // k % 64
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2047, 2048, 16, true, big).kernel, "");   // f16 pairs: m even
+  }
+  EXPECT_EQ(model::plan_rows_cm(kc, DType::Q6_K, 64, 320, 4, false, big).kernel, "");  // Q6_K: whole blocks
+  EXPECT_EQ(model::plan_rows_cm(kc, DType::F32, 64, 256, 4, false, big).kernel, "");
+  EXPECT_EQ(model::rows_cm_shared_bytes(8, false), 8u * 3328 + 256);
+  EXPECT_LE(model::rows_cm_shared_bytes(4, true), big);
+}
+
+}  // namespace
+}  // namespace bs::testing
