@@ -16,7 +16,11 @@
 // --multi N times serve's batched decode products instead (N sequences): the multi-row matvecs (W decoded
 // once for up to 16 rows; --rows is their ROWS): lanes across k (matvec_<dtype>_multi) and across rows of W
 // (_multi_lanes, slices of a subgroup's lanes; --wg sizes below 2 slices are left out), beside the batched
-// matvec (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s.
+// matvec (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s;
+// and where the device has cooperative matrices the tensor-core kernel (matmul_rows_cm_<dtype>, N <= 32, X in
+// f16; --wg / 32 subgroups split k) and, on shapes with more rows than columns (the FFN's gate / up), its
+// gated form (two matrices: GB/s and TFLOP/s count both). --only rowscm,rowscm_gated,multi,... limits the
+// kernels timed.
 //
 //   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
 #include <fmt/format.h>
@@ -52,6 +56,8 @@ struct Options {
   double peak_gb_s = 3000;
   uint32_t matmul_tokens = 0;
   uint32_t multi_tokens = 0;  // --multi N
+  std::vector<std::string> only;  // --only: the --multi kernels to time (empty: all)
+  bool rows_emulated = false;     // --rows-emulated: matmul_rows_emu_* for rowscm (any device; plumbing checks)
   std::string cm_spv_dir;  // --cm-spv: tensor-core matmul builds from outside the registry, for tuning
   std::string mv_spv_dir;  // --mv-spv: matvec builds from outside the registry (A/B of a kernel change)
   std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
@@ -187,15 +193,26 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   // Every configuration is registered first, then timed in --rounds interleaved passes keeping each
   // one's best median: clocks and neighbours drift over a run, and one pass over a long list of
   // configurations showed the same kernel 4x apart.
+  // form: the plain binding set (W, x f32, y), or the tensor-core row kernel's (X in f16 slabs; gated: a second
+  // matrix at binding 4 and y in f16).
+  enum class Form { plain, rows_cm, rows_cm_gated };
   struct Trial {
     const gpu::ComputePipeline* p;
     uint32_t gx, gy;
     nlohmann::json cfg;
+    Form form = Form::plain;
   };
   std::vector<Trial> trials;
-  auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg) {
-    trials.push_back({&p, gx, gy, std::move(cfg)});
+  auto wanted = [&](const std::string& kernel) {
+    return o.only.empty() || std::find(o.only.begin(), o.only.end(), kernel) != o.only.end();
   };
+  auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg, Form form = Form::plain) {
+    if (!mt || wanted(cfg["kernel"])) trials.push_back({&p, gx, gy, std::move(cfg), form});
+  };
+  // The tensor-core row kernel's X: f16 0.5 in 16-row slabs; its gated output: f16.
+  const uint64_t slab = (uint64_t(tokens) + 15) / 16 * 16;
+  gpu::Buffer x16 = dev.createBuffer({slab * k * 2, gpu::BufferUsage::storage, "x f16"});
+  dev.queue().writeBuffer(x16, 0, std::vector<uint16_t>(slab * k, 0x3800).data(), slab * k * 2);
   if (mm) {
     try_config(kc.get("matmul_" + dname), (m + 63) / 64, (tokens + 63) / 64, {{"kernel", "matmul"}, {"tile", "64x64"}});
     // The tensor-core kernel in each tile variants.cmake declares, where the device has it; "planned"
@@ -234,6 +251,15 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         if ((m + rows - 1) / rows <= 65535)
           try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,
                      {{"kernel", "batched"}, {"wg", wg}, {"rows", rows}});
+        for (bool gated : {false, true}) {
+          if ((gated && m <= k) || rows != o.rows.front() || wg % 32 != 0) continue;  // once per wg; gated: FFN shapes
+          model::RowsCmPlan rp =
+              model::plan_rows_cm(kc, t, m, k, tokens, gated, dev.adapter().max_shared_memory, wg / 32, o.rows_emulated);
+          if (!rp.kernel.empty() && rp.workgroup == wg)
+            try_config(kc.get(rp.kernel, {{0, wg}}), rp.groups_x, 1,
+                       {{"kernel", gated ? "rowscm_gated" : "rowscm"}, {"wg", wg}, {"rows", 16}},
+                       gated ? Form::rows_cm_gated : Form::rows_cm);
+        }
         const uint32_t lr = dev.subgroupSize() >= 8 && dev.subgroupSize() <= 64 ? dev.subgroupSize() : 32;
         if (wg >= 2 * lr && wg % lr == 0 && uint64_t(wg - lr) * nb * rows * 4 + 4 <= dev.adapter().max_shared_memory)
           try_config(kc.get("matvec_" + dname + "_multi_lanes", {{0, wg}, {1, rows}, {2, nb}, {3, lr}}),
@@ -261,10 +287,15 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
     for (auto& tr : trials) {
       std::vector<gpu::BindGroup> groups;
       for (uint32_t r = 0; r < o.reps; ++r) {
-        gpu::BindGroupEntry e[] = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
+        std::vector<gpu::BindGroupEntry> e = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
+        if (tr.form != Form::plain) e[1] = {1, &x16};
+        if (tr.form == Form::rows_cm_gated) e.push_back({4, &ws[(r + 1) % copies]});  // y in f16: half of ys[r]
         groups.push_back(dev.createBindGroup(*tr.p, 0, e));
       }
-      Timing tm = time_dispatches(dev, *tr.p, groups, params, tr.gx, tr.gy, o.reps);
+      const bool gated = tr.form == Form::rows_cm_gated;
+      Timing tm = gated ? time_dispatches(dev, *tr.p, groups, kparams::MatvecNormParams{m, k, tokens, 0, 0.0f, 0.0f, 0, 0},
+                                          tr.gx, tr.gy, o.reps)
+                        : time_dispatches(dev, *tr.p, groups, params, tr.gx, tr.gy, o.reps);
       auto& cfg = tr.cfg;
       if (round > 0 && cfg["median_us"].get<double>() <= tm.isolated_us) continue;
       cfg["median_us"] = tm.isolated_us;
@@ -272,10 +303,11 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       if (mm) {
         cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
       } else {
-        cfg["gb_s"] = bytes / (tm.isolated_us * 1e3);
-        cfg["stream_gb_s"] = bytes / (tm.stream_us * 1e3);
-        cfg["pct_of_peak"] = 100.0 * bytes / (tm.isolated_us * 1e3) / o.peak_gb_s;
-        if (mt) cfg["tflop_s"] = 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
+        const double b = gated ? bytes + double(wbytes) : bytes, matrices = gated ? 2.0 : 1.0;
+        cfg["gb_s"] = b / (tm.isolated_us * 1e3);
+        cfg["stream_gb_s"] = b / (tm.stream_us * 1e3);
+        cfg["pct_of_peak"] = 100.0 * b / (tm.isolated_us * 1e3) / o.peak_gb_s;
+        if (mt) cfg["tflop_s"] = matrices * 2.0 * tokens * m * k / (tm.isolated_us * 1e6);
       }
     }
   }
@@ -314,14 +346,15 @@ void print_row(const nlohmann::json& r, bool mm) {
     for (const auto& [kernel, c] : best_of) {
       const auto& s = best_stream_of[kernel];
       fmt::print(
-          "{:<5} {:>6}x{:<6} {:>8.1f} MB {:<9} wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream "
+          "{:<5} {:>6}x{:<6} {:>8.1f} MB {:<12} wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream "
           "{:>8.1f} us {:>7.0f} GB/s (wg={} rows={})\n",
           r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
           r["weight_bytes"].get<double>() / 1e6, kernel, c["wg"].get<uint32_t>(), c["rows"].get<uint32_t>(),
           c["median_us"].get<double>(), c["gb_s"].get<double>(), c["pct_of_peak"].get<double>(),
           s["stream_us"].get<double>(), s["stream_gb_s"].get<double>(), s["wg"].get<uint32_t>(), s["rows"].get<uint32_t>());
       if (c.contains("tflop_s"))
-        fmt::print("      N={} sequences: {:.2f} TFLOP/s (f32 FMA)\n", r["tokens"].get<uint32_t>(), c["tflop_s"].get<double>());
+        fmt::print("      N={} sequences: {:.2f} TFLOP/s ({})\n", r["tokens"].get<uint32_t>(), c["tflop_s"].get<double>(),
+                   kernel.starts_with("rowscm") ? "f16 on tensor cores" : "f32 FMA");
     }
   }
 }
@@ -383,6 +416,10 @@ int main(int argc, char** argv) {
   app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
   app.add_option("--multi", o.multi_tokens,
                  "time serve's batched decode products for this many sequences instead (multi-row vs batched matvec)");
+  app.add_option("--only", o.only, "with --multi: time only these kernels (rowscm, rowscm_gated, multi, batched, lanes)")
+      ->delimiter(',');
+  app.add_flag("--rows-emulated", o.rows_emulated,
+               "with --multi: time the rowscm kernels' emulation (matmul_rows_emu_*: any device, to check the plumbing)");
   app.add_option("--mv-spv", o.mv_spv_dir,
                  "also time DIR/<dtype>.<label>.spv (matvec builds from outside the registry, same sweep)");
   app.add_option("--cm-spv", o.cm_spv_dir,

@@ -46,11 +46,11 @@ uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated) {
 }
 
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows, bool gated,
-                        uint32_t max_shared, uint32_t subgroups) {
+                        uint32_t max_shared, uint32_t subgroups, bool emulated) {
   const bool dtype_ok = t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
   if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) || (m + 15) / 16 > 65535)
     return {};
-  const std::string kernel = weight_kernel("matmul_rows_cm", t) + (gated ? "_gated" : "");
+  const std::string kernel = weight_kernel(emulated ? "matmul_rows_emu" : "matmul_rows_cm", t) + (gated ? "_gated" : "");
   if (!kernels.has(kernel)) return {};
   // 8 subgroups (4 gated, whose tiles are twice the size) on 2048-row matrices: 128 workgroups of 256
   // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 128.
@@ -137,17 +137,19 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // matvec on 2048x2048 (30 vs 50 us), 8192x2048 (77 vs 88) and the 128256-row head (1040 vs 1253), tied on
   // 512x2048, lost on the down projection 2048x8192 (128 vs 84).
   // BLUESHIFT_BATCH_GEMM=rowscm|multi|lanes|matvec|matmul fixes the choice everywhere (A/B runs; rowscm
-  // falls back to multi where it does not apply).
+  // falls back to multi where it does not apply); rowsemu is rowscm with the fragments emulated, on any
+  // device (slow: serve's tests run the tensor-core path's plumbing with it on lavapipe).
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes" && v != "rowscm")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected rowscm, multi, lanes, matvec or matmul", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes" && v != "rowscm" && v != "rowsemu")
+      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected rowscm, multi, lanes, matvec, matmul or rowsemu", v);
     return v;
   }();
-  const bool want_rowscm = gemm.empty() ? M <= 32 : gemm == "rowscm";
+  const bool rows_emulated = gemm == "rowsemu";
+  const bool want_rowscm = gemm.empty() ? M <= 32 : gemm == "rowscm" || rows_emulated;
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
-  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi" || gemm == "rowscm";
+  const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi" || want_rowscm;
   const bool want_lanes = gemm == "lanes";
   static const bool multi_fold = env_uint("BLUESHIFT_MULTI_FOLD", 1) != 0;
   static const bool multi_long = env_switch("BLUESHIFT_MULTI_LONG");
@@ -270,7 +272,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   const uint32_t max_shared = device_.adapter().max_shared_memory;
   auto rows_plan = [&](const Weight& w, bool gated) {
     if (!rows_ready) return RowsCmPlan{};
-    return plan_rows_cm(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, gated, max_shared);
+    return plan_rows_cm(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, gated, max_shared, 0,
+                        rows_emulated);
   };
   const uint64_t slab = (M + 15) / 16 * 16;
   gpu::Buffer *xh = nullptr, *hh = nullptr;
