@@ -22,7 +22,8 @@
 // gated form (two matrices: GB/s and TFLOP/s count both). --only rowscm,rowscm_gated,multi,... limits the
 // kernels timed.
 //
-//   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128] [--rows 1,2,4]
+//   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128]
+//   [--rows 1,2,4]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -57,7 +58,7 @@ struct Options {
   uint32_t matmul_tokens = 0;
   uint32_t multi_tokens = 0;  // --multi N
   std::vector<std::string> only;  // --only: the --multi kernels to time (empty: all)
-  bool rows_emulated = false;     // --rows-emulated: matmul_rows_emu_* for rowscm (any device; plumbing checks)
+  bool rows_emulated = false;  // --rows-emulated: matmul_rows_emu_* for rowscm (any device; plumbing checks)
   std::string cm_spv_dir;  // --cm-spv: tensor-core matmul builds from outside the registry, for tuning
   std::string mv_spv_dir;  // --mv-spv: matvec builds from outside the registry (A/B of a kernel change)
   std::vector<std::string> dtypes{"f16", "q8_0", "q4k", "q6k"};
@@ -193,8 +194,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   // Every configuration is registered first, then timed in --rounds interleaved passes keeping each
   // one's best median: clocks and neighbours drift over a run, and one pass over a long list of
   // configurations showed the same kernel 4x apart.
-  // form: the plain binding set (W, x f32, y), or the tensor-core row kernel's (X in f16 slabs; gated: a second
-  // matrix at binding 4 and y in f16).
+  // form: the plain binding set (W, x f32, y), or the tensor-core row kernel's (X in f16 slabs; gated: a
+  // second matrix at binding 4 and y in f16).
   enum class Form { plain, rows_cm, rows_cm_gated };
   struct Trial {
     const gpu::ComputePipeline* p;
@@ -206,7 +207,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   auto wanted = [&](const std::string& kernel) {
     return o.only.empty() || std::find(o.only.begin(), o.only.end(), kernel) != o.only.end();
   };
-  auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg, Form form = Form::plain) {
+  auto try_config = [&](const gpu::ComputePipeline& p, uint32_t gx, uint32_t gy, nlohmann::json cfg,
+                        Form form = Form::plain) {
     if (!mt || wanted(cfg["kernel"])) trials.push_back({&p, gx, gy, std::move(cfg), form});
   };
   // The tensor-core row kernel's X: f16 0.5 in 16-row slabs; its gated output: f16.
@@ -252,9 +254,10 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
           try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,
                      {{"kernel", "batched"}, {"wg", wg}, {"rows", rows}});
         for (bool gated : {false, true}) {
-          if ((gated && m <= k) || rows != o.rows.front() || wg % 32 != 0) continue;  // once per wg; gated: FFN shapes
-          model::RowsCmPlan rp =
-              model::plan_rows_cm(kc, t, m, k, tokens, gated, dev.adapter().max_shared_memory, wg / 32, o.rows_emulated);
+          // Once per wg; gated on FFN shapes only (more rows than columns, not a head).
+          if ((gated && (m <= k || m > 65536)) || rows != o.rows.front() || wg % 32 != 0) continue;
+          model::RowsCmPlan rp = model::plan_rows_cm(
+              kc, t, m, k, tokens, gated, dev.adapter().max_shared_memory, wg / 32, o.rows_emulated);
           if (!rp.kernel.empty() && rp.workgroup == wg)
             try_config(kc.get(rp.kernel, {{0, wg}}), rp.groups_x, 1,
                        {{"kernel", gated ? "rowscm_gated" : "rowscm"}, {"wg", wg}, {"rows", 16}},
@@ -289,12 +292,14 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       for (uint32_t r = 0; r < o.reps; ++r) {
         std::vector<gpu::BindGroupEntry> e = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
         if (tr.form != Form::plain) e[1] = {1, &x16};
-        if (tr.form == Form::rows_cm_gated) e.push_back({4, &ws[(r + 1) % copies]});  // y in f16: half of ys[r]
+        if (tr.form == Form::rows_cm_gated)
+          e.push_back({4, &ws[(r + 1) % copies]});  // y in f16: half of ys[r]
         groups.push_back(dev.createBindGroup(*tr.p, 0, e));
       }
       const bool gated = tr.form == Form::rows_cm_gated;
-      Timing tm = gated ? time_dispatches(dev, *tr.p, groups, kparams::MatvecNormParams{m, k, tokens, 0, 0.0f, 0.0f, 0, 0},
-                                          tr.gx, tr.gy, o.reps)
+      Timing tm = gated ? time_dispatches(dev, *tr.p, groups,
+                                          kparams::MatvecNormParams{m, k, tokens, 0, 0.0f, 0.0f, 0, 0}, tr.gx,
+                                          tr.gy, o.reps)
                         : time_dispatches(dev, *tr.p, groups, params, tr.gx, tr.gy, o.reps);
       auto& cfg = tr.cfg;
       if (round > 0 && cfg["median_us"].get<double>() <= tm.isolated_us) continue;
@@ -346,14 +351,17 @@ void print_row(const nlohmann::json& r, bool mm) {
     for (const auto& [kernel, c] : best_of) {
       const auto& s = best_stream_of[kernel];
       fmt::print(
-          "{:<5} {:>6}x{:<6} {:>8.1f} MB {:<12} wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   stream "
+          "{:<5} {:>6}x{:<6} {:>8.1f} MB {:<12} wg={:<3} rows={:<2} {:>8.1f} us {:>7.0f} GB/s {:>5.1f}%   "
+          "stream "
           "{:>8.1f} us {:>7.0f} GB/s (wg={} rows={})\n",
           r["dtype"].get<std::string>(), r["m"].get<uint32_t>(), r["k"].get<uint32_t>(),
           r["weight_bytes"].get<double>() / 1e6, kernel, c["wg"].get<uint32_t>(), c["rows"].get<uint32_t>(),
           c["median_us"].get<double>(), c["gb_s"].get<double>(), c["pct_of_peak"].get<double>(),
-          s["stream_us"].get<double>(), s["stream_gb_s"].get<double>(), s["wg"].get<uint32_t>(), s["rows"].get<uint32_t>());
+          s["stream_us"].get<double>(), s["stream_gb_s"].get<double>(), s["wg"].get<uint32_t>(),
+          s["rows"].get<uint32_t>());
       if (c.contains("tflop_s"))
-        fmt::print("      N={} sequences: {:.2f} TFLOP/s ({})\n", r["tokens"].get<uint32_t>(), c["tflop_s"].get<double>(),
+        fmt::print("      N={} sequences: {:.2f} TFLOP/s ({})\n", r["tokens"].get<uint32_t>(),
+                   c["tflop_s"].get<double>(),
                    kernel.starts_with("rowscm") ? "f16 on tensor cores" : "f32 FMA");
     }
   }
@@ -416,10 +424,12 @@ int main(int argc, char** argv) {
   app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
   app.add_option("--multi", o.multi_tokens,
                  "time serve's batched decode products for this many sequences instead (multi-row vs batched matvec)");
-  app.add_option("--only", o.only, "with --multi: time only these kernels (rowscm, rowscm_gated, multi, batched, lanes)")
+  app.add_option("--only", o.only,
+                 "with --multi: time only these kernels (rowscm, rowscm_gated, multi, batched, lanes)")
       ->delimiter(',');
   app.add_flag("--rows-emulated", o.rows_emulated,
-               "with --multi: time the rowscm kernels' emulation (matmul_rows_emu_*: any device, to check the plumbing)");
+               "with --multi: time the rowscm kernels' emulation (matmul_rows_emu_*: any device, to check "
+               "the plumbing)");
   app.add_option("--mv-spv", o.mv_spv_dir,
                  "also time DIR/<dtype>.<label>.spv (matvec builds from outside the registry, same sweep)");
   app.add_option("--cm-spv", o.cm_spv_dir,

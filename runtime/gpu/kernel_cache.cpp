@@ -19,8 +19,8 @@ const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl 
 // matmul_rows_cm_*, attention_cm_*) need cooperative matrices, and creating their pipelines elsewhere
 // (lavapipe) would fail.
 static bool device_can_run(const Device& device, std::string_view name) {
-  const bool coopmat =
-      name.starts_with("matmul_cm_") || name.starts_with("matmul_rows_cm_") || name.starts_with("attention_cm_");
+  const bool coopmat = name.starts_with("matmul_cm_") || name.starts_with("matmul_rows_cm_") ||
+                       name.starts_with("attention_cm_");
   return !coopmat || device.has_coopmat_f16();
 }
 

@@ -45,16 +45,20 @@ uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated) {
   return uint64_t(subgroups) * (gated ? 2 : 1) * (16 * 9 * 16 + 256 * 4) + 64 * 4;
 }
 
-RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows, bool gated,
-                        uint32_t max_shared, uint32_t subgroups, bool emulated) {
-  const bool dtype_ok = t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
-  if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) || (m + 15) / 16 > 65535)
+RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
+                        bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated) {
+  const bool dtype_ok =
+      t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
+  if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) ||
+      (m + 15) / 16 > 65535)
     return {};
-  const std::string kernel = weight_kernel(emulated ? "matmul_rows_emu" : "matmul_rows_cm", t) + (gated ? "_gated" : "");
+  const std::string kernel =
+      weight_kernel(emulated ? "matmul_rows_emu" : "matmul_rows_cm", t) + (gated ? "_gated" : "");
   if (!kernels.has(kernel)) return {};
   // 8 subgroups (4 gated, whose tiles are twice the size) on 2048-row matrices: 128 workgroups of 256
   // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 128.
-  static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8), env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
+  static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8),
+                        env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
   uint32_t sg = std::clamp(subgroups ? subgroups : gated ? env_gated_sg : env_sg, 1u, 32u);
   sg = std::min(sg, k / 64);  // a subgroup per step at most
   while (sg > 1 && rows_cm_shared_bytes(sg, gated) > std::max(max_shared, 16384u)) --sg;
@@ -142,8 +146,10 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   static const std::string gemm = [] {
     const char* e = std::getenv("BLUESHIFT_BATCH_GEMM");
     std::string v = e ? e : "";
-    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes" && v != "rowscm" && v != "rowsemu")
-      fail_kind(ErrorKind::usage, "BLUESHIFT_BATCH_GEMM={}: expected rowscm, multi, lanes, matvec, matmul or rowsemu", v);
+    if (!v.empty() && v != "matvec" && v != "matmul" && v != "multi" && v != "lanes" && v != "rowscm" &&
+        v != "rowsemu")
+      fail_kind(ErrorKind::usage,
+                "BLUESHIFT_BATCH_GEMM={}: expected rowscm, multi, lanes, matvec, matmul or rowsemu", v);
     return v;
   }();
   const bool rows_emulated = gemm == "rowsemu";
@@ -268,19 +274,21 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // The tensor-core kernels' inputs: X in f16 in two buffers of this recording, 16-row slabs (32 when
   // M > 16) because the A fragments read whole slabs; the rows past M stay zero. xh holds a normed x (q,
   // k, v, the head) or the attention output (o), hh the gated FFN's output (down).
-  const bool rows_ready = want_rowscm && kernels_.has("rms_norm_f32_f16") && kernels_.has("to_f16") && c.dim % 2 == 0;
+  const bool rows_ready =
+      want_rowscm && kernels_.has("rms_norm_f32_f16") && kernels_.has("to_f16") && c.dim % 2 == 0;
   const uint32_t max_shared = device_.adapter().max_shared_memory;
   auto rows_plan = [&](const Weight& w, bool gated) {
     if (!rows_ready) return RowsCmPlan{};
-    return plan_rows_cm(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, gated, max_shared, 0,
-                        rows_emulated);
+    return plan_rows_cm(kernels_, w.dtype, uint32_t(w.shape[0]), uint32_t(w.shape[1]), M, gated, max_shared,
+                        0, rows_emulated);
   };
   const uint64_t slab = (M + 15) / 16 * 16;
   gpu::Buffer *xh = nullptr, *hh = nullptr;
   auto f16_rows = [&](gpu::Buffer*& b, int32_t width, const char* label) -> gpu::Buffer& {
     if (!b) {
       const uint64_t bytes = slab * uint64_t(width) * 2;
-      rec.scratch.push_back(std::make_unique<gpu::Buffer>(device_.createBuffer({bytes, gpu::BufferUsage::storage, label})));
+      rec.scratch.push_back(
+          std::make_unique<gpu::Buffer>(device_.createBuffer({bytes, gpu::BufferUsage::storage, label})));
       b = rec.scratch.back().get();
       std::vector<uint8_t> zeros(bytes, 0);
       device_.queue().writeBuffer(*b, 0, zeros.data(), bytes);
@@ -290,14 +298,18 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   auto x_f16 = [&]() -> gpu::Buffer& {
     return f16_rows(xh, std::max(c.dim, c.max_over_layers(&ModelConfig::q_dim_of)), "batch x f16");
   };
-  auto h_f16 = [&]() -> gpu::Buffer& { return f16_rows(hh, c.max_over_layers(&ModelConfig::ffn_dim_of), "batch ffn f16"); };
+  auto h_f16 = [&]() -> gpu::Buffer& {
+    return f16_rows(hh, c.max_over_layers(&ModelConfig::ffn_dim_of), "batch ffn f16");
+  };
   // xn_ (f32, for a projection left to the scalar kernels) and x_f16() = RMSNorm(x_) * (offset + norm).
   auto rms_f16 = [&](const Weight& norm) {
     const uint64_t n = uint64_t(M) * c.dim;
-    dispatch("rms_norm_f32_f16", {{0, 128}}, {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x_f16(), 0, n * 2}},
+    dispatch("rms_norm_f32_f16", {{0, 128}},
+             {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x_f16(), 0, n * 2}},
              RmsNormParams{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, M, 1);
   };
-  auto rows_matmul = [&](const Weight& w, const RowsCmPlan& plan, gpu::Buffer& x16, gpu::Buffer& y, bool accumulate) {
+  auto rows_matmul = [&](const Weight& w, const RowsCmPlan& plan, gpu::Buffer& x16, gpu::Buffer& y,
+                         bool accumulate) {
     const uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     dispatch(plan.kernel, {{0, plan.workgroup}},
              {{0, &w.buffer}, {1, &x16, 0, slab * k * 2}, {2, &y, 0, uint64_t(M) * m * 4}},
@@ -307,8 +319,12 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   auto rows_gated = [&](const Weight& wg, const Weight& wu, const RowsCmPlan& plan) {
     const uint32_t m = uint32_t(wg.shape[0]), k = uint32_t(wg.shape[1]);
     dispatch(plan.kernel, {{0, plan.workgroup}},
-             {{0, &wg.buffer}, {1, &x_f16(), 0, slab * k * 2}, {2, &h_f16(), 0, uint64_t(M) * m * 2}, {4, &wu.buffer}},
-             MatvecNormParams{m, k, M, 0, 0.0f, 0.0f, c.act == Activation::silu ? 0u : 1u, 0}, plan.groups_x, 1);
+             {{0, &wg.buffer},
+              {1, &x_f16(), 0, slab * k * 2},
+              {2, &h_f16(), 0, uint64_t(M) * m * 2},
+              {4, &wu.buffer}},
+             MatvecNormParams{m, k, M, 0, 0.0f, 0.0f, c.act == Activation::silu ? 0u : 1u, 0}, plan.groups_x,
+             1);
   };
   auto row_state = [&](uint32_t binding, uint32_t r) { return BindGroupEntry{binding, &slot_state, r * stride, stride}; };
   auto k_cache = [&](int32_t slot, int32_t l) -> gpu::Buffer& {
@@ -377,14 +393,19 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const uint64_t qd = uint64_t(c.q_dim_of(l)), kvd = uint64_t(c.kv_dim_of(l));
     const bool sliding = c.sliding(l);
     const Weight& wv = W(c.has_v_proj(l) ? "attn_v" : "attn_k");
-    const RowsCmPlan pq = rows_plan(W("attn_q"), false), pk = rows_plan(W("attn_k"), false), pv = rows_plan(wv, false);
+    const RowsCmPlan pq = rows_plan(W("attn_q"), false), pk = rows_plan(W("attn_k"), false),
+                     pv = rows_plan(wv, false);
     if (!pq.kernel.empty() || !pk.kernel.empty() || !pv.kernel.empty()) {
       rms_f16(W("attn_norm"));
-      for (auto [w, plan, y] : {std::tuple{&W("attn_q"), &pq, &q_}, std::tuple{&W("attn_k"), &pk, &k_}, std::tuple{&wv, &pv, &v_}}) {
-        if (!plan->kernel.empty()) rows_matmul(*w, *plan, x_f16(), *y, false);
-        else matmul(*w, xn_, *y, false);
+      for (auto [w, plan, y] : {std::tuple{&W("attn_q"), &pq, &q_}, std::tuple{&W("attn_k"), &pk, &k_},
+                                std::tuple{&wv, &pv, &v_}}) {
+        if (!plan->kernel.empty())
+          rows_matmul(*w, *plan, x_f16(), *y, false);
+        else
+          matmul(*w, xn_, *y, false);
       }
-    } else if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) && lanes_ok(wv, lanes_rows)) {
+    } else if (lanes_ok(W("attn_q"), lanes_rows) && lanes_ok(W("attn_k"), lanes_rows) &&
+               lanes_ok(wv, lanes_rows)) {
       rms(x_, W("attn_norm"), xn_, uint32_t(c.dim), M, false);
       lanes_matvec(W("attn_q"), nullptr, xn_, q_, false);
       lanes_matvec(W("attn_k"), nullptr, xn_, k_, false);
@@ -453,14 +474,17 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     const Weight &wg = W("ffn_gate"), &wu = W("ffn_up");
     const bool same = wg.dtype == wu.dtype && wg.shape == wu.shape && wg.buffer.size() == wu.buffer.size();
     const RowsCmPlan pg = same ? rows_plan(wg, true) : RowsCmPlan{}, pd = rows_plan(W("ffn_down"), false);
-    const bool ffn_rows = !pg.kernel.empty() && !pd.kernel.empty();  // the gated kernel's f16 output feeds only it
+    const bool ffn_rows =
+        !pg.kernel.empty() && !pd.kernel.empty();  // the gated kernel's f16 output feeds only it
     if (ffn_rows) {
       rms_f16(W("ffn_norm"));
       rows_gated(wg, wu, pg);  // act(gate) * up in one dispatch
-    } else if (same && lanes_ok(wg, lanes_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
+    } else if (same && lanes_ok(wg, lanes_gated_rows) &&
+               kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_lanes_gated")) {
       rms(x_, W("ffn_norm"), xn_, uint32_t(c.dim), M, false);
       lanes_matvec(wg, &wu, xn_, gate_, false);  // act(gate) * up in one dispatch
-    } else if (same && multi_ok(wg, multi_gated_rows) && kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated_xn")) {
+    } else if (same && multi_ok(wg, multi_gated_rows) &&
+               kernels_.has(weight_kernel("matvec", wg.dtype) + "_multi_gated_xn")) {
       if (multi_fold) {
         multi_matvec(wg, &W("ffn_norm"), &wu, x_, gate_, false);  // act(gate) * up in one dispatch
       } else {
@@ -481,8 +505,10 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
                GatedActParams{n, c.act == Activation::silu ? 0u : 1u, 0, 0}, grid_x(n), grid_y(n));
     }
     auto down = [&](gpu::Buffer& y, bool accumulate) {
-      if (ffn_rows) rows_matmul(W("ffn_down"), pd, h_f16(), y, accumulate);
-      else matmul(W("ffn_down"), gate_, y, accumulate);
+      if (ffn_rows)
+        rows_matmul(W("ffn_down"), pd, h_f16(), y, accumulate);
+      else
+        matmul(W("ffn_down"), gate_, y, accumulate);
     };
     if (c.sandwich_norm) {
       down(tmp_, false);

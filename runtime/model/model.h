@@ -239,8 +239,8 @@ struct RowsCmPlan {
   std::string kernel;
   uint32_t workgroup = 0, groups_x = 0;
 };
-RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows, bool gated,
-                        uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false);
+RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
+                        bool gated, uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false);
 // The shared memory matmul_rows_cm asks at a number of subgroups.
 uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated);
 

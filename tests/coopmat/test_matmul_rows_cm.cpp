@@ -1,9 +1,9 @@
-// matmul_rows_cm_{f16,q8_0,q4k,q6k}[_gated] (serve's batched decode on tensor cores): Y[M, m] (+)= X[M, k] W^T
-// for M <= 32 and the gated FFN act(X W^T) * (X U^T) in f16, against float64 over the dequantized weights.
-// Odd M (one A fragment, two, ragged), m not a multiple of 16, k of one step to many (Q4_K rows padded to
-// whole blocks), every workgroup size from one subgroup to eight (steps fewer than subgroups, and not a
-// multiple of them); X's rows past M (the rest of the 16-row slab the A fragments read) are NaN, outputs
-// poisoned, and one poisoned row past the output must stay so. These run only where the device has
+// matmul_rows_cm_{f16,q8_0,q4k,q6k}[_gated] (serve's batched decode on tensor cores): Y[M, m] (+)= X[M, k]
+// W^T for M <= 32 and the gated FFN act(X W^T) * (X U^T) in f16, against float64 over the dequantized
+// weights. Odd M (one A fragment, two, ragged), m not a multiple of 16, k of one step to many (Q4_K rows
+// padded to whole blocks), every workgroup size from one subgroup to eight (steps fewer than subgroups, and
+// not a multiple of them); X's rows past M (the rest of the 16-row slab the A fragments read) are NaN,
+// outputs poisoned, and one poisoned row past the output must stay so. These run only where the device has
 // cooperative matrices (lavapipe has none: they skip, and serve's batched decode there runs the multi-row
 // matvec, tested in test_kernels); the same source with the fragments emulated (matmul_rows_emu_*) and the
 // plan (plan_rows_cm) are checked on every device.
@@ -31,10 +31,14 @@ struct Case {
 // blocks (k = 64, 640) and a Llama-sized one.
 std::vector<Case> cases(DType t) {
   switch (t) {
-    case DType::F16: return {{3, 37, 192}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {32, 18, 128}, {1, 20, 256}};
-    case DType::Q8_0: return {{3, 37, 192}, {13, 129, 640}, {17, 48, 64}, {29, 100, 1024}, {32, 18, 128}};
-    case DType::Q4_K: return {{3, 37, 256}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {31, 66, 768}, {16, 512, 2048}};
-    default: return {{3, 37, 256}, {13, 130, 768}, {17, 48, 256}, {29, 100, 2048}, {32, 18, 512}};
+    case DType::F16:
+      return {{3, 37, 192}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {32, 18, 128}, {1, 20, 256}};
+    case DType::Q8_0:
+      return {{3, 37, 192}, {13, 129, 640}, {17, 48, 64}, {29, 100, 1024}, {32, 18, 128}};
+    case DType::Q4_K:
+      return {{3, 37, 256}, {13, 130, 640}, {17, 48, 64}, {29, 100, 2048}, {31, 66, 768}, {16, 512, 2048}};
+    default:
+      return {{3, 37, 256}, {13, 130, 768}, {17, 48, 256}, {29, 100, 2048}, {32, 18, 512}};
   }
 }
 
@@ -58,10 +62,13 @@ double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u
   double worst = 0;
   for (size_t i = 0; i < h.size(); ++i) {
     const double a = g.value[i];
-    const double act_a = act == 0 ? a / (1 + std::exp(-a)) : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+    const double act_a = act == 0
+                             ? a / (1 + std::exp(-a))
+                             : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
     const double da = act == 0 ? 1.1 : 1.2;  // bounds on |act'|
     const double ref = act_a * u.value[i];
-    const double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(act_a) * u.scale[i] + std::abs(ref);
+    const double bound =
+        da * std::abs(u.value[i]) * g.scale[i] + std::abs(act_a) * u.scale[i] + std::abs(ref);
     worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref) / bound);
   }
   return worst;
@@ -74,7 +81,8 @@ class RowsCmTest : public KernelTest {
   std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated) {
     std::vector<uint32_t> out;
     for (uint32_t wg : sizes)
-      if (model::rows_cm_shared_bytes(wg / 32, gated) <= device().adapter().max_shared_memory) out.push_back(wg);
+      if (model::rows_cm_shared_bytes(wg / 32, gated) <= device().adapter().max_shared_memory)
+        out.push_back(wg);
     return out;
   }
   static std::string where(const std::string& kernel, Case c, uint32_t wg) {
@@ -93,8 +101,8 @@ class RowsCmTest : public KernelTest {
         std::vector<float> init(size_t(c.rows + 1) * c.m, std::nanf(""));
         if (accumulate) std::copy(y0.begin(), y0.end(), init.begin());
         auto by = upload(init);
-        run_once(kernels().get(kernel, {{0, wg}}), {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.rows, accumulate},
-                 (c.m + 15) / 16);
+        run_once(kernels().get(kernel, {{0, wg}}), {{0, &bw}, {1, &bx}, {2, &by}},
+                 MatvecParams{c.m, c.k, c.rows, accumulate}, (c.m + 15) / 16);
         auto y = download<float>(by, init.size());
         EXPECT_LT(scaled_error({y.begin(), y.begin() + ref.value.size()}, ref), kCoopmatError)
             << where(kernel, c, wg) << " acc=" << accumulate;
@@ -136,10 +144,11 @@ class MatmulRowsCm : public RowsCmTest {
   void SetUp() override {
     RowsCmTest::SetUp();
     if (!device().has_coopmat_f16())
-      GTEST_SKIP() << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix with "
-                   << "16x16x16 f16 -> f32): a missing GPU feature, so serve's tensor-core kernel cannot run here "
-                   << "(MatmulRowsEmulated checks its indexing; its fallback, the multi-row matvec, is tested in "
-                   << "test_kernels)";
+      GTEST_SKIP()
+          << device().adapter().name << " has no cooperative matrices (VK_NV_cooperative_matrix with "
+          << "16x16x16 f16 -> f32): a missing GPU feature, so serve's tensor-core kernel cannot run here "
+          << "(MatmulRowsEmulated checks its indexing; its fallback, the multi-row matvec, is tested in "
+          << "test_kernels)";
   }
 };
 
@@ -193,11 +202,14 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(p.kernel, name + "_gated");
     EXPECT_EQ(p.workgroup, 128u);  // 4 subgroups: twice the tiles
     EXPECT_EQ(p.groups_x, 512u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 37, 64, 3, false, big).workgroup, 32u);  // one 64-wide step: one subgroup
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup, 128u);  // shared memory: 4 fit
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 37, 64, 3, false, big).workgroup,
+              32u);  // one 64-wide step: one subgroup
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup,
+              128u);  // shared memory: 4 fit
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big).groups_x, 8016u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 33, false, big).kernel, "");  // more than two A fragments
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 33, false, big).kernel,
+              "");  // more than two A fragments
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2080, 16, false, big).kernel, "");  // k % 64
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2047, 2048, 16, true, big).kernel, "");   // f16 pairs: m even
   }

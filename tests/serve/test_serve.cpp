@@ -99,8 +99,8 @@ class ServeProcess {
 
 // One server per mode for the whole test process: --parallel 1 serves a queue with a Session; more decode
 // that many sequences together (continuous batching), their projections as batched matvecs, as the
-// prefill GEMM, as multi-row matvecs of either layout or on tensor cores (BLUESHIFT_BATCH_GEMM, all five paths
-// tested; rowscm is the multi-row matvec where the device has no cooperative matrices, rowsemu its
+// prefill GEMM, as multi-row matvecs of either layout or on tensor cores (BLUESHIFT_BATCH_GEMM, all five
+// paths tested; rowscm is the multi-row matvec where the device has no cooperative matrices, rowsemu its
 // plumbing with the fragments emulated on any device); RoPE + KV append
 // and attention in one dispatch for all sequences, or one per sequence (per_row: BLUESHIFT_BATCH_PER_ROW,
 // the path of devices without buffer device addresses).
@@ -135,9 +135,9 @@ ServeProcess& server(int parallel) { return server(Mode{parallel, ""}); }
 
 class ServeP : public ::testing::TestWithParam<Mode> {};
 INSTANTIATE_TEST_SUITE_P(Parallel, ServeP,
-                         ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"}, Mode{4, "multi"},
-                                           Mode{4, "lanes"}, Mode{4, "lanes", true}, Mode{4, "rowscm"},
-                                           Mode{4, "rowsemu"}),
+                         ::testing::Values(Mode{1, ""}, Mode{4, "matvec"}, Mode{4, "matmul"},
+                                           Mode{4, "multi"}, Mode{4, "lanes"}, Mode{4, "lanes", true},
+                                           Mode{4, "rowscm"}, Mode{4, "rowsemu"}),
                          [](const auto& i) {
                            return "parallel" + std::to_string(i.param.parallel) + i.param.gemm + (i.param.per_row ? "perrow" : "");
                          });

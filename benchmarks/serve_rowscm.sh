@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# H100, issue 17's bar (serve's batched decode at N = 16 >= 6x batch 1) with the tensor-core kernel for the
+# batched step's products (matmul_rows_cm: 16 rows of W a workgroup, k split over its subgroups, X in f16; the
+# default up to 32 sequences where the device has cooperative matrices), on a Llama-3.2-1B-shaped q4_k_m
+# (synth, then convert):
+#   1. correctness: test_coopmat's rows-kernel tests (float64 references; the emulated kernel beside them) and
+#      matmul_cm's (weight_chunk.glsl changed under it); where the bundle has test_serve (and curl is there),
+#      serve's parallel suite through BLUESHIFT_BATCH_GEMM=rowscm on its tiny model;
+#   2. the kernels alone at N = 4, 16, 32 (bs_gemv_bench --multi): rowscm at 2, 4, 6, 8 subgroups (gated at
+#      2, 4, 6) beside the multi-row matvec (ROWS 2), on the step's shapes (q4k: 2048x2048, 512x2048,
+#      8192x2048 plain and gated, 2048x8192, 128256x2048; q6k: 512x2048, 2048x8192, 128256x2048);
+#   3. bench --parallel N at N = 4, 16, 32, the new default (rowscm) and BLUESHIFT_BATCH_GEMM=multi (the
+#      session-5 default), one step of each profiled by kernel at N = 16; batch 1; at N = 16 the subgroups
+#      swept (BLUESHIFT_ROWSCM_SG / _GATED_SG).
+# Prompts of 128 random tokens, 256 generated, medians of 3 (multi and the sweep: 2, 128 generated for the
+# sweep). About 4 to 5 minutes of device time; compact tables last.
+#   benchmarks/serve_rowscm.sh      (carry .gl .dev/carry: a bundle with test_coopmat, test_serve; writes $OUT)
+#
+# Prediction (benchmarks/results/2026-11-24-rowscm-plan.md, before the code): N = 16 ~2.2 ms a step (1.6-3.2),
+#   ~7,300 tok/s, ~8.8x batch 1; profiled ~2.5 ms, the rows_cm kernels ~1.1 ms of it (q | k | v ~6 us a
+#   layer, o ~5, gated FFN ~12, down ~7, head ~90 us); ~190 dispatches and ~150 barriers a step.
+set -uo pipefail
+. benchmarks/lease_setup.sh >/dev/null 2>&1
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+t0=$(date +%s)
+bin=$(dirname "$BS")/bin
+if [ -x "$bin/test_coopmat" ]; then
+  timeout 150 $BS test_coopmat --gtest_filter='MatmulRows*:RowsCm*:MatmulCm*' > "$OUT/test_coopmat.txt" 2>&1
+  echo "test_coopmat (rows kernels, emulation, matmul_cm): rc=$? $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]' "$OUT/test_coopmat.txt" | tr '\n' ' ')" \
+    "skipped: $(grep -cE '^\[  SKIPPED \] .*\(' "$OUT/test_coopmat.txt")"
+  grep -E "Failure|actual:" "$OUT/test_coopmat.txt" | head -6
+else
+  echo "test_coopmat: not in the bundle"
+fi
+if [ -x "$bin/test_serve" ] && command -v curl >/dev/null; then
+  BS_BINARY=$bin/blueshift timeout 120 $BS test_serve --gtest_filter='Parallel/ServeP.*/parallel4rowscm:-*LoadTest*' \
+    > "$OUT/test_serve.txt" 2>&1
+  echo "test_serve (parallel 4 through rowscm): rc=$? $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]' "$OUT/test_serve.txt" | tr '\n' ' ')"
+  grep -E "Failure|Expected|Which is" "$OUT/test_serve.txt" | head -6
+else
+  echo "test_serve: not in the bundle (or no curl)"
+fi
+echo "tests done $(( $(date +%s) - t0 )) s"
+
+$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/hf1 --seed 1 --tokenizer builtin >/dev/null
+$BS blueshift convert /tmp/hf1 /tmp/m1 --quant q4_k_m >/dev/null; rm -rf /tmp/hf1
+echo "synth + convert $(( $(date +%s) - t0 )) s"
+
+for n in 4 16 32; do
+  for spec in "q4k 2048x2048,512x2048,8192x2048,2048x8192,128256x2048" "q6k 512x2048,2048x8192,128256x2048"; do
+    read -r dt shapes <<< "$spec"
+    timeout 100 $BS bs_gemv_bench --multi $n --only rowscm,rowscm_gated,multi --dtype $dt --shape $shapes \
+      --wg 64,128,192,256 --rows 2 --reps 10 --json > "$OUT/gemv-$n-$dt.json" 2> "$OUT/gemv-$n-$dt.err" \
+      || { echo "bs_gemv_bench --multi $n $dt failed"; tail -3 "$OUT/gemv-$n-$dt.err"; }
+  done
+done
+echo "kernels done $(( $(date +%s) - t0 )) s"
+
+# bench NAME GEN REPS [bench args...] (environment from the caller): bench-NAME.json, or a line saying why not.
+bench() {
+  local name=$1 gen=$2 reps=$3; shift 3
+  timeout 60 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens "$gen" --reps "$reps" --json "$@" \
+    > "$OUT/bench-$name.json" 2> "$OUT/bench-$name.err" || { echo "bench $name failed"; tail -3 "$OUT/bench-$name.err"; }
+}
+$BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
+bench 1 256 3
+for n in 4 16 32; do
+  prof=(); [ $n = 16 ] && prof=(--profile)
+  bench "$n-rowscm" 256 3 --parallel $n "${prof[@]}"
+  BLUESHIFT_BATCH_GEMM=multi bench "$n-multi" 256 2 --parallel $n "${prof[@]}"
+done
+for s in 4,4 8,2 8,6 16,4; do  # subgroups plain,gated at N = 16 (8,4 is the default); the plan caps at shared memory
+  IFS=, read -r sg gsg <<< "$s"
+  BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg bench "16-sg-$sg-$gsg" 128 2 --parallel 16
+done
+echo "benches done $(( $(date +%s) - t0 )) s"
+
+python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+def load(name):
+    try:
+        return json.load(open(os.path.join(out, name)))
+    except Exception:
+        return None
+print("kernels alone (us, best of --wg; TF = TFLOP/s, GB/s of the weights once; gated: both matrices)")
+for n in (4, 16, 32):
+    for dt in ("q4k", "q6k"):
+        g = load(f"gemv-{n}-{dt}.json")
+        if not g:
+            print(f"  N={n} {dt}: no results"); continue
+        for r in g["results"]:
+            if "skipped" in r:
+                continue
+            best = {}
+            for c in r["configs"]:
+                b = best.get(c["kernel"])
+                if b is None or c["median_us"] < b["median_us"]:
+                    best[c["kernel"]] = c
+            line = f"  N={n:<2} {dt} {r['m']:>6}x{r['k']:<5}"
+            for kname in ("rowscm", "rowscm_gated", "multi"):
+                c = best.get(kname)
+                if c:
+                    line += f"  {kname} {c['median_us']:7.1f} ({c['tflop_s']:5.1f} TF {c['gb_s']:5.0f} GB/s wg {c['wg']})"
+            print(line)
+b1 = load("bench-1.json")
+base = b1["decode_tok_s"] if b1 else 0
+print(f"{'run':>16} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
+if b1:
+    print(f"{'1 (Session loop)':>16} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
+names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("rowscm", "multi")]
+names += sorted(os.path.basename(p)[6:-5] for p in glob.glob(os.path.join(out, "bench-16-sg-*.json")))
+for name in names:
+    d = load(f"bench-{name}.json")
+    if not d:
+        print(f"{name:>16} failed"); continue
+    x = d["aggregate_decode_tok_s"] / base if base else 0
+    print(f"{name:>16} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f} "
+          f"{d.get('dispatches_per_step', 0):>18.0f} / {d.get('barriers_per_step', 0):<6.0f}")
+# GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
+for name in ("16-rowscm", "16-multi"):
+    d = load(f"bench-{name}.json") or {}
+    by = d.get("profile_ms_by_kernel")
+    if by:
+        top = sorted(by.items(), key=lambda kv: -kv[1])[:9]
+        print(f"profile {name}: {d['profile_step_ms']:.2f} ms: " + ", ".join(f"{k} {v:.3f}" for k, v in top))
+d = load("bench-16-rowscm.json")
+if base and d:
+    r = d["aggregate_decode_tok_s"] / base
+    print(f"issue bar: N=16 aggregate (rowscm default) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
+          "sweep names: 16-sg-PLAIN-GATED subgroups")
+PY
+rm -rf /tmp/m1
