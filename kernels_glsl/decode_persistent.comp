@@ -18,8 +18,9 @@
 // the subgroup reduces with subgroupAdd alone. Weights and KV caches of all layers are reached by
 // buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
 //
-// Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD
-// (grid barrier). p.skip (timing breakdowns only, wrong logits): bit i skips phase i + 1's work.
+// Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
+// 4 = FENCE_ALL (grid barrier). p.skip (timing breakdowns only, wrong logits): bit
+// i skips phase i + 1's work, bit 5 the staging loads.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -56,46 +57,63 @@ void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
 
 // ---------------------------------------------------------------------------------------- grid barrier
-// Reusable without host resets: the last arriver zeroes the arrival count and then bumps the
-// generation, which the others (having read it before arriving) poll. A wait longer than
+// Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived; the last
+// arriver (its atomicAdd returns b x grid - 1) raises the release word, on its own 128-byte line, to b,
+// and the others poll that word. No reset between barriers: one L2 round trip from the last arrival to
+// the release (the earlier generation scheme reset the count and fenced first), and the polls do not
+// share a line with the arrivals (a count polled where it is incremented measured 6.5 us a barrier on
+// the H100). The counts go back to zero at the end of the dispatch (kernel_done). A wait longer than
 // p.spin_limit polls means the grid is not co-resident: raise the flag and stop waiting from then on
-// (wrong logits, no hang; the host reads the flag). Polls are atomics, not volatile loads: lavapipe's
-// LLVM hoisted a volatile load out of the loop (then "infinite": the code after it was dropped).
+// (wrong logits, no hang; the host reads the flag). lavapipe polls with atomics, not volatile loads:
+// its LLVM hoisted a volatile load out of the loop.
 // POLL_ALL = 0: invocation 0 polls while the others wait at the workgroup barrier (GPUs: one poller
 // per workgroup); 1: every invocation polls. Neither makes grids > 1 reliable on lavapipe (the
 // legacy memory barriers are not honoured there: grid-2 decode went wrong in some steps), so the
 // CPU device runs a grid of 1, where the barrier never waits.
 layout(constant_id = 2) const uint POLL_ALL = 0;
-// POLL_LOAD = 1 (GPUs): poll with volatile loads, as bs_micro's grid_sync measured (0.46 us per
-// barrier); 0 polls with atomics (lavapipe, above), which contend with the arrivals on one L2 line.
+// POLL_LOAD = 1 (GPUs): poll with volatile loads; 0 polls with atomics (lavapipe, above).
 layout(constant_id = 3) const uint POLL_LOAD = 0;
-shared uint s_gen;
+// FENCE_ALL = 1: every invocation fences its own writes before the workgroup barrier; 0: invocation 0
+// fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
+// as CUDA's grid sync relies on): 511 fences fewer per barrier.
+layout(constant_id = 4) const uint FENCE_ALL = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
-void wait_gen(uint gen) {
-  uint n = 0;
-  while (sync_read(1u) == gen && sync_read(2u) == 0u)
-    if (++n > p.spin_limit) atomicOr(sync_w[2], 1u);
+uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
+void wait_release(uint b) {
+  if (sync_read(kPkSyncError) != 0u) return;
+  for (uint n = 1u; sync_read(kPkSyncRelease) < b; ++n)
+    if ((n & 255u) == 0u && (n > p.spin_limit || sync_read(kPkSyncError) != 0u)) {
+      atomicOr(sync_w[kPkSyncError], 1u);
+      return;
+    }
 }
 void grid_barrier() {
-  memoryBarrier();
+  uint b = ++n_barriers;
+  if (FENCE_ALL != 0u) memoryBarrier();
   barrier();
   if (gl_LocalInvocationIndex == 0u) {
-    uint gen = sync_read(1u);
-    s_gen = gen;
-    if (atomicAdd(sync_w[0], 1u) == gl_NumWorkGroups.x - 1u) {
-      atomicExchange(sync_w[0], 0u);
-      memoryBarrier();
-      atomicAdd(sync_w[1], 1u);
-    } else if (POLL_ALL == 0u) {
-      wait_gen(gen);
-    }
+    if (FENCE_ALL == 0u) memoryBarrier();
+    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u)
+      atomicMax(sync_w[kPkSyncRelease], b);
+    else if (POLL_ALL == 0u)
+      wait_release(b);
     memoryBarrier();
   }
   barrier();
   if (POLL_ALL != 0u) {
-    wait_gen(s_gen);
+    wait_release(b);
     memoryBarrier();
     barrier();
+  }
+}
+// Every workgroup is past its last barrier when the done count is full: the last one zeroes the counts
+// for the next dispatch (which the queue starts after this one ends).
+void kernel_done() {
+  barrier();
+  if (gl_LocalInvocationIndex == 0u && atomicAdd(sync_w[kPkSyncDone], 1u) == gl_NumWorkGroups.x - 1u) {
+    atomicExchange(sync_w[kPkSyncArrive], 0u);
+    atomicExchange(sync_w[kPkSyncRelease], 0u);
+    atomicExchange(sync_w[kPkSyncDone], 0u);
   }
 }
 
@@ -112,6 +130,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     uint pend = k1 / 32u;
     // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
+    // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms.)
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += 2u * sg) {
       uvec4 hh[4], qq[4];
       for (uint u = 0u; u < 2u; ++u) {
@@ -220,6 +239,10 @@ const uint kU = 8u;
 
 // sx = RMSNorm(x) * (offset + w) over dim.
 void stage_norm(uvec2 nw) {
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
   RF w = RF(nw);
   uint wg = gl_WorkGroupSize.x;
   float ss = 0.0;
@@ -243,6 +266,10 @@ void stage_norm(uvec2 nw) {
 
 // sx = scratch[off .. off + n).
 void stage_copy(uint off, uint n) {
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
   uint wg = gl_WorkGroupSize.x;
   for (uint i0 = gl_LocalInvocationIndex; i0 < n; i0 += kU * wg) {
     float v[kU];
@@ -257,6 +284,10 @@ void stage_copy(uint off, uint n) {
 // The weights e^(m_s - M) / den first, one invocation per head, then every element from n_act loads.
 shared float s_w[kPkMaxItems];
 void stage_attention(uint n_act) {
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
   uint hd = p.head_dim, ps = hd + 2u;
   for (uint h = gl_LocalInvocationIndex; h < p.n_heads; h += gl_WorkGroupSize.x) {
     uint base = p.part_off + h * p.splits * ps;
@@ -446,4 +477,5 @@ void main() {
     }
     if (l + 1u < p.n_layers) grid_barrier();
   }
+  kernel_done();
 }

@@ -59,9 +59,18 @@ const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 we
 const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WG + NT - 1) / NT;  // ... per invocation (at most)
 // Shared memory: 2 (BM + BN) LD 16 B of tiles + 1 KiB of scratch per subgroup; 128x128 with 8 subgroups
 // is 48 KiB, the most the H100 driver offers a workgroup (maxComputeSharedMemorySize): keep within it
-// (256x128 fits only at BK 16: 45 KiB).
-shared uvec4 xs[2 * BM * LD];
-shared uvec4 ws[2 * BN * LD];
+// (256x128 fits only at BK 16: 45 KiB). CM_SINGLE: one shared buffer (two barriers a step; the global
+// loads of step s + 1 are still issued before the multiply-adds of step s), which lets 128x128 take k
+// steps of 64: twice the multiply-adds per barrier, 45 KiB. On the H100 that is the better Q6_K tile for
+// the 8B's down projection (4096x14336 at 512 tokens: 685 vs 761 us; 2026-11-24-h100-session5.md, P5)
+// and no better elsewhere.
+#ifdef CM_SINGLE
+const uint NBUF = 1;
+#else
+const uint NBUF = 2;
+#endif
+shared uvec4 xs[NBUF * BM * LD];
+shared uvec4 ws[NBUF * BN * LD];
 shared float scratch[WARPS_M * WARPS_N * 256];
 
 // The raw loads of one k step, held in registers between fetch and store. Invocation tid stages the X
@@ -124,7 +133,7 @@ void main() {
   store(0u, n0);
   barrier();
   for (uint s = 0; s < steps; ++s) {
-    uint buf = s & 1u;
+    uint buf = NBUF == 1u ? 0u : s & 1u;
     bool more = s + 1u < steps;
     if (more) fetch(t0, n0, (s + 1u) * BK);
     [[unroll]] for (uint kk = 0; kk < BK / 8u; kk += 2u) {  // 16-deep slices, in uvec4 units
@@ -138,7 +147,12 @@ void main() {
         [[unroll]] for (uint i = 0; i < FM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
     }
-    if (more) store(buf ^ 1u, n0);
+    if (NBUF == 1u) {
+      barrier();  // every subgroup is done with the buffer
+      if (more) store(0u, n0);
+    } else if (more) {
+      store(buf ^ 1u, n0);
+    }
     barrier();
   }
 

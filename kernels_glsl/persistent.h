@@ -30,9 +30,11 @@ const uint kPkBiasQ = 36u, kPkBiasK = 38u, kPkBiasV = 40u;
 const uint kPkWindow = 42u;   // sliding window of the layer (0 = full causal)
 const uint kPkLocal = 43u;    // 1: the layer's RoPE uses the local (sliding) inv_freq table
 const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
-// Sync words (binding 4): [0] arrivals at the current grid barrier, [1] generation (barriers passed,
-// monotonic across dispatches), [2] error flag (a barrier timed out: workgroups not co-resident).
-const uint kPkSyncWords = 4u;
+// Sync words (binding 4): arrivals at this dispatch's grid barriers, the last barrier released (on a line
+// of its own), the error flag (a barrier timed out: workgroups not co-resident), workgroups done (the last
+// zeroes the three counts for the next dispatch).
+const uint kPkSyncArrive = 0u, kPkSyncError = 2u, kPkSyncDone = 3u, kPkSyncRelease = 32u;
+const uint kPkSyncWords = 64u;
 const uint kPkMaxItems = 1024u;  // n_heads * splits: attention partials merged per layer
 
 #ifdef __cplusplus

@@ -38,7 +38,8 @@ std::span<const CoopmatTile> coopmat_tiles() {
                                            {"_64x128", 64, 128, 32},
                                            {"_128x128", 128, 128, 32},
                                            {"_64x64k64", 64, 64, 64},
-                                           {"_256x128k16", 256, 128, 16}};
+                                           {"_256x128k16", 256, 128, 16},
+                                           {"_128x128sk64", 128, 128, 64, true}};
   return kTiles;
 }
 
@@ -54,13 +55,16 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   // at 128 of its own (4096x4096: 157 vs 217 us with 64x64); 64x64 down to 256 of its own (2048x2048,
   // 2048x8192: 61 vs 66 and 215 vs 245 us with 64x64k64); below that 64x64k64 (512x2048: 36 vs 46 us,
   // 1024x4096: 65 vs 86 us), whose fewer, longer k steps and 8 subgroups suit the few workgroups.
-  // 64x128 no longer wins anywhere; it stays for BLUESHIFT_MATMUL_TILE.
+  // 64x128 no longer wins anywhere; it stays for BLUESHIFT_MATMUL_TILE. Q6_K where 128x128 is chosen:
+  // its single-buffered k-64 form (the 8B's down projection: 685 vs 761 us, session 5 P5);
+  // BLUESHIFT_MATMUL_Q6K_SK64=0 keeps 128x128 (A/B runs).
   const auto tiles = coopmat_tiles();
   auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
   auto usable = [&](const CoopmatTile& c) { return k % c.bk == 0 && kernels.has(cm + c.suffix); };
   const CoopmatTile* tile = &tiles[0];
   if (usable(tiles[4]) && groups(tiles[4]) >= 128) tile = &tiles[4];
-  else if (groups(tiles[2]) >= 128) tile = &tiles[2];
+  else if (groups(tiles[2]) >= 128)
+    tile = t == DType::Q6_K && usable(tiles[5]) && env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1) ? &tiles[5] : &tiles[2];
   else if (groups(tiles[0]) >= 256) tile = &tiles[0];
   else if (usable(tiles[3])) tile = &tiles[3];
   if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
@@ -69,7 +73,8 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
       if (c.label() == e && k % c.bk == 0) tile = &c;
     if (!tile)
       fail_kind(ErrorKind::usage,
-                "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128, 128x128, 64x64k64 or 256x128k16 (k {} a multiple of its k step)",
+                "BLUESHIFT_MATMUL_TILE={}: expected 64x64, 64x128, 128x128, 64x64k64, 256x128k16 or 128x128sk64 (k {} a multiple of "
+                "its k step)",
                 e, k);
   }
   return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};

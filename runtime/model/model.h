@@ -221,7 +221,10 @@ struct MatmulPlan {
 struct CoopmatTile {
   const char* suffix;  // of the kernel name, e.g. "_128x128"
   uint32_t bm, bn, bk;
-  std::string label() const { return bk == 32 ? fmt::format("{}x{}", bm, bn) : fmt::format("{}x{}k{}", bm, bn, bk); }
+  bool single = false;  // one shared buffer (CM_SINGLE)
+  std::string label() const {
+    return bk == 32 && !single ? fmt::format("{}x{}", bm, bn) : fmt::format("{}x{}{}k{}", bm, bn, single ? "s" : "", bk);
+  }
 };
 std::span<const CoopmatTile> coopmat_tiles();
 // f16_inputs = false: the f32 kernel (matmul.comp) even where tensor cores (f16 inputs) are available.

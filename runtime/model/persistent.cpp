@@ -89,7 +89,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Polls by volatile load on GPUs, by atomic on lavapipe (whose LLVM hoists the volatile load);
   // BLUESHIFT_PERSISTENT_POLL_LOAD=0|1 overrides.
   uint32_t poll_load = env_uint("BLUESHIFT_PERSISTENT_POLL_LOAD", cpu ? 0 : 1) ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}};
+  // Who fences before a grid barrier: invocation 0 for its workgroup after the workgroup barrier (0, the
+  // default: 1B decode kernel 1.029 -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md),
+  // or every invocation (1); BLUESHIFT_PERSISTENT_FENCE_ALL=0|1.
+  uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", 0) ? 1 : 0;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
@@ -162,7 +166,7 @@ std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {
 void PersistentDecode::check() const {
   uint32_t w[kPkSyncWords];
   model_.device_.queue().readBuffer(sync_, 0, w, sizeof w);
-  if (w[2] != 0)
+  if (w[kPkSyncError] != 0)
     fail_kind(ErrorKind::gpu,
               "persistent decode: a grid barrier timed out (grid {} x {} invocations not resident at once on {}); set "
               "BLUESHIFT_PERSISTENT_GRID lower or BLUESHIFT_NO_PERSISTENT=1",

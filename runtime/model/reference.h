@@ -1,6 +1,7 @@
 // A float64 CPU forward pass over the same (dequantized) weights: the reference the GPU forward is
 // checked against for every quantization, and for models HF has no logits for. Slow and plain on purpose.
 #pragma once
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -34,6 +35,10 @@ class ReferenceModel {
   // Logits [tokens.size(), vocab] for tokens at positions 0..n-1 (teacher-forced).
   std::vector<double> forward(std::span<const int32_t> tokens) const;
   const ModelConfig& config() const { return cfg_; }
+  // Mixture of experts: the smallest gap, over every routed row of the forwards so far, between the k-th
+  // largest router logit and the next one (infinity without experts). Below the GPU's rounding of the
+  // router logits (~1e-5) the two may route a row to different experts: a near tie, not a fault.
+  double min_route_margin() const { return min_route_margin_; }
 
  private:
   const std::vector<double>& w(const std::string& name) const;
@@ -47,6 +52,7 @@ class ReferenceModel {
   void moe_ffn(int32_t l, const double* xn, double* out) const;
   ModelConfig cfg_;
   std::map<std::string, std::vector<double>> weights_;
+  mutable double min_route_margin_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace bs::model

@@ -2,6 +2,7 @@
 // frequencies, as transformers computes them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "runtime/base/error.h"
@@ -38,6 +39,10 @@ void ReferenceModel::moe_ffn(int32_t l, const double* xn, double* out) const {
   if (c.moe_router_bias)
     for (int e = 0; e < E; ++e) logits[size_t(e)] += W("ffn_router_bias")[size_t(e)];
   moe_route(c, logits.data(), ids.data(), wts.data());
+  double kth = logits[size_t(ids[size_t(k - 1)])], next = -std::numeric_limits<double>::infinity();
+  for (int e = 0; e < E; ++e)
+    if (std::find(ids.begin(), ids.end(), e) == ids.end()) next = std::max(next, logits[size_t(e)]);
+  min_route_margin_ = std::min(min_route_margin_, kth - next);
   std::fill(out, out + D, 0.0);
   const auto &wgu = W("ffn_gate_up_exps"), &wd = W("ffn_down_exps");
   for (int s = 0; s < k; ++s) {

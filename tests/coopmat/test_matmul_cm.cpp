@@ -155,6 +155,11 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 1024, 4096, 512).kernel, "matmul_cm_q4k_64x64k64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k_64x64k64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q6_K, 4096, 14336, 512).kernel, "matmul_cm_q6k_128x128sk64");
+    {
+      ScopedEnv off("BLUESHIFT_MATMUL_Q6K_SK64", "0");
+      EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q6_K, 4096, 14336, 512).kernel, "matmul_cm_q6k_128x128");
+    }
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2080, 512).kernel, "matmul_cm_q4k");  // k % 64
     ScopedEnv tile("BLUESHIFT_MATMUL_TILE", "64x64");
     model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q6_K, 2048, 2048, 512);

@@ -58,6 +58,9 @@ std::vector<Case> cases() {
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
       {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
+      // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
+      // every invocation fencing at the grid barriers (the default fences once per workgroup).
+      {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "1"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
@@ -150,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
-  json phi3 = cases()[5].config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
+  json phi3 = cases()[6].config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
   std::ofstream(tmp / "config.json") << phi3.dump();

@@ -195,8 +195,29 @@ TEST_P(Synth, GpuMatchesFloat64ReferenceThroughBothPaths) {
     ASSERT_EQ(cv.exit_code, 0) << cv.err;
     models.push_back(out);
   }
+  const bool moe = c.config.contains("num_local_experts") || c.config.contains("num_experts");
+  auto draw = [&] {
+    ids.clear();
+    for (int i = 0; i < 20; ++i) ids.push_back(int32_t((rng()() % uint64_t(c.config["vocab_size"].get<int>()))));
+  };
   for (auto& m : models) {
-    auto ref = logits(m, join(ids), tmp / "ref.npy", {"--cpu-reference"});
+    // Mixture of experts: a row whose k-th and next router logits are within the GPU's rounding of each
+    // other may go to different experts on the GPU and in float64 (a near tie, ~1 draw in 50 here):
+    // such draws are replaced, by the margin the reference reports.
+    std::vector<float> ref;
+    for (int tries = 0;; ++tries) {
+      auto r = run_blueshift({"logits", "--model", m.string(), "--tokens", join(ids), "--out", (tmp / "ref.npy").string(),
+                              "--cpu-reference"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      ref = read_npy_f32(tmp / "ref.npy").data;
+      auto at = r.err.find("smallest routing margin ");
+      if (!moe || tries == 8) break;
+      ASSERT_NE(at, std::string::npos) << r.err;
+      double margin = std::stod(r.err.substr(at + 24));
+      if (margin >= 1e-3) break;
+      std::printf("%s %s: routing margin %.2e is a near tie: new tokens\n", c.name, m.filename().c_str(), margin);
+      draw();
+    }
     auto pre = logits(m, join(ids), tmp / "pre.npy", {});
     auto step = logits(m, join(ids), tmp / "step.npy", {"--step"});
     ASSERT_EQ(pre.size(), ref.size());
