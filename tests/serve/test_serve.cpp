@@ -425,7 +425,7 @@ TEST(Serve, BatchedMatchesGenerateOnSharedModels) {
       EXPECT_NE(refused.err.find("cannot be batched: "), std::string::npos) << refused.err;
       continue;
     }
-    for (const char* gemm : {"matvec", "matmul", "multi", "lanes"}) {
+    for (const char* gemm : {"matvec", "matmul", "multi", "lanes", "rowscm", "rowsemu"}) {
       setenv("BLUESHIFT_BATCH_GEMM", gemm, 1);
       ServeProcess s({"--model", m.string(), "--parallel", "3"});
       unsetenv("BLUESHIFT_BATCH_GEMM");
