@@ -7,11 +7,12 @@
 #      matmul_cm's (weight_chunk.glsl changed under it); where the bundle has test_serve (and curl is there),
 #      serve's parallel suite through BLUESHIFT_BATCH_GEMM=rowscm on its tiny model;
 #   2. the kernels alone at N = 4, 16, 32 (bs_gemv_bench --multi): rowscm at 2, 4, 6, 8 subgroups (gated at
-#      2, 4, 6) beside the multi-row matvec (ROWS 2), on the step's shapes (q4k: 2048x2048, 512x2048,
+#      2, 4, 6), at k steps of 64 and 128 (rowscm_k128), beside the multi-row matvec (ROWS 2), on the step's
+#      shapes (q4k: 2048x2048, 512x2048,
 #      8192x2048 plain and gated, 2048x8192, 128256x2048; q6k: 512x2048, 2048x8192, 128256x2048);
 #   3. bench --parallel N at N = 4, 16, 32, the new default (rowscm) and BLUESHIFT_BATCH_GEMM=multi (the
 #      session-5 default), one step of each profiled by kernel at N = 16; batch 1; at N = 16 the subgroups
-#      swept (BLUESHIFT_ROWSCM_SG / _GATED_SG).
+#      and the k step swept (BLUESHIFT_ROWSCM_SG / _GATED_SG / _BK).
 # Prompts of 128 random tokens, 256 generated, medians of 3 (multi and the sweep: 2, 128 generated for the
 # sweep). About 4 to 5 minutes of device time; compact tables last.
 #   benchmarks/serve_rowscm.sh      (carry .gl .dev/carry: a bundle with test_coopmat, test_serve; writes $OUT)
@@ -50,7 +51,7 @@ echo "synth + convert $(( $(date +%s) - t0 )) s"
 for n in 4 16 32; do
   for spec in "q4k 2048x2048,512x2048,8192x2048,2048x8192,128256x2048" "q6k 512x2048,2048x8192,128256x2048"; do
     read -r dt shapes <<< "$spec"
-    timeout 100 $BS bs_gemv_bench --multi $n --only rowscm,rowscm_gated,multi --dtype $dt --shape $shapes \
+    timeout 100 $BS bs_gemv_bench --multi $n --only rowscm,rowscm_k128,rowscm_gated,multi --dtype $dt --shape $shapes \
       --wg 64,128,192,256 --rows 2 --reps 10 --json > "$OUT/gemv-$n-$dt.json" 2> "$OUT/gemv-$n-$dt.err" \
       || { echo "bs_gemv_bench --multi $n $dt failed"; tail -3 "$OUT/gemv-$n-$dt.err"; }
   done
@@ -70,9 +71,11 @@ for n in 4 16 32; do
   bench "$n-rowscm" 256 3 --parallel $n "${prof[@]}"
   BLUESHIFT_BATCH_GEMM=multi bench "$n-multi" 256 2 --parallel $n "${prof[@]}"
 done
-for s in 4,4 8,2 8,6 16,4; do  # subgroups plain,gated at N = 16 (8,4 is the default); the plan caps at shared memory
-  IFS=, read -r sg gsg <<< "$s"
-  BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg bench "16-sg-$sg-$gsg" 128 2 --parallel 16
+# At N = 16: subgroups plain,gated and the k step (8,4,auto is the default: steps of 128 where a subgroup would
+# take 8 or more of 64, the down projection); the plan caps the subgroups at shared memory.
+for s in 4,4,0 8,2,0 8,6,0 16,4,0 8,4,64 8,4,128; do
+  IFS=, read -r sg gsg bk <<< "$s"
+  BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg BLUESHIFT_ROWSCM_BK=$bk bench "16-sg-$sg-$gsg-$bk" 128 2 --parallel 16
 done
 echo "benches done $(( $(date +%s) - t0 )) s"
 
@@ -99,7 +102,7 @@ for n in (4, 16, 32):
                 if b is None or c["median_us"] < b["median_us"]:
                     best[c["kernel"]] = c
             line = f"  N={n:<2} {dt} {r['m']:>6}x{r['k']:<5}"
-            for kname in ("rowscm", "rowscm_gated", "multi"):
+            for kname in ("rowscm", "rowscm_k128", "rowscm_gated", "multi"):
                 c = best.get(kname)
                 if c:
                     line += f"  {kname} {c['median_us']:7.1f} ({c['tflop_s']:5.1f} TF {c['gb_s']:5.0f} GB/s wg {c['wg']})"
@@ -129,6 +132,6 @@ d = load("bench-16-rowscm.json")
 if base and d:
     r = d["aggregate_decode_tok_s"] / base
     print(f"issue bar: N=16 aggregate (rowscm default) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "sweep names: 16-sg-PLAIN-GATED subgroups")
+          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: auto)")
 PY
 rm -rf /tmp/m1

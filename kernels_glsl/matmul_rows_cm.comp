@@ -17,6 +17,8 @@
 // served from L1 / L2. At the end the subgroups' partial 16x16 accumulators meet in shared memory and
 // every invocation sums one element's SG partials and writes it (bounds-checked: ragged M and m).
 //
+// BK, the k step, is 64 (RCM_BK=128: the *_k128 variants, half the steps of a long k's chain of dependent
+// loads, twice the loads in flight; plain only).
 // Contract (the host's conditions): k % BK == 0 (F16 rows are then 16-byte aligned; Q4_K rows of k not a
 // multiple of 256 are padded to whole blocks, and only chunks below k are read); M <= 32; X's binding holds
 // 16 rows of k values (32 when M > 16): A fragments read whole 16-row slabs and rows past M only reach

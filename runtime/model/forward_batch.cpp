@@ -39,14 +39,14 @@ void Model::select_kv_slot(int32_t slot) {
 // Binding offsets must be multiples of minStorageBufferOffsetAlignment, which Vulkan caps at 256.
 static bool aligned(uint64_t bytes) { return bytes % 256 == 0; }
 
-// matmul_rows_cm.comp's shared arrays at 64-wide k steps: per subgroup and matrix (gated: 2) a W tile of
-// 16 rows x 9 uvec4 and 16 x 16 f32 partials; plus common.glsl's 64-float scratch.
-uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated) {
-  return uint64_t(subgroups) * (gated ? 2 : 1) * (16 * 9 * 16 + 256 * 4) + 64 * 4;
+// matmul_rows_cm.comp's shared arrays: per subgroup and matrix (gated: 2) a W tile of 16 rows x (bk / 8 + 1)
+// uvec4 and 16 x 16 f32 partials; plus common.glsl's 64-float scratch.
+uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk) {
+  return uint64_t(subgroups) * (gated ? 2 : 1) * (16 * (bk / 8 + 1) * 16 + 256 * 4) + 64 * 4;
 }
 
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
-                        bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated) {
+                        bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated, uint32_t bk) {
   const bool dtype_ok =
       t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
   if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) ||
@@ -59,10 +59,16 @@ RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, ui
   // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 128.
   static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8),
                         env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
+  static const uint32_t env_bk = env_uint("BLUESHIFT_ROWSCM_BK", 0);
   uint32_t sg = std::clamp(subgroups ? subgroups : gated ? env_gated_sg : env_sg, 1u, 32u);
-  sg = std::min(sg, k / 64);  // a subgroup per step at most
-  while (sg > 1 && rows_cm_shared_bytes(sg, gated) > std::max(max_shared, 16384u)) --sg;
-  return {kernel, 32 * sg, (m + 15) / 16};
+  // A subgroup's steps form a chain of dependent loads (one step in flight ahead): where it would be 8 or
+  // more steps of 64 (the 1B's down projection: 16 at k = 8192), steps of 128 halve it.
+  const uint32_t want_bk = bk ? bk : env_bk ? env_bk : k / (64 * sg) >= 8 ? 128 : 64;
+  const bool k128 = want_bk == 128 && !gated && k % 128 == 0 && kernels.has(kernel + "_k128");
+  bk = k128 ? 128 : 64;
+  sg = std::min(sg, k / bk);  // a subgroup per step at most
+  while (sg > 1 && rows_cm_shared_bytes(sg, gated, bk) > std::max(max_shared, 16384u)) --sg;
+  return {k128 ? kernel + "_k128" : kernel, 32 * sg, (m + 15) / 16, bk};
 }
 
 std::string Model::batch_unsupported(int32_t rows) const {

@@ -235,16 +235,19 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 // 1 <= rows <= 32, X in f16 (16 rows bound, 32 when rows > 16), or with `gated` the FFN act(X W^T) * (X U^T)
 // as f16 (matmul_rows_cm_*[_gated]). `kernel` is empty where the device lacks cooperative matrices or the
 // shape does not fit (k % 64, Q6_K k % 256, gated m even). The workgroup is 32 x subgroups, which split k:
-// `subgroups` (0: 8, gated 4; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's 64-wide steps and the
-// device's shared memory allow. `emulated`: the same kernel with the fragments emulated (matmul_rows_emu_*,
-// any device; slow: for tests of the path on lavapipe).
+// `subgroups` (0: 8, gated 4; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's steps and the device's shared
+// memory allow. The k step is 64, or 128 (the *_k128 variants, plain only) where a subgroup would take 8 or
+// more steps of 64 (the down projection); BLUESHIFT_ROWSCM_BK=64|128 fixes it where it applies.
+// `emulated`: the same kernel with the fragments emulated (matmul_rows_emu_*, any device; slow: for tests of
+// the path on lavapipe).
 struct RowsCmPlan {
   std::string kernel;
-  uint32_t workgroup = 0, groups_x = 0;
+  uint32_t workgroup = 0, groups_x = 0, bk = 0;
 };
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
-                        bool gated, uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false);
-// The shared memory matmul_rows_cm asks at a number of subgroups.
-uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated);
+                        bool gated, uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false,
+                        uint32_t bk = 0);
+// The shared memory matmul_rows_cm asks at a number of subgroups and k step.
+uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk = 64);
 
 }  // namespace bs::model

@@ -78,10 +78,10 @@ double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u
 class RowsCmTest : public KernelTest {
  protected:
   // Workgroup sizes (32 x subgroups) that fit the device's shared memory.
-  std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated) {
+  std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated, uint32_t bk = 64) {
     std::vector<uint32_t> out;
     for (uint32_t wg : sizes)
-      if (model::rows_cm_shared_bytes(wg / 32, gated) <= device().adapter().max_shared_memory)
+      if (model::rows_cm_shared_bytes(wg / 32, gated, bk) <= device().adapter().max_shared_memory)
         out.push_back(wg);
     return out;
   }
@@ -89,14 +89,18 @@ class RowsCmTest : public KernelTest {
     return fmt::format("{} M={} m={} k={} wg={} seed={}", kernel, c.rows, c.m, c.k, wg, test_seed());
   }
 
+  // Plain Y (+)= X W^T at both k steps (64, and 128 where k allows: the *_k128 variants).
   void store_and_accumulate(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
-    const std::string kernel = prefix + kernel_suffix(t);
+    for (uint32_t bk : {64u, 128u})
+      if (c.k % bk == 0) plain(prefix + kernel_suffix(t) + (bk == 128 ? "_k128" : ""), t, c, sizes, bk);
+  }
+  void plain(const std::string& kernel, DType t, Case c, const std::vector<uint32_t>& sizes, uint32_t bk) {
     for (uint32_t accumulate : {0u, 1u}) {
       Weights w = random_weights(t, c.m, c.k);
       auto x = random_floats(size_t(c.rows) * c.k, -2, 2), y0 = random_floats(size_t(c.rows) * c.m);
       DotRef ref = dot_ref(w.dq.data(), x.data(), accumulate ? y0.data() : nullptr, c.m, c.k, c.rows);
       auto bw = upload(w.bytes), bx = upload(x_slabs(x, c.rows, c.k));
-      for (uint32_t wg : workgroups(sizes, false)) {
+      for (uint32_t wg : workgroups(sizes, false, bk)) {
         // Y (NaN unless accumulating) and one NaN row after it, which the kernel must not touch.
         std::vector<float> init(size_t(c.rows + 1) * c.m, std::nanf(""));
         if (accumulate) std::copy(y0.begin(), y0.end(), init.begin());
@@ -208,6 +212,15 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
               128u);  // shared memory: 4 fit
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big).groups_x, 8016u);
+    EXPECT_EQ(p.bk, 64u);
+    p = model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big);  // 16 steps of 64 a subgroup: steps of 128
+    EXPECT_EQ(p.kernel, name + "_k128");
+    EXPECT_EQ(p.workgroup, 256u);  // 8 subgroups fit at 128 too (43 KiB)
+    EXPECT_EQ(p.bk, 128u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big, 0, false, 64).bk, 64u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 128).kernel, name + "_k128");
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 8192, 8192, 16, true, big, 0, false, 128).bk,
+              64u);  // gated: 64 only
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 33, false, big).kernel,
               "");  // more than two A fragments
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2080, 16, false, big).kernel, "");  // k % 64
@@ -216,6 +229,7 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
   EXPECT_EQ(model::plan_rows_cm(kc, DType::Q6_K, 64, 320, 4, false, big).kernel, "");  // Q6_K: whole blocks
   EXPECT_EQ(model::plan_rows_cm(kc, DType::F32, 64, 256, 4, false, big).kernel, "");
   EXPECT_EQ(model::rows_cm_shared_bytes(8, false), 8u * 3328 + 256);
+  EXPECT_EQ(model::rows_cm_shared_bytes(8, false, 128), 8u * 5376 + 256);
   EXPECT_LE(model::rows_cm_shared_bytes(4, true), big);
 }
 

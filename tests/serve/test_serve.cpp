@@ -101,7 +101,9 @@ class ServeProcess {
 // that many sequences together (continuous batching), their projections as batched matvecs, as the
 // prefill GEMM, as multi-row matvecs of either layout or on tensor cores (BLUESHIFT_BATCH_GEMM, all five
 // paths tested; rowscm is the multi-row matvec where the device has no cooperative matrices, rowsemu its
-// plumbing with the fragments emulated on any device); RoPE + KV append
+// plumbing with the fragments emulated on any device: it rounds X and W to f16, so its sampled text matches
+// generate's (f32) only away from near-ties: it does for these seeds at its default shape, but not, e.g.,
+// with BLUESHIFT_ROWSCM_BK=128, whose sums run in another order); RoPE + KV append
 // and attention in one dispatch for all sequences, or one per sequence (per_row: BLUESHIFT_BATCH_PER_ROW,
 // the path of devices without buffer device addresses).
 struct Mode {
