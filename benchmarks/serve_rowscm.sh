@@ -5,7 +5,9 @@
 # (synth, then convert):
 #   1. correctness: test_coopmat's rows-kernel tests (float64 references; the emulated kernel beside them) and
 #      matmul_cm's (weight_chunk.glsl changed under it); where the bundle has test_serve (and curl is there),
-#      serve's parallel suite through BLUESHIFT_BATCH_GEMM=rowscm on its tiny model;
+#      serve's parallel suite through BLUESHIFT_BATCH_GEMM=rowscm on its tiny model (its text tests compare
+#      with generate's f32 decode: f16 X and W can part them at a sampling near-tie after many equal tokens,
+#      which is not a kernel error; the kernel tests are the check);
 #   2. the kernels alone at N = 4, 16, 32 (bs_gemv_bench --multi): rowscm at 2, 4, 6, 8 subgroups (gated at
 #      2, 4, 6), at k steps of 64 and 128 (rowscm_k128), beside the multi-row matvec (ROWS 2), on the step's
 #      shapes (q4k: 2048x2048, 512x2048,
