@@ -40,12 +40,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
-  // Default: GPUs. Measured on the H100 (benchmarks/results/2026-11-24-h100-session6.md, Q3 and Q5): 8B
-  // q4_k_m 214 -> 243 tok/s, 1B 806-811 -> 817-821 since the grid barrier's rework (before it the 1B lost:
-  // 803 -> 765, so the default was dim >= 4096). On lavapipe one workgroup runs every layer on one thread.
-  // BLUESHIFT_PERSISTENT=1 takes it on CPU devices too.
-  if (!env_switch("BLUESHIFT_PERSISTENT") && ad.type == "cpu")
-    return no("off by default on CPU devices (BLUESHIFT_PERSISTENT=1 forces it)");
+  // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
+  // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
+  // since the grid barrier's rework (before it the 1B lost: 803 -> 765), but 1B F16 656 -> 615. On
+  // lavapipe one workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
+  const bool forced = env_switch("BLUESHIFT_PERSISTENT");
+  if (!forced && ad.type == "cpu") return no("off by default on CPU devices (BLUESHIFT_PERSISTENT=1 forces it)");
   if (!dev.hasBufferDeviceAddress()) return no("the device has no buffer device addresses");
   if (!m.kernels_.has("decode_persistent")) return no("the kernel set has no decode_persistent");
   if (c.qk_norm || c.sandwich_norm || c.attn_softcap > 0) return no("q/k norms, sandwich norms or softcaps");
@@ -111,6 +111,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
       int code = dtype_code(w->dtype, w->shape[1]);
       if (code < 0) return no(fmt::format("blk.{}.{}: {} [{}, {}] has no persistent decoder", l, name, dtype_name(w->dtype),
                                           w->shape[0], w->shape[1]));
+      if (!forced && code == int(kPkF16) && c.dim < 4096)
+        return no("off by default for F16 layers below dim 4096 (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
     }
