@@ -89,10 +89,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Polls by volatile load on GPUs, by atomic on lavapipe (whose LLVM hoists the volatile load);
   // BLUESHIFT_PERSISTENT_POLL_LOAD=0|1 overrides.
   uint32_t poll_load = env_uint("BLUESHIFT_PERSISTENT_POLL_LOAD", cpu ? 0 : 1) ? 1 : 0;
-  // Who fences before a grid barrier: invocation 0 for its workgroup after the workgroup barrier (0, the
-  // default: 1B decode kernel 1.029 -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md),
-  // or every invocation (1); BLUESHIFT_PERSISTENT_FENCE_ALL=0|1.
-  uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", 0) ? 1 : 0;
+  // Who fences before a grid barrier: invocation 0 for its workgroup after the workgroup barrier (0), or
+  // every invocation (1); BLUESHIFT_PERSISTENT_FENCE_ALL=0|1. 0 relies on a fence after a workgroup barrier
+  // covering the workgroup's earlier writes, which NVIDIA's memory model gives (CUDA's grid sync is built
+  // on it) and Vulkan's legacy barriers do not promise: the default on NVIDIA only (1B decode kernel 1.029
+  // -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md).
+  constexpr uint32_t kNvidia = 0x10DE;
+  uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", ad.vendor_id == kNvidia ? 0 : 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}};
 
   // Layer table.
