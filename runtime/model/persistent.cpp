@@ -40,12 +40,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
-  // Default: GPUs and hidden sizes of 4096 or more. Measured on the H100 (benchmarks/results/
-  // 2026-11-24-h100-persistent.md): 8B q4_k_m 214 -> 233 tok/s, but 1B (dim 2048) 803 -> 765: a phase's
-  // fixed cost (~4.5 us of barrier and staging) outweighs its small matvecs there. On lavapipe one
-  // workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
-  if (!env_switch("BLUESHIFT_PERSISTENT") && (ad.type == "cpu" || c.dim < 4096))
-    return no("off by default on CPU devices and below dim 4096 (BLUESHIFT_PERSISTENT=1 forces it)");
+  // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
+  // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
+  // since the grid barrier's rework (before it the 1B lost: 803 -> 765), but 1B F16 656 -> 615. On
+  // lavapipe one workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
+  const bool forced = env_switch("BLUESHIFT_PERSISTENT");
+  if (!forced && ad.type == "cpu") return no("off by default on CPU devices (BLUESHIFT_PERSISTENT=1 forces it)");
   if (!dev.hasBufferDeviceAddress()) return no("the device has no buffer device addresses");
   if (!m.kernels_.has("decode_persistent")) return no("the kernel set has no decode_persistent");
   if (c.qk_norm || c.sandwich_norm || c.attn_softcap > 0) return no("q/k norms, sandwich norms or softcaps");
@@ -89,10 +89,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Polls by volatile load on GPUs, by atomic on lavapipe (whose LLVM hoists the volatile load);
   // BLUESHIFT_PERSISTENT_POLL_LOAD=0|1 overrides.
   uint32_t poll_load = env_uint("BLUESHIFT_PERSISTENT_POLL_LOAD", cpu ? 0 : 1) ? 1 : 0;
-  // Who fences before a grid barrier: invocation 0 for its workgroup after the workgroup barrier (0, the
-  // default: 1B decode kernel 1.029 -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md),
-  // or every invocation (1); BLUESHIFT_PERSISTENT_FENCE_ALL=0|1.
-  uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", 0) ? 1 : 0;
+  // Who fences before a grid barrier: invocation 0 for its workgroup after the workgroup barrier (0), or
+  // every invocation (1); BLUESHIFT_PERSISTENT_FENCE_ALL=0|1. 0 relies on a fence after a workgroup barrier
+  // covering the workgroup's earlier writes, which NVIDIA's memory model gives (CUDA's grid sync is built
+  // on it) and Vulkan's legacy barriers do not promise: the default on NVIDIA only (1B decode kernel 1.029
+  // -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md).
+  constexpr uint32_t kNvidia = 0x10DE;
+  uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", ad.vendor_id == kNvidia ? 0 : 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}};
 
   // Layer table.
@@ -111,6 +114,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
       int code = dtype_code(w->dtype, w->shape[1]);
       if (code < 0) return no(fmt::format("blk.{}.{}: {} [{}, {}] has no persistent decoder", l, name, dtype_name(w->dtype),
                                           w->shape[0], w->shape[1]));
+      if (!forced && code == int(kPkF16) && c.dim < 4096)
+        return no("off by default for F16 layers below dim 4096 (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
     }
