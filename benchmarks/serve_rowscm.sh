@@ -12,8 +12,9 @@
 #      2, 4, 6), at k steps of 64 and 128 (rowscm_k128), beside the multi-row matvec (ROWS 2), on the step's
 #      shapes (q4k: 2048x2048, 512x2048,
 #      8192x2048 plain and gated, 2048x8192, 128256x2048; q6k: 512x2048, 2048x8192, 128256x2048);
-#   3. bench --parallel N at N = 4, 16, 32, the new default (rowscm) and BLUESHIFT_BATCH_GEMM=multi (the
-#      session-5 default), one step of each profiled by kernel at N = 16; batch 1; at N = 16 the subgroups
+#   3. bench --parallel N at N = 4, 8, 16, 32, rowscm (BLUESHIFT_BATCH_GEMM=rowscm: the default from 8 rows) and
+#      BLUESHIFT_BATCH_GEMM=multi (the default below), one step of each profiled by kernel at N = 16; batch 1; at
+#      N = 16 the subgroups
 #      and the k step swept (BLUESHIFT_ROWSCM_SG / _GATED_SG / _BK).
 # Prompts of 128 random tokens, 256 generated, medians of 3 (multi and the sweep: 2, 128 generated for the
 # sweep). About 4 to 5 minutes of device time; compact tables last.
@@ -68,14 +69,14 @@ bench() {
 }
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
 bench 1 256 3
-for n in 4 16 32; do
+for n in 4 8 16 32; do
   prof=(); [ $n = 16 ] && prof=(--profile)
-  bench "$n-rowscm" 256 3 --parallel $n "${prof[@]}"
+  BLUESHIFT_BATCH_GEMM=rowscm bench "$n-rowscm" 256 3 --parallel $n "${prof[@]}"
   BLUESHIFT_BATCH_GEMM=multi bench "$n-multi" 256 2 --parallel $n "${prof[@]}"
 done
-# At N = 16: subgroups plain,gated and the k step (8,4,auto is the default: steps of 128 where a subgroup would
-# take 8 or more of 64, the down projection); the plan caps the subgroups at shared memory.
-for s in 4,4,0 8,2,0 8,6,0 16,4,0 8,4,64 8,4,128; do
+# At N = 16: subgroups plain,gated and the k step (8,4,0 is the default: 64); the plan caps the subgroups at
+# shared memory.
+for s in 8,4,0 4,4,0 8,2,0 8,6,0 16,4,0 8,4,128; do
   IFS=, read -r sg gsg bk <<< "$s"
   BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg BLUESHIFT_ROWSCM_BK=$bk bench "16-sg-$sg-$gsg-$bk" 128 2 --parallel 16
 done
@@ -114,7 +115,7 @@ base = b1["decode_tok_s"] if b1 else 0
 print(f"{'run':>16} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
 if b1:
     print(f"{'1 (Session loop)':>16} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
-names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("rowscm", "multi")]
+names = [f"{n}-{g}" for n in (4, 8, 16, 32) for g in ("rowscm", "multi")]
 names += sorted(os.path.basename(p)[6:-5] for p in glob.glob(os.path.join(out, "bench-16-sg-*.json")))
 for name in names:
     d = load(f"bench-{name}.json")
@@ -133,7 +134,7 @@ for name in ("16-rowscm", "16-multi"):
 d = load("bench-16-rowscm.json")
 if base and d:
     r = d["aggregate_decode_tok_s"] / base
-    print(f"issue bar: N=16 aggregate (rowscm default) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: auto)")
+    print(f"issue bar: N=16 aggregate (rowscm, the default at 16) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
+          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: default, 64)")
 PY
 rm -rf /tmp/m1

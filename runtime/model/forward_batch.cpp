@@ -61,9 +61,10 @@ RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, ui
                         env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
   static const uint32_t env_bk = env_uint("BLUESHIFT_ROWSCM_BK", 0);
   uint32_t sg = std::clamp(subgroups ? subgroups : gated ? env_gated_sg : env_sg, 1u, 32u);
-  // A subgroup's steps form a chain of dependent loads (one step in flight ahead): where it would be 8 or
-  // more steps of 64 (the 1B's down projection: 16 at k = 8192), steps of 128 halve it.
-  const uint32_t want_bk = bk ? bk : env_bk ? env_bk : k / (64 * sg) >= 8 ? 128 : 64;
+  // Steps of 128 halve a subgroup's chain of dependent loads (one step in flight ahead), but the whole step
+  // measured slower on the H100 (3d7e932, N = 16, 128 tokens generated: 3.46 ms a step with 64 everywhere,
+  // 3.58 with 128 everywhere): 64 unless asked.
+  const uint32_t want_bk = bk ? bk : env_bk ? env_bk : 64;
   const bool k128 = want_bk == 128 && !gated && k % 128 == 0 && kernels.has(kernel + "_k128");
   bk = k128 ? 128 : 64;
   sg = std::min(sg, k / bk);  // a subgroup per step at most
@@ -123,7 +124,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1);
   };
   // Y[M, m] (+)= X[M, k] W^T, five ways; the default is the first that applies.
-  // 1. Tensor cores, M <= 32 (matmul_rows_cm.comp, where the device has cooperative matrices): 16 rows of W
+  // 1. Tensor cores, 8 <= M <= 32 (matmul_rows_cm.comp, where the device has cooperative matrices): 16 rows of W
   //    a workgroup with k split over its subgroups, so even a 512-row matrix spreads over 32 x 8 subgroups;
   //    W decoded to f16 once a step, X in f16 (rms_norm_f32_f16, to_f16 and the gated kernel's own output
   //    write it), f32 sums. Why: every scalar kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
@@ -131,7 +132,7 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   //    (2026-11-24-h100-session5-serve.md: 3.13x batch 1 at best, the bar is 6x); a step's 39.5 GFLOP
   //    at N = 16 are ~0.1 ms on tensor cores, and the 0.8 GB of weights 0.27 ms at 3 TB/s.
   // 2. The multi-row matvec (matvec_multi.glsl, lanes across k; up to 64 rows, and where 1 does not
-  //    apply: lavapipe, or a k that is not a multiple of 64): W decoded once a step for NB rows. In the
+  //    apply: fewer than 8 rows, lavapipe, a k not a multiple of 64): W decoded once a step for NB rows. In the
   //    whole step (6eec232, N = 16) its best shape was NB 8, ROWS 4, gated 2 + 2, 64 invocations, norms
   //    folded: 5.8 ms against the batched matvec's 8.2; now NB 8, ROWS 2, gated 1 (6.14 ms, session 5).
   //    BLUESHIFT_MULTI_FOLD=0 puts the norms in rms_norm dispatches, BLUESHIFT_MULTI_LONG=1 takes the
@@ -159,7 +160,11 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     return v;
   }();
   const bool rows_emulated = gemm == "rowsemu";
-  const bool want_rowscm = gemm.empty() ? M <= 32 : gemm == "rowscm" || rows_emulated;
+  // The tensor-core kernel's cost hardly depends on M (16-row fragments): on the H100 (3d7e932) a step took
+  // 3.52 ms at N = 4 against the multi-row matvec's 2.24, 3.77 at N = 16 against 6.24; the two cross near
+  // N = 8 (BLUESHIFT_ROWSCM_MIN_ROWS moves the cut-over).
+  static const uint32_t rows_min = env_uint("BLUESHIFT_ROWSCM_MIN_ROWS", 8);
+  const bool want_rowscm = gemm.empty() ? M >= rows_min && M <= 32 : gemm == "rowscm" || rows_emulated;
   const bool use_matvec = gemm.empty() ? M <= 32 : gemm == "matvec";
   const bool want_multi = gemm.empty() ? M <= 64 : gemm == "multi" || want_rowscm;
   const bool want_lanes = gemm == "lanes";

@@ -236,8 +236,8 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 // as f16 (matmul_rows_cm_*[_gated]). `kernel` is empty where the device lacks cooperative matrices or the
 // shape does not fit (k % 64, Q6_K k % 256, gated m even). The workgroup is 32 x subgroups, which split k:
 // `subgroups` (0: 8, gated 4; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's steps and the device's shared
-// memory allow. The k step is 64, or 128 (the *_k128 variants, plain only) where a subgroup would take 8 or
-// more steps of 64 (the down projection); BLUESHIFT_ROWSCM_BK=64|128 fixes it where it applies.
+// memory allow. The k step is 64, or 128 (the *_k128 variants, plain only) with `bk` = 128 or
+// BLUESHIFT_ROWSCM_BK=128.
 // `emulated`: the same kernel with the fragments emulated (matmul_rows_emu_*, any device; slow: for tests of
 // the path on lavapipe).
 struct RowsCmPlan {

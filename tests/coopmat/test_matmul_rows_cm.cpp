@@ -206,18 +206,18 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(p.kernel, name + "_gated");
     EXPECT_EQ(p.workgroup, 128u);  // 4 subgroups: twice the tiles
     EXPECT_EQ(p.groups_x, 512u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 37, 64, 3, false, big).workgroup,
-              32u);  // one 64-wide step: one subgroup
+    const uint32_t k1 = t == DType::Q6_K ? 256 : 64;  // Q6_K: whole blocks
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 37, k1, 3, false, big).workgroup, 32 * k1 / 64);  // a subgroup a step at most
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup,
               128u);  // shared memory: 4 fit
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big).groups_x, 8016u);
     EXPECT_EQ(p.bk, 64u);
-    p = model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big);  // 16 steps of 64 a subgroup: steps of 128
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big).bk, 64u);  // 64 by default (H100 sweep)
+    p = model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big, 0, false, 128);
     EXPECT_EQ(p.kernel, name + "_k128");
     EXPECT_EQ(p.workgroup, 256u);  // 8 subgroups fit at 128 too (43 KiB)
     EXPECT_EQ(p.bk, 128u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big, 0, false, 64).bk, 64u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 128).kernel, name + "_k128");
     EXPECT_EQ(model::plan_rows_cm(kc, t, 8192, 8192, 16, true, big, 0, false, 128).bk,
               64u);  // gated: 64 only
