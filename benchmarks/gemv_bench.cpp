@@ -19,8 +19,9 @@
 // matvec (a workgroup per sequence and row group, BATCH_FIRST): µs, GB/s of the weights once, f32 TFLOP/s;
 // and where the device has cooperative matrices the tensor-core kernel (matmul_rows_cm_<dtype>, N <= 32, X in
 // f16; --wg / 32 subgroups split k) and, on shapes with more rows than columns (the FFN's gate / up), its
-// gated form (two matrices: GB/s and TFLOP/s count both), and at k steps of 128 (rowscm_k128). --only
-// rowscm,rowscm_k128,rowscm_gated,multi,... limits the kernels timed.
+// gated form (two matrices: GB/s and TFLOP/s count both), at k steps of 128 (rowscm_k128) and with 32 rows a
+// workgroup (rowscm_r32). --only rowscm,rowscm_k128,rowscm_r32,rowscm_gated,multi,... limits the kernels
+// timed.
 //
 //   bs_gemv_bench [--json] [--reps 50] [--rounds 1] [--dtype q4k,...] [--shape 2048x2048,...] [--wg 64,128]
 //   [--rows 1,2,4]
@@ -253,16 +254,24 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         if ((m + rows - 1) / rows <= 65535)
           try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}, {2, 1}}), tokens, (m + rows - 1) / rows,
                      {{"kernel", "batched"}, {"wg", wg}, {"rows", rows}});
-        for (auto [gated, bk] : {std::pair{false, 64u}, std::pair{false, 128u}, std::pair{true, 64u}}) {
+        struct RowsForm {
+          bool gated;
+          uint32_t bk;
+          int r32;
+          const char* name;
+        };
+        for (RowsForm f : {RowsForm{false, 64, 0, "rowscm"}, RowsForm{false, 128, 0, "rowscm_k128"},
+                           RowsForm{false, 64, 1, "rowscm_r32"}, RowsForm{true, 64, 0, "rowscm_gated"}}) {
           // Once per wg; gated on FFN shapes only (more rows than columns, not a head).
-          if ((gated && (m <= k || m > 65536)) || rows != o.rows.front() || wg % 32 != 0) continue;
-          model::RowsCmPlan rp = model::plan_rows_cm(
-              kc, t, m, k, tokens, gated, dev.adapter().max_shared_memory, wg / 32, o.rows_emulated, bk);
-          const char* name = gated ? "rowscm_gated" : bk == 128 ? "rowscm_k128" : "rowscm";
-          if (!rp.kernel.empty() && rp.workgroup == wg && rp.bk == bk)
+          if ((f.gated && (m <= k || m > 65536)) || rows != o.rows.front() || wg % 32 != 0) continue;
+          model::RowsCmPlan rp =
+              model::plan_rows_cm(kc, t, m, k, tokens, f.gated, dev.adapter().max_shared_memory, wg / 32,
+                                  o.rows_emulated, f.bk, f.r32);
+          if (!rp.kernel.empty() && rp.workgroup == wg && rp.bk == f.bk &&
+              (rp.rows_per_group == 32) == (f.r32 > 0))
             try_config(kc.get(rp.kernel, {{0, wg}}), rp.groups_x, 1,
-                       {{"kernel", name}, {"wg", wg}, {"rows", 16}},
-                       gated ? Form::rows_cm_gated : Form::rows_cm);
+                       {{"kernel", f.name}, {"wg", wg}, {"rows", rp.rows_per_group}},
+                       f.gated ? Form::rows_cm_gated : Form::rows_cm);
         }
         const uint32_t lr = dev.subgroupSize() >= 8 && dev.subgroupSize() <= 64 ? dev.subgroupSize() : 32;
         if (wg >= 2 * lr && wg % lr == 0 && uint64_t(wg - lr) * nb * rows * 4 + 4 <= dev.adapter().max_shared_memory)
@@ -425,9 +434,9 @@ int main(int argc, char** argv) {
   app.add_option("--matmul", o.matmul_tokens, "time the prefill matmul with this many tokens instead");
   app.add_option("--multi", o.multi_tokens,
                  "time serve's batched decode products for this many sequences instead (multi-row vs batched matvec)");
-  app.add_option(
-         "--only", o.only,
-         "with --multi: time only these kernels (rowscm, rowscm_k128, rowscm_gated, multi, batched, lanes)")
+  app.add_option("--only", o.only,
+                 "with --multi: time only these kernels (rowscm, rowscm_k128, rowscm_r32, rowscm_gated, "
+                 "multi, batched, lanes)")
       ->delimiter(',');
   app.add_flag("--rows-emulated", o.rows_emulated,
                "with --multi: time the rowscm kernels' emulation (matmul_rows_emu_*: any device, to check "

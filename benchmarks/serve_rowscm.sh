@@ -54,7 +54,7 @@ echo "synth + convert $(( $(date +%s) - t0 )) s"
 for n in 4 16 32; do
   for spec in "q4k 2048x2048,512x2048,8192x2048,2048x8192,128256x2048" "q6k 512x2048,2048x8192,128256x2048"; do
     read -r dt shapes <<< "$spec"
-    timeout 100 $BS bs_gemv_bench --multi $n --only rowscm,rowscm_k128,rowscm_gated,multi --dtype $dt --shape $shapes \
+    timeout 100 $BS bs_gemv_bench --multi $n --only rowscm,rowscm_k128,rowscm_r32,rowscm_gated,multi --dtype $dt --shape $shapes \
       --wg 64,128,192,256 --rows 2 --reps 10 --json > "$OUT/gemv-$n-$dt.json" 2> "$OUT/gemv-$n-$dt.err" \
       || { echo "bs_gemv_bench --multi $n $dt failed"; tail -3 "$OUT/gemv-$n-$dt.err"; }
   done
@@ -74,11 +74,14 @@ for n in 4 8 16 32; do
   BLUESHIFT_BATCH_GEMM=rowscm bench "$n-rowscm" 256 3 --parallel $n "${prof[@]}"
   BLUESHIFT_BATCH_GEMM=multi bench "$n-multi" 256 2 --parallel $n "${prof[@]}"
 done
-# At N = 16: subgroups plain,gated and the k step (8,4,0 is the default: 64); the plan caps the subgroups at
-# shared memory.
-for s in 8,4,0 4,4,0 8,2,0 8,6,0 16,4,0 8,4,128; do
-  IFS=, read -r sg gsg bk <<< "$s"
-  BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg BLUESHIFT_ROWSCM_BK=$bk bench "16-sg-$sg-$gsg-$bk" 128 2 --parallel 16
+# At N = 16: subgroups plain,gated, the k step (8,4,0 is the default: 64) and 32 rows a workgroup (h, the
+# default: heads only; 0: off); the plan caps the subgroups at shared memory.
+for s in 8,4,0,h 8,4,0,0 8,2,0,h 8,6,0,h 16,4,0,h 8,4,128,h; do  # h: 32 rows a workgroup for the head only
+  IFS=, read -r sg gsg bk r32 <<< "$s"
+  (
+    if [ "$r32" != h ]; then export BLUESHIFT_ROWSCM_R32=$r32; fi
+    BLUESHIFT_ROWSCM_SG=$sg BLUESHIFT_ROWSCM_GATED_SG=$gsg BLUESHIFT_ROWSCM_BK=$bk bench "16-sg-$sg-$gsg-$bk-$r32" 128 2 --parallel 16
+  )
 done
 echo "benches done $(( $(date +%s) - t0 )) s"
 
@@ -105,7 +108,7 @@ for n in (4, 16, 32):
                 if b is None or c["median_us"] < b["median_us"]:
                     best[c["kernel"]] = c
             line = f"  N={n:<2} {dt} {r['m']:>6}x{r['k']:<5}"
-            for kname in ("rowscm", "rowscm_k128", "rowscm_gated", "multi"):
+            for kname in ("rowscm", "rowscm_k128", "rowscm_r32", "rowscm_gated", "multi"):
                 c = best.get(kname)
                 if c:
                     line += f"  {kname} {c['median_us']:7.1f} ({c['tflop_s']:5.1f} TF {c['gb_s']:5.0f} GB/s wg {c['wg']})"
@@ -135,6 +138,6 @@ d = load("bench-16-rowscm.json")
 if base and d:
     r = d["aggregate_decode_tok_s"] / base
     print(f"issue bar: N=16 aggregate (rowscm, the default at 16) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: default, 64)")
+          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: default, 64)-R32 (h: heads only, the default; 0: off)")
 PY
 rm -rf /tmp/m1

@@ -18,7 +18,9 @@
 // every invocation sums one element's SG partials and writes it (bounds-checked: ragged M and m).
 //
 // BK, the k step, is 64 (RCM_BK=128: the *_k128 variants, half the steps of a long k's chain of dependent
-// loads, twice the loads in flight; plain only).
+// loads, twice the loads in flight; plain only). RCM_ROWS32 (the *_r32 variants, plain): 32 rows of W a
+// workgroup, two B fragments sharing each A fragment and the workgroup's fixed costs (for the head, whose
+// 8016 workgroups of 16 rows ran at ~450 GB/s on the H100); grid ((m + 31) / 32, 1).
 // Contract (the host's conditions): k % BK == 0 (F16 rows are then 16-byte aligned; Q4_K rows of k not a
 // multiple of 256 are padded to whole blocks, and only chunks below k are read); M <= 32; X's binding holds
 // 16 rows of k values (32 when M > 16): A fragments read whole 16-row slabs and rows past M only reach
@@ -51,11 +53,14 @@
 #endif
 const uint BK = RCM_BK;
 const uint MF = 2;  // A fragments: tokens 0-15 and 16-31 (the second only when M > 16, a uniform branch)
-#ifdef RCM_GATED
-const uint NF = 2;  // B fragments: gate rows, up rows (the same 16 row indices)
+#if defined(RCM_GATED)
+const uint NF = 2, FSTEP = 0;  // B fragments: gate rows, up rows (the same 16 row indices)
+#elif defined(RCM_ROWS32)
+const uint NF = 2, FSTEP = 16;  // rows n0 .. n0 + 15 and n0 + 16 .. n0 + 31 of one matrix (the head)
 #else
-const uint NF = 1;
+const uint NF = 1, FSTEP = 0;
 #endif
+const uint WROWS = 16u + FSTEP;  // rows of W a workgroup
 layout(local_size_x = 128, local_size_x_id = 0) in;
 const uint NT = gl_WorkGroupSize.x, SG = NT / 32u;
 
@@ -144,8 +149,10 @@ void fetch(uint n0, uint k0) {
     // Rows past m: zeroed in store. (Not a loop over f with w_fetch(f == 1u, ..): glslc 2023.2's optimizer
     // crashes on that.)
     staged[j * NF] = w_fetch(false, row, p.k, e);
-#ifdef RCM_GATED
+#if defined(RCM_GATED)
     staged[j * NF + 1u] = w_fetch(true, row, p.k, e);
+#elif defined(RCM_ROWS32)
+    staged[j * NF + 1u] = w_fetch(false, min(n0 + 16u + c / CPR, p.m - 1u), p.k, e);
 #endif
   }
 }
@@ -154,8 +161,8 @@ void store(uint base, uint n0) {
   uint lane = LANE;
   [[unroll]] for (uint j = 0; j < WPL; ++j) {
     uint c = lane + 32u * j, r = c / CPR;
-    bool in_m = n0 + r < p.m;
     [[unroll]] for (uint f = 0; f < NF; ++f) {
+      bool in_m = n0 + f * FSTEP + r < p.m;
       uvec4 h[2] = w_decode(staged[j * NF + f]);
       uint o = base + f * TILE + r * LD + 2u * (c % CPR);
       ws[o] = in_m ? h[0] : uvec4(0u);
@@ -165,7 +172,7 @@ void store(uint base, uint n0) {
 }
 
 void main() {
-  const uint sg = SG_ID, n0 = gl_WorkGroupID.x * 16u, kv = p.k / 8u, steps = p.k / BK;
+  const uint sg = SG_ID, n0 = gl_WorkGroupID.x * WROWS, kv = p.k / 8u, steps = p.k / BK;
   const bool two = p.batch > 16u;  // uniform: the second A fragment's loads and multiply-adds
   const uint base = sg * NF * TILE;
 
@@ -221,10 +228,10 @@ void main() {
       if (tok < p.batch && row < p.m) yh[(tok * p.m + row) / 2u] = packHalf2x16(vec2(bs_act(g.x, p.act), bs_act(g.y, p.act)) * u);
     }
 #else
-    for (uint e = lid; e < 256u; e += NT) {
-      const uint tok = 16u * i + e / 16u, row = n0 + e % 16u;
+    for (uint e = lid; e < 256u * NF; e += NT) {  // element el of fragment f
+      const uint f = e / 256u, el = e % 256u, tok = 16u * i + el / 16u, row = n0 + f * FSTEP + el % 16u;
       float v = 0.0;
-      for (uint t = 0; t < SG; ++t) v += red[t * 256u + e];
+      for (uint t = 0; t < SG; ++t) v += red[(t * NF + f) * 256u + el];
       if (tok < p.batch && row < p.m) {
         const uint o = tok * p.m + row;
         y[o] = (p.accumulate != 0u ? y[o] : 0.0) + v;

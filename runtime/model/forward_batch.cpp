@@ -46,7 +46,8 @@ uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk) {
 }
 
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
-                        bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated, uint32_t bk) {
+                        bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated, uint32_t bk,
+                        int rows32) {
   const bool dtype_ok =
       t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
   if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) ||
@@ -60,16 +61,27 @@ RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, ui
   static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8),
                         env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
   static const uint32_t env_bk = env_uint("BLUESHIFT_ROWSCM_BK", 0);
-  uint32_t sg = std::clamp(subgroups ? subgroups : gated ? env_gated_sg : env_sg, 1u, 32u);
   // Steps of 128 halve a subgroup's chain of dependent loads (one step in flight ahead), but the whole step
   // measured slower on the H100 (3d7e932, N = 16, 128 tokens generated: 3.46 ms a step with 64 everywhere,
   // 3.58 with 128 everywhere): 64 unless asked.
   const uint32_t want_bk = bk ? bk : env_bk ? env_bk : 64;
   const bool k128 = want_bk == 128 && !gated && k % 128 == 0 && kernels.has(kernel + "_k128");
   bk = k128 ? 128 : 64;
+  // 32 rows a workgroup (two B fragments per A fragment) for the head: at 16 rows its 8016 workgroups ran at
+  // ~450 GB/s on the H100 (3d7e932: 495 us at N = 16, a seventh of the step), and the gated FFN's two
+  // fragments a workgroup moved ~1.2x the plain kernel's bytes a second. rows32 < 0: where m >= 32768
+  // (heads); BLUESHIFT_ROWSCM_R32=0|1 off or everywhere (plain, k steps of 64).
+  static const int env_r32 =
+      std::getenv("BLUESHIFT_ROWSCM_R32") ? int(env_uint("BLUESHIFT_ROWSCM_R32", 0)) : -1;
+  const int want_r32 = rows32 >= 0 ? rows32 : env_r32;
+  const bool r32 =
+      !gated && !k128 && (want_r32 < 0 ? m >= 32768 : want_r32 > 0) && kernels.has(kernel + "_r32");
+  // Two fragments a workgroup (gated, r32) take the gated default.
+  uint32_t sg = std::clamp(subgroups ? subgroups : gated || r32 ? env_gated_sg : env_sg, 1u, 32u);
   sg = std::min(sg, k / bk);  // a subgroup per step at most
-  while (sg > 1 && rows_cm_shared_bytes(sg, gated, bk) > std::max(max_shared, 16384u)) --sg;
-  return {k128 ? kernel + "_k128" : kernel, 32 * sg, (m + 15) / 16, bk};
+  while (sg > 1 && rows_cm_shared_bytes(sg, gated || r32, bk) > std::max(max_shared, 16384u)) --sg;
+  if (r32) return {kernel + "_r32", 32 * sg, (m + 31) / 32, bk, 32};
+  return {k128 ? kernel + "_k128" : kernel, 32 * sg, (m + 15) / 16, bk, 16};
 }
 
 std::string Model::batch_unsupported(int32_t rows) const {

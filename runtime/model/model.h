@@ -237,16 +237,18 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 // shape does not fit (k % 64, Q6_K k % 256, gated m even). The workgroup is 32 x subgroups, which split k:
 // `subgroups` (0: 8, gated 4; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's steps and the device's shared
 // memory allow. The k step is 64, or 128 (the *_k128 variants, plain only) with `bk` = 128 or
-// BLUESHIFT_ROWSCM_BK=128.
+// BLUESHIFT_ROWSCM_BK=128. Plain products of 32768 rows or more (heads) take 32 rows a workgroup (the *_r32
+// variants; grid groups_x = (m + 31) / 32); `rows32` 0 / 1 (or BLUESHIFT_ROWSCM_R32) turns that off / on
+// everywhere.
 // `emulated`: the same kernel with the fragments emulated (matmul_rows_emu_*, any device; slow: for tests of
 // the path on lavapipe).
 struct RowsCmPlan {
   std::string kernel;
-  uint32_t workgroup = 0, groups_x = 0, bk = 0;
+  uint32_t workgroup = 0, groups_x = 0, bk = 0, rows_per_group = 0;
 };
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
                         bool gated, uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false,
-                        uint32_t bk = 0);
+                        uint32_t bk = 0, int rows32 = -1);
 // The shared memory matmul_rows_cm asks at a number of subgroups and k step.
 uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk = 64);
 

@@ -90,23 +90,27 @@ class RowsCmTest : public KernelTest {
   }
 
   // Plain Y (+)= X W^T at both k steps (64, and 128 where k allows: the *_k128 variants).
+  // ... and 32 rows a workgroup (the *_r32 variants: two fragments of W, the shared memory of the gated
+  // form).
   void store_and_accumulate(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
     for (uint32_t bk : {64u, 128u})
-      if (c.k % bk == 0) plain(prefix + kernel_suffix(t) + (bk == 128 ? "_k128" : ""), t, c, sizes, bk);
+      if (c.k % bk == 0) plain(prefix + kernel_suffix(t) + (bk == 128 ? "_k128" : ""), t, c, sizes, bk, 16);
+    plain(prefix + kernel_suffix(t) + "_r32", t, c, sizes, 64, 32);
   }
-  void plain(const std::string& kernel, DType t, Case c, const std::vector<uint32_t>& sizes, uint32_t bk) {
+  void plain(const std::string& kernel, DType t, Case c, const std::vector<uint32_t>& sizes, uint32_t bk,
+             uint32_t wrows) {
     for (uint32_t accumulate : {0u, 1u}) {
       Weights w = random_weights(t, c.m, c.k);
       auto x = random_floats(size_t(c.rows) * c.k, -2, 2), y0 = random_floats(size_t(c.rows) * c.m);
       DotRef ref = dot_ref(w.dq.data(), x.data(), accumulate ? y0.data() : nullptr, c.m, c.k, c.rows);
       auto bw = upload(w.bytes), bx = upload(x_slabs(x, c.rows, c.k));
-      for (uint32_t wg : workgroups(sizes, false, bk)) {
+      for (uint32_t wg : workgroups(sizes, wrows == 32, bk)) {
         // Y (NaN unless accumulating) and one NaN row after it, which the kernel must not touch.
         std::vector<float> init(size_t(c.rows + 1) * c.m, std::nanf(""));
         if (accumulate) std::copy(y0.begin(), y0.end(), init.begin());
         auto by = upload(init);
         run_once(kernels().get(kernel, {{0, wg}}), {{0, &bw}, {1, &bx}, {2, &by}},
-                 MatvecParams{c.m, c.k, c.rows, accumulate}, (c.m + 15) / 16);
+                 MatvecParams{c.m, c.k, c.rows, accumulate}, (c.m + wrows - 1) / wrows);
         auto y = download<float>(by, init.size());
         EXPECT_LT(scaled_error({y.begin(), y.begin() + ref.value.size()}, ref), kCoopmatError)
             << where(kernel, c, wg) << " acc=" << accumulate;
@@ -211,7 +215,12 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup,
               128u);  // shared memory: 4 fit
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big).groups_x, 8016u);
+    p = model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big);  // a head: 32 rows a workgroup
+    EXPECT_EQ(p.kernel, name + "_r32");
+    EXPECT_EQ(p.groups_x, 4008u);
+    EXPECT_EQ(p.workgroup, 128u);  // the gated form's default: 4 subgroups
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big, 0, false, 0, 0).groups_x, 8016u);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 0, 1).kernel, name + "_r32");
     EXPECT_EQ(p.bk, 64u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big).bk, 64u);  // 64 by default (H100 sweep)
     p = model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big, 0, false, 128);
