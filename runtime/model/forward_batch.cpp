@@ -56,10 +56,11 @@ RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, ui
   const std::string kernel =
       weight_kernel(emulated ? "matmul_rows_emu" : "matmul_rows_cm", t) + (gated ? "_gated" : "");
   if (!kernels.has(kernel)) return {};
-  // 8 subgroups (4 gated, whose tiles are twice the size) on 2048-row matrices: 128 workgroups of 256
-  // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 128.
+  // 8 subgroups (6 gated, whose tiles are twice the size) on 2048-row matrices: 128 workgroups of 256
+  // invocations, 4 steps of 64 each at k = 2048, and a gated FFN of 8192 rows 512 workgroups of 192. The
+  // gated and head count 6: the H100 sweep at N = 16 (74f2093) gave 3.305 ms a step against 3.530 at 4.
   static const uint32_t env_sg = env_uint("BLUESHIFT_ROWSCM_SG", 8),
-                        env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 4);
+                        env_gated_sg = env_uint("BLUESHIFT_ROWSCM_GATED_SG", 6);
   static const uint32_t env_bk = env_uint("BLUESHIFT_ROWSCM_BK", 0);
   // Steps of 128 halve a subgroup's chain of dependent loads (one step in flight ahead), but the whole step
   // measured slower on the H100 (3d7e932, N = 16, 128 tokens generated: 3.46 ms a step with 64 everywhere,

@@ -235,7 +235,7 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 // 1 <= rows <= 32, X in f16 (16 rows bound, 32 when rows > 16), or with `gated` the FFN act(X W^T) * (X U^T)
 // as f16 (matmul_rows_cm_*[_gated]). `kernel` is empty where the device lacks cooperative matrices or the
 // shape does not fit (k % 64, Q6_K k % 256, gated m even). The workgroup is 32 x subgroups, which split k:
-// `subgroups` (0: 8, gated 4; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's steps and the device's shared
+// `subgroups` (0: 8, gated 6; BLUESHIFT_ROWSCM_SG / _GATED_SG) as far as k's steps and the device's shared
 // memory allow. The k step is 64, or 128 (the *_k128 variants, plain only) with `bk` = 128 or
 // BLUESHIFT_ROWSCM_BK=128. Plain products of 32768 rows or more (heads) take 32 rows a workgroup (the *_r32
 // variants; grid groups_x = (m + 31) / 32); `rows32` 0 / 1 (or BLUESHIFT_ROWSCM_R32) turns that off / on

@@ -208,7 +208,7 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(p.groups_x, 128u);
     p = model::plan_rows_cm(kc, t, 8192, 2048, 32, true, big);
     EXPECT_EQ(p.kernel, name + "_gated");
-    EXPECT_EQ(p.workgroup, 128u);  // 4 subgroups: twice the tiles
+    EXPECT_EQ(p.workgroup, 192u);  // 6 subgroups: twice the tiles
     EXPECT_EQ(p.groups_x, 512u);
     const uint32_t k1 = t == DType::Q6_K ? 256 : 64;  // Q6_K: whole blocks
     EXPECT_EQ(model::plan_rows_cm(kc, t, 37, k1, 3, false, big).workgroup, 32 * k1 / 64);  // a subgroup a step at most
@@ -218,7 +218,7 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     p = model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big);  // a head: 32 rows a workgroup
     EXPECT_EQ(p.kernel, name + "_r32");
     EXPECT_EQ(p.groups_x, 4008u);
-    EXPECT_EQ(p.workgroup, 128u);  // the gated form's default: 4 subgroups
+    EXPECT_EQ(p.workgroup, 192u);  // the gated form's default: 6 subgroups
     EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big, 0, false, 0, 0).groups_x, 8016u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 0, 1).kernel, name + "_r32");
     EXPECT_EQ(p.bk, 64u);
