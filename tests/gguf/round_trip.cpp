@@ -203,4 +203,34 @@ void drop_tensor(const fs::path& src, const fs::path& dst, const std::string& te
   w.finish();
 }
 
+void expect_convert_refused(const fs::path& file, const fs::path& out, const std::string& what) {
+  auto r = run({"convert", file.string(), out.string()});
+  EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+std::vector<uint8_t> file_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 }  // namespace bs::testing
+
+int fuzz_gguf(const uint8_t* data, size_t size);
+
+void bs::testing::fuzz_mutations(const std::vector<uint8_t>& good, size_t end, std::span<const uint32_t> words,
+                                 std::mt19937_64& r, int iterations) {
+  for (int i = 0; i < iterations; ++i) {
+    auto b = good;
+    for (int k = 1 + int(r() % 3); k > 0; --k) {
+      size_t at = r() % end;
+      if (r() % 2) {
+        b[at] ^= uint8_t(1 << (r() % 8));
+      } else if (at + 4 <= b.size()) {
+        std::memcpy(b.data() + at, &words[r() % words.size()], 4);
+      }
+    }
+    fuzz_gguf(b.data(), b.size());
+  }
+}

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,5 +34,17 @@ void rewrite(const std::filesystem::path& src, const std::filesystem::path& dst,
 // `src` written again without the tensor `tensor` (or with it named `rename`).
 void drop_tensor(const std::filesystem::path& src, const std::filesystem::path& dst,
                  const std::string& tensor, const std::string& rename = "");
+
+// `convert FILE out` refuses the file: exit 3, `what` in its message, nothing left at `out`.
+void expect_convert_refused(const std::filesystem::path& file, const std::filesystem::path& out,
+                            const std::string& what);
+
+// The whole of `file`'s bytes.
+std::vector<uint8_t> file_bytes(const std::filesystem::path& file);
+
+// `iterations` mutations of `good` through the fuzz target (fuzz_gguf.cpp): each flips a bit or writes one of
+// `words` at 1 to 3 offsets below `end` (the part of the file the parser and the import plan read).
+void fuzz_mutations(const std::vector<uint8_t>& good, size_t end, std::span<const uint32_t> words,
+                    std::mt19937_64& r, int iterations);
 
 }  // namespace bs::testing

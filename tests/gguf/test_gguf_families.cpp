@@ -20,8 +20,6 @@
 #include "tests/common/testing.h"
 #include "tests/gguf/round_trip.h"
 
-int fuzz_gguf(const uint8_t* data, size_t size);
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -196,10 +194,7 @@ TEST(GgufFamilies, MalformedGemmaAndLongRopeMetadataAreClearErrors) {
                           const std::string& what, const std::string& tensor = "", float first = 0) {
     fs::path file = d / ("bad" + std::to_string(n++) + ".gguf");
     rewrite(src, file, key, v, tensor, first);
-    auto r = run({"convert", file.string(), (d / "out").string()});
-    EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
-    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(d / "out"));
+    bs::testing::expect_convert_refused(file, d / "out", what);
   };
   expect_error(g2, "gemma2.attn_logit_softcapping", Value::f32(0),
                "metadata 'gemma2.attn_logit_softcapping': expected a positive softcap (llama.cpp divides by "
@@ -234,25 +229,12 @@ TEST(GgufFamilies, FuzzMutationsOfGemmaLfm2AndLongRopeFiles) {
                         "phi3", "1,2")};
   std::mt19937_64 r(1818);
   for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const auto h = bs::gguf::read_header(file.string());
     size_t end = size_t(h.data_offset);
     if (const auto* t = h.tensor("rope_factors_short.weight"))
       end = size_t(h.data_offset + t->offset + t->size);
-    for (int i = 0; i < 1500; ++i) {
-      auto b = good;
-      for (int k = 1 + int(r() % 3); k > 0; --k) {
-        size_t at = r() % end;
-        if (r() % 2) {
-          b[at] ^= uint8_t(1 << (r() % 8));
-        } else if (at + 4 <= b.size()) {
-          uint32_t v[] = {0, 1, 6, 46, 62, 0x7F800000u, 0xFFFFFFFFu, 0x80000000u};
-          std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
-        }
-      }
-      fuzz_gguf(b.data(), b.size());
-    }
+    const uint32_t words[] = {0, 1, 6, 46, 62, 0x7F800000u, 0xFFFFFFFFu, 0x80000000u};
+    bs::testing::fuzz_mutations(bs::testing::file_bytes(file), end, words, r, 1500);
   }
 }
 

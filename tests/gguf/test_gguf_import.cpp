@@ -20,8 +20,7 @@
 #include "runtime/tokenizer/trainer.h"
 #include "sharding/reader.h"
 #include "tests/common/testing.h"
-
-int fuzz_gguf(const uint8_t* data, size_t size);
+#include "tests/gguf/round_trip.h"
 
 namespace {
 
@@ -505,27 +504,15 @@ TEST(GgufImport, FuzzMutationsOfAnImportableFile) {
   TinyGguf g;
   add_vocabulary(g, d / "tok", "llama-bpe", 0, 1);
   g.write(d / "t.gguf");
-  std::ifstream in(d / "t.gguf", std::ios::binary);
-  std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> good = bs::testing::file_bytes(d / "t.gguf");
   auto h = read_header((d / "t.gguf").string());
   EXPECT_NO_THROW(bs::plan_gguf_import(h, "t.gguf"));
   std::string why;
   EXPECT_TRUE(bs::gguf_tokenizer(h, "t.gguf", why)) << why;
   std::mt19937_64 r(4242);
   const size_t header = size_t(h.data_offset);
-  for (int i = 0; i < 3000; ++i) {
-    auto b = good;
-    for (int k = 1 + int(r() % 3); k > 0; --k) {
-      size_t at = r() % header;  // the header is what the plan reads
-      if (r() % 2) {
-        b[at] ^= uint8_t(1 << (r() % 8));
-      } else if (at + 4 <= b.size()) {
-        uint32_t v[] = {0, 1, 2, 3, 8, 12, 14, 30, 0xFFFFFFFFu, 256};
-        std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
-      }
-    }
-    fuzz_gguf(b.data(), b.size());
-  }
+  const uint32_t words[] = {0, 1, 2, 3, 8, 12, 14, 30, 0xFFFFFFFFu, 256};
+  bs::testing::fuzz_mutations(good, header, words, r, 3000);  // the header is what the plan reads
 }
 
 }  // namespace

@@ -17,8 +17,7 @@
 #include "runtime/base/error.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "tests/common/testing.h"
-
-int fuzz_gguf(const uint8_t* data, size_t size);
+#include "tests/gguf/round_trip.h"
 
 namespace {
 
@@ -251,22 +250,10 @@ TEST(GgufSentencePiece, MalformedScoresAreClearErrors) {
 TEST(GgufSentencePiece, FuzzMutationsOfASentencePieceVocabulary) {
   TempDir d;
   rebuilt(spm_metadata(synthetic_spm(false), nullptr, false), d / "v");
-  std::ifstream in(d / "v" / "v.gguf", std::ios::binary);
-  std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> good = bs::testing::file_bytes(d / "v" / "v.gguf");
   std::mt19937_64 r(1919);
-  for (int i = 0; i < 2000; ++i) {
-    auto b = good;
-    for (int k = 1 + int(r() % 3); k > 0; --k) {
-      size_t at = r() % b.size();
-      if (r() % 2) {
-        b[at] ^= uint8_t(1 << (r() % 8));
-      } else if (at + 4 <= b.size()) {
-        uint32_t v[] = {0, 1, 2, 3, 6, 7, 0x7FC00000u, 0xFFFFFFFFu};
-        std::memcpy(b.data() + at, &v[r() % std::size(v)], 4);
-      }
-    }
-    fuzz_gguf(b.data(), b.size());
-  }
+  const uint32_t words[] = {0, 1, 2, 3, 6, 7, 0x7FC00000u, 0xFFFFFFFFu};
+  bs::testing::fuzz_mutations(good, good.size(), words, r, 2000);
   auto kv = spm_metadata(synthetic_spm(true), nullptr, true);
   for (auto& e : kv)
     if (e.key == "tokenizer.ggml.tokens")
