@@ -29,6 +29,39 @@ inline std::vector<float> with_nan_tail(std::vector<float> x, size_t tail = 256)
   return x;
 }
 
+// RMSNorm of each of `batch` rows of x (k values), in double, times (offset + nw), rounded to f32 for
+// dot_ref: the input the norm-folded kernels multiply by.
+inline std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<float>& nw, uint32_t k,
+                                     uint32_t batch, float eps, float offset) {
+  std::vector<float> xn(x.size());
+  for (uint32_t b = 0; b < batch; ++b) {
+    double ss = 0;
+    for (uint32_t i = 0; i < k; ++i) ss += double(x[size_t(b) * k + i]) * x[size_t(b) * k + i];
+    double sc = 1.0 / std::sqrt(ss / k + eps);
+    for (uint32_t i = 0; i < k; ++i) xn[size_t(b) * k + i] = float(x[size_t(b) * k + i] * sc * (offset + nw[i]));
+  }
+  return xn;
+}
+
+// Worst error of h = act(g) * u (act 0: silu, 1: gelu_tanh) against float64 g and u, relative to the
+// first-order bound of the two dot products' errors (each relative to its sum of |terms|):
+// |dh| <= eps (max|act'| |u| scale_g + |act(g)| scale_u), plus out_rel |act(g) u| where the output is
+// rounded (1 for f16: u of it). A NaN in h counts as 1.
+inline double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u, uint32_t act,
+                          double out_rel = 0) {
+  double worst = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const double a = g.value[i];
+    const double act_a =
+        act == 0 ? a / (1 + std::exp(-a)) : 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
+    const double da = act == 0 ? 1.1 : 1.2;  // bounds on |act'|
+    const double ref = act_a * u.value[i];
+    const double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(act_a) * u.scale[i] + out_rel * std::abs(ref);
+    worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref) / bound);
+  }
+  return worst;
+}
+
 // Random rows whose magnitude varies per 32 values (so block scales differ) and with some blocks all
 // positive or all negative (so Q4_K's min and Q6_K's sign handling are exercised). A k that is not a
 // whole number of blocks gives rows padded to whole blocks (DOPPLER's "row" layout), the padding

@@ -22,20 +22,6 @@ struct Case {
 // 1e-14; 1e-10 leaves room for long rows. A wrong scale, offset or element misses it by many orders.
 constexpr double kMatvecError = 1e-10;
 
-// RMSNorm of each of `batch` rows of x (k values), in double, times (offset + nw), rounded to f32 for
-// dot_ref: the input the norm-folded kernels (matvec_*_norm, _gated, _q/_k/_v) multiply by.
-std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<float>& nw, uint32_t k, uint32_t batch,
-                              float eps, float offset) {
-  std::vector<float> xn(x.size());
-  for (uint32_t b = 0; b < batch; ++b) {
-    double ss = 0;
-    for (uint32_t i = 0; i < k; ++i) ss += double(x[size_t(b) * k + i]) * x[size_t(b) * k + i];
-    double sc = 1.0 / std::sqrt(ss / k + eps);
-    for (uint32_t i = 0; i < k; ++i) xn[size_t(b) * k + i] = float(x[size_t(b) * k + i] * sc * (offset + nw[i]));
-  }
-  return xn;
-}
-
 class Matvec : public KernelTest {
  protected:
   void check(DType t, Case c) {
@@ -140,20 +126,7 @@ TEST_F(Matvec, GatedFolded) {
         run_once(p, {{0, &bg}, {1, &bx}, {2, &by}, {3, &bn}, {4, &bu}},
                  kparams::MatvecNormParams{c.m, c.k, c.batch, 0, eps, offset, act, 0}, (c.m + c.rows - 1) / c.rows, c.batch);
         auto h = download<float>(by, g.value.size());
-        double worst = 0;
-        for (size_t i = 0; i < h.size(); ++i) {
-          double a = g.value[i], ref, da;
-          if (act == 0) {
-            double sg = 1 / (1 + std::exp(-a));
-            ref = a * sg;
-            da = 1.1;
-          } else {
-            ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-            da = 1.2;
-          }
-          double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
-          worst = std::max(worst, std::abs(h[i] - ref * u.value[i]) / bound);
-        }
+        const double worst = gated_error(h, g, u, act);
         EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " act=" << act << " seed=" << test_seed();
       }
 }

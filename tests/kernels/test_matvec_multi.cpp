@@ -41,38 +41,6 @@ std::vector<Case> cases(DType t) {
   }
 }
 
-// RMSNorm of each of `batch` rows of x (k values) in double, times (offset + nw), rounded to f32.
-std::vector<float> rms_normed(const std::vector<float>& x, const std::vector<float>& nw, uint32_t k, uint32_t batch,
-                              float eps, float offset) {
-  std::vector<float> xn(x.size());
-  for (uint32_t b = 0; b < batch; ++b) {
-    double ss = 0;
-    for (uint32_t i = 0; i < k; ++i) ss += double(x[size_t(b) * k + i]) * x[size_t(b) * k + i];
-    double sc = 1.0 / std::sqrt(ss / k + eps);
-    for (uint32_t i = 0; i < k; ++i) xn[size_t(b) * k + i] = float(x[size_t(b) * k + i] * sc * (offset + nw[i]));
-  }
-  return xn;
-}
-
-// Worst error of h = act(g) * u against float64 g and u, relative to the first-order bound of the two dot
-// products' errors (each relative to its sum of |terms|): |dh| <= eps (max|act'| |u| scale_g + |act(g)| scale_u).
-double gated_error(const std::vector<float>& h, const DotRef& g, const DotRef& u, uint32_t act) {
-  double worst = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    double a = g.value[i], ref, da;
-    if (act == 0) {
-      ref = a / (1 + std::exp(-a));
-      da = 1.1;
-    } else {
-      ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-      da = 1.2;
-    }
-    double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
-    worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref * u.value[i]) / bound);
-  }
-  return worst;
-}
-
 class MatvecMulti : public KernelTest {
  protected:
   const gpu::ComputePipeline& pipeline(DType t, const char* variant, Shape s) {
@@ -143,19 +111,7 @@ TEST_F(MatvecMulti, GatedFolded) {
           run_once(pipeline(t, "_gated", s), {{0, &bg}, {1, &bx}, {2, &by}, {3, &bn}, {4, &bu}},
                    MatvecNormParams{c.m, c.k, c.batch, 0, eps, offset, act, 0}, groups(c.m, s.rows), groups(c.batch, s.nb));
           auto h = download<float>(by, g.value.size());
-          double worst = 0;
-          for (size_t i = 0; i < h.size(); ++i) {
-            double a = g.value[i], ref, da;
-            if (act == 0) {
-              ref = a / (1 + std::exp(-a));
-              da = 1.1;
-            } else {
-              ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-              da = 1.2;
-            }
-            double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
-            worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref * u.value[i]) / bound);
-          }
+          const double worst = gated_error(h, g, u, act);
           EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " act=" << act
                                  << " wg=" << s.wg << " rows=" << s.rows << " nb=" << s.nb << " seed=" << test_seed();
         }
@@ -234,19 +190,7 @@ TEST_F(MatvecLanes, Gated) {
                    MatvecNormParams{c.m, c.k, c.batch, 0, 0.0f, 0.0f, act, 0}, groups(c.m, s.lr * s.rows),
                    groups(c.batch, s.nb));
           auto h = download<float>(by, g.value.size());
-          double worst = 0;
-          for (size_t i = 0; i < h.size(); ++i) {
-            double a = g.value[i], ref, da;
-            if (act == 0) {
-              ref = a / (1 + std::exp(-a));
-              da = 1.1;
-            } else {
-              ref = 0.5 * a * (1 + std::tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)));
-              da = 1.2;
-            }
-            double bound = da * std::abs(u.value[i]) * g.scale[i] + std::abs(ref) * u.scale[i];
-            worst = std::max(worst, std::isnan(h[i]) ? 1.0 : std::abs(h[i] - ref * u.value[i]) / bound);
-          }
+          const double worst = gated_error(h, g, u, act);
           EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " act=" << act
                                  << " wg=" << s.wg << " rows=" << s.rows << " nb=" << s.nb << " lr=" << s.lr
                                  << " seed=" << test_seed();
