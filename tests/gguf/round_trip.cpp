@@ -161,8 +161,7 @@ fs::path synth(const fs::path& dir, const nlohmann::json& cfg) {
 void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
              std::optional<bs::gguf::Value> v, const std::string& tensor, float first) {
   auto h = bs::gguf::read_header(src.string());
-  std::ifstream in(src, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = file_bytes(src);
   bs::gguf::Writer w(dst.string(), h.alignment);
   bool set = false;
   for (const auto& kv : h.metadata) {
@@ -189,8 +188,7 @@ void rewrite(const fs::path& src, const fs::path& dst, const std::string& key,
 void drop_tensor(const fs::path& src, const fs::path& dst, const std::string& tensor,
                  const std::string& rename) {
   auto h = bs::gguf::read_header(src.string());
-  std::ifstream in(src, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = file_bytes(src);
   bs::gguf::Writer w(dst.string(), h.alignment);
   for (const auto& kv : h.metadata)
     if (kv.key != "general.alignment") w.add(kv.key, kv.value);
