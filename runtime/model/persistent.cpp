@@ -169,9 +169,9 @@ std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {
 }
 
 void PersistentDecode::check() const {
-  uint32_t w[kPkSyncWords];
-  model_.device_.queue().readBuffer(sync_, 0, w, sizeof w);
-  if (w[kPkSyncError] != 0)
+  uint32_t error = 0;
+  model_.device_.queue().readBuffer(sync_, uint64_t(kPkSyncError) * 4, &error, sizeof error);
+  if (error != 0)
     fail_kind(ErrorKind::gpu,
               "persistent decode: a grid barrier timed out (grid {} x {} invocations not resident at once on {}); set "
               "BLUESHIFT_PERSISTENT_GRID lower or BLUESHIFT_NO_PERSISTENT=1",
