@@ -4,8 +4,9 @@
 // and Q6_K (210 B) blocks are only 2-byte aligned, so every other block starts mid-word. bs_funnel
 // joins two words into the word that starts `sh` bits (0 or 16) into the first.
 //
-// Two ways to turn codes into floats:
-//   * exact: float(code) — used where the work is not bandwidth-bound (matmul tiles, embed rows);
+// Ways to turn codes into floats:
+//   * exact: float(code) — where the work is not bound by arithmetic (the scalar matmul tiles, embed rows);
+//   * into f16 for the tensor-core kernels: weight_chunk.glsl's w_from_bytes (codes OR-ed into 1024.0);
 //   * biased mantissa: the code is OR-ed into the mantissa of 1.0, giving 1 + q/2^bits with one
 //     shift and one and/or (no int->float conversion, which runs at 1/4 rate on NVIDIA). A dot product
 //     then recovers sum(q*x) = 2^bits * (sum(f*x) - sum(x)), where sum(x) is computed once per chunk
@@ -45,11 +46,6 @@ vec4 bs_q4_hi(uint w) {
   uint u = w >> 12;
   return uintBitsToFloat((uvec4(w, w, u, u) & uvec4(0xF0u, 0xF000u, 0xF00u, 0xF0000u)) | 0x4B000000u) - 8388608.0;
 }
-
-// Exact codes, in byte order.
-vec4 bs_nib_lo_exact(uint w) { return vec4((uvec4(w) >> uvec4(0, 8, 16, 24)) & 0xFu); }
-vec4 bs_nib_hi_exact(uint w) { return vec4((uvec4(w) >> uvec4(4, 12, 20, 28)) & 0xFu); }
-vec4 bs_i8_exact(uint w) { return vec4(ivec4(uvec4(w) << uvec4(24, 16, 8, 0)) >> 24); }
 
 // Q4_K: the 6-bit scale and min of sub-block j (0..7) from the 12 scale bytes held in s.x, s.y, s.z
 // (GGML's get_scale_min_k4: sub-blocks 0-3 use the low 6 bits of bytes j and j+4; sub-blocks 4-7 take

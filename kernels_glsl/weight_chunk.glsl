@@ -9,8 +9,15 @@
 //                               branch folds away);
 //   uvec4[2] w_decode(c)        those 16 weights as f16 pairs, in element order.
 // A chunk never straddles a block: 16 divides every block size, and a Q4_K / Q6_K scale covers at
-// least 16 weights. Decoding is exact (float(code), f32 products as the CPU reference), then rounded
-// once to f16.
+// least 16 weights.
+//
+// Decoding stays in f16 (w_affine): each code is OR-ed into the mantissa of 1024.0, two to a word, and
+// one packed subtract and one packed fma give scale * (code - bias) + shift. The first version converted
+// every code to f32 and every pair back to f16, both at a quarter of the FMA rate on NVIDIA, which the
+// prefill GEMM pays once per weight and token tile and serve's rows kernel once per weight and step.
+// Q8_0 is exact then rounded once, as before (d is an f16); Q4_K's d * scale and dmin * min and Q6_K's
+// d * scale are rounded to f16 first, so a weight carries up to ~1.5 f16 roundings of its terms instead
+// of 0.5 (far inside the tests' 2u bound, which random roundings meet by three orders of magnitude).
 //
 // Q8_0 (34 B) and Q6_K (210 B) blocks are only 2-byte aligned, so their bytes are read as words and
 // joined with bs_funnel; the word past a chunk is read only when the chunk starts mid-word, and is
@@ -19,7 +26,22 @@
 #extension GL_EXT_shader_16bit_storage : require
 #include "dequant.glsl"
 
-uvec4 w_pack(vec4 a, vec4 b) { return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw)); }
+// 16 weights from four words of byte codes (word i: weights 4i .. 4i + 3, one per byte, each below 256):
+// scale * (code - bias) + shift as f16 pairs in weight order. 1024 + code is exact in f16 below 1024, so
+// subtracting 1024 + bias is exact; the fma rounds once.
+uint w_affine(uint pair, float16_t minus, float16_t scale, float16_t shift) {
+  return packFloat2x16(fma(unpackFloat2x16(pair) - f16vec2(minus), f16vec2(scale), f16vec2(shift)));
+}
+uvec4[2] w_from_bytes(uvec4 codes, uint bias, float16_t scale, float16_t shift) {
+  const float16_t minus = float16_t(1024u + bias);
+  uint h[8];
+  [[unroll]] for (uint i = 0; i < 4u; ++i) {
+    uint c = codes[i];  // bytes 0, 1 to the halves of one word, bytes 2, 3 to the next
+    h[2u * i] = w_affine((c & 0xFFu) | ((c << 8) & 0xFF0000u) | 0x64006400u, minus, scale, shift);
+    h[2u * i + 1u] = w_affine(((c >> 16) & 0xFFu) | ((c >> 8) & 0xFF0000u) | 0x64006400u, minus, scale, shift);
+  }
+  return uvec4[2](uvec4(h[0], h[1], h[2], h[3]), uvec4(h[4], h[5], h[6], h[7]));
+}
 
 #if defined(W_F16) || defined(W_Q4K)
 layout(std430, binding = 0) readonly buffer Wt { uvec4 wt[]; };
@@ -57,11 +79,8 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
 uvec4[2] w_decode(WChunk c) {
   uvec2 sm = q4k_scale_min(c.hdr.yzw, c.sub);
   vec2 dm = unpackHalf2x16(c.hdr.x);
-  float a = dm.x * float(sm.x), b = dm.y * float(sm.y);
-  uvec4 q = (c.sub & 1u) != 0u ? c.qs >> 4 : c.qs;
-  vec4 v[4];
-  for (uint i = 0; i < 4u; ++i) v[i] = a * bs_nib_lo_exact(q[i]) - b;
-  return uvec4[2](w_pack(v[0], v[1]), w_pack(v[2], v[3]));
+  uvec4 q = ((c.sub & 1u) != 0u ? c.qs >> 4 : c.qs) & 0x0F0F0F0Fu;
+  return w_from_bytes(q, 0u, float16_t(dm.x * float(sm.x)), -float16_t(dm.y * float(sm.y)));
 }
 
 #else
@@ -101,11 +120,9 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
   return WChunk(w_words16(up, bo + 2u + (e & 16u)), w_at(up, bo >> 2), bo);
 }
 uvec4[2] w_decode(WChunk c) {
-  float d = bs_half_at(c.dw, c.bo);
+  float16_t d = unpackFloat2x16(c.dw >> ((c.bo & 2u) * 8u)).x;
   uvec4 q = w_join(c.qs, c.bo + 2u);  // the chunk's offset, bo + 2 (+ 16), has this parity
-  vec4 v[4];
-  for (uint i = 0; i < 4u; ++i) v[i] = d * bs_i8_exact(q[i]);
-  return uvec4[2](w_pack(v[0], v[1]), w_pack(v[2], v[3]));
+  return w_from_bytes(q ^ 0x80808080u, 128u, d, float16_t(0.0));  // signed bytes biased to unsigned
 }
 
 #elif defined(W_Q6K)
@@ -126,12 +143,7 @@ uvec4[2] w_decode(WChunk c) {
   uvec4 qh = w_join(c.qh, c.bo + 128u + 32u * h + l) >> (2u * qq);
   uint so = c.bo + 192u + (c.el >> 4);
   float scale = bs_half_at(c.dw, c.bo + 208u) * float(int(c.sw << (24u - 8u * (so & 3u))) >> 24);
-  vec4 v[4];
-  for (uint i = 0; i < 4u; ++i) {
-    uvec4 code = (uvec4(ql[i]) >> uvec4(0, 8, 16, 24) & 15u) | ((uvec4(qh[i]) >> uvec4(0, 8, 16, 24) & 3u) << 4);
-    v[i] = scale * (vec4(code) - 32.0);
-  }
-  return uvec4[2](w_pack(v[0], v[1]), w_pack(v[2], v[3]));
+  return w_from_bytes((ql & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4), 32u, float16_t(scale), float16_t(0.0));
 }
 #endif
 #endif
