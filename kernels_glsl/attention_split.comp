@@ -26,6 +26,9 @@
 // counts (row-major regions of bindings 4 and 5), and caches, read through the addresses binding 7 holds
 // (uvec4 per row: k cache, v cache).
 //
+// ATTN_OUT_F16 (the *_slots_f16o variants): o written as f16, the input serve's tensor-core o projection
+// reads (it took a to_f16 dispatch and a barrier a layer; the values round exactly as to_f16 rounded them).
+//
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
 #include "common.glsl"
@@ -48,7 +51,15 @@ layout(std430, binding = 2) readonly buffer V { KV_T4 vc4[]; };
 #define K4(i) kc4[i]
 #define V4(i) vc4[i]
 #endif
+#ifdef ATTN_OUT_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(std430, binding = 3) writeonly buffer O { float16_t o[]; };
+#define O_VALUE(v) float16_t(v)
+#else
 layout(std430, binding = 3) writeonly buffer O { float o[]; };
+#define O_VALUE(v) (v)
+#endif
 layout(std430, binding = 4) coherent buffer P { float part[]; };     // [n_heads][S][head_dim + 2]
 layout(std430, binding = 5) coherent buffer C { uint counter[]; };  // [n_heads], zero between uses
 layout(std430, binding = 6) readonly buffer S { uint state[]; };
@@ -171,7 +182,7 @@ void main() {
   for (uint d = tid; d < p.head_dim; d += WG) {
     float num = 0.0;
     for (uint s = 0; s < n_act; ++s) num += s_w[s] * part[base + s * (p.head_dim + 2) + d];
-    o[hq * p.head_dim + d] = num / den;
+    o[hq * p.head_dim + d] = O_VALUE(num / den);
   }
   if (tid == 0) counter[hq] = 0u;
 }

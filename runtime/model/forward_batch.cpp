@@ -139,8 +139,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // Y[M, m] (+)= X[M, k] W^T, five ways; the default is the first that applies.
   // 1. Tensor cores, 8 <= M <= 32 (matmul_rows_cm.comp, where the device has cooperative matrices): 16 rows of W
   //    a workgroup with k split over its subgroups, so even a 512-row matrix spreads over 32 x 8 subgroups;
-  //    W decoded to f16 once a step, X in f16 (rms_norm_f32_f16, to_f16 and the gated kernel's own output
-  //    write it), f32 sums. Why: every scalar kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
+  //    W decoded to f16 once a step, X in f16 (rms_norm_f32_f16, attention's _f16o variants and the gated
+  //    kernel's own output write it), f32 sums. Why: every scalar kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
   //    (its FMAs fed from L1 or shared memory), 7.15 of a 7.84 ms profiled step at N = 16
   //    (2026-11-24-h100-session5-serve.md: 3.13x batch 1 at best, the bar is 6x); a step's 39.5 GFLOP
   //    at N = 16 are ~0.1 ms on tensor cores, and the 0.8 GB of weights 0.27 ms at 3 TB/s.
@@ -459,6 +459,11 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
     gpu::Buffer& freq = sliding ? inv_freq_local_ : inv_freq_global_;
     const uint32_t window = sliding ? uint32_t(c.sliding_window) : 0u;
     const AttentionSplitParams ap{heads, nkv, hd, attn_splits_, window, c.softmax_scale_of(l), c.attn_softcap, 0};
+    // Where the o projection runs on tensor cores, attention writes its f16 input itself (the *_f16o variant):
+    // one dispatch and one barrier a layer fewer than a to_f16 pass over att_.
+    const RowsCmPlan po = rows_plan(W("attn_out"), false);
+    const std::string attn_slots = "attention_split_" + kvt + "_slots";
+    const bool att_f16 = one_dispatch && !po.kernel.empty() && kernels_.has(attn_slots + "_f16o");
     if (one_dispatch) {
       auto rot_slots = rot;
       rot_slots.push_back({1, uint32_t(stride / 4)});
@@ -467,8 +472,9 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
                {{0, &q_, 0, M * qd * 4}, {1, &k_, 0, M * kvd * 4}, {2, &v_, 0, M * kvd * 4}, {3, &freq},
                 {4, &slot_state, 0, M * stride}, table},
                RopeKvParams{M, heads, nkv, hd}, heads + 2 * nkv, M);
-      dispatch("attention_split_" + kvt + "_slots", {{0, uint32_t(stride / 4)}},
-               {{0, &q_, 0, M * qd * 4}, {3, &att_, 0, M * qd * 4}, {4, &parts, 0, part_stride * M},
+      const BindGroupEntry out = att_f16 ? BindGroupEntry{3, &x_f16(), 0, M * qd * 2} : BindGroupEntry{3, &att_, 0, M * qd * 4};
+      dispatch(att_f16 ? attn_slots + "_f16o" : attn_slots, {{0, uint32_t(stride / 4)}},
+               {{0, &q_, 0, M * qd * 4}, out, {4, &parts, 0, part_stride * M},
                 {5, &counts, 0, count_stride * M}, {6, &slot_state, 0, M * stride}, {7, caches, table.offset, table_stride}},
                ap, heads, attn_splits_ * M);
     }
@@ -483,10 +489,11 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
                 {3, &att_, r * qd * 4, qd * 4}, {4, &parts, r * part_stride, part_stride},
                 {5, &counts, r * count_stride, count_stride}, row_state(6, r)},
                ap, heads, attn_splits_);
-    if (const RowsCmPlan po = rows_plan(W("attn_out"), false); !po.kernel.empty()) {
+    if (!po.kernel.empty()) {
       const uint64_t n = uint64_t(M) * qd;
-      dispatch("to_f16", {}, {{0, &att_, 0, n * 4}, {1, &x_f16(), 0, n * 2}}, ToF16Params{uint32_t(n)},
-               grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)));
+      if (!att_f16)
+        dispatch("to_f16", {}, {{0, &att_, 0, n * 4}, {1, &x_f16(), 0, n * 2}}, ToF16Params{uint32_t(n)},
+                 grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)));
       rows_matmul(W("attn_out"), po, x_f16(), c.sandwich_norm ? tmp_ : x_, !c.sandwich_norm);
       if (c.sandwich_norm) rms(tmp_, W("attn_post_norm"), x_, uint32_t(c.dim), M, true);
     } else if (c.sandwich_norm) {

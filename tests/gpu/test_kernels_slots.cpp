@@ -38,7 +38,7 @@ class KernelsSlots : public GpuTest {
     return upload(t);
   }
   void rope_kv(bool f32kv);
-  void split_attention(bool f32kv);
+  void split_attention(bool f32kv, bool f16_out);
 };
 
 // f16 caches (rope_kv_f32_slots) and f32 ones (rope_kv_f32kv_slots, `--precision f32`).
@@ -46,7 +46,8 @@ TEST_F(KernelsSlots, RopeKvAppendsEachRowAtItsOwnPosition) {
   for (bool f32kv : {false, true}) rope_kv(f32kv);
 }
 TEST_F(KernelsSlots, SplitAttentionReadsEachRowsOwnCacheAndPosition) {
-  for (bool f32kv : {false, true}) split_attention(f32kv);
+  for (bool f32kv : {false, true})
+    for (bool f16_out : {false, true}) split_attention(f32kv, f16_out);
 }
 
 void KernelsSlots::rope_kv(bool f32kv) {
@@ -108,7 +109,8 @@ void KernelsSlots::rope_kv(bool f32kv) {
   }
 }
 
-void KernelsSlots::split_attention(bool f32kv) {
+// f16_out: the *_f16o variants (o as f16, serve's tensor-core o projection input), within f16's rounding.
+void KernelsSlots::split_attention(bool f32kv, bool f16_out) {
   const uint32_t heads = 6, kvh = 2, hd = 20, ctx = 300, splits = 3, kvd = kvh * hd;
   const std::vector<uint32_t> pos = {0, 70, 299, 5};
   const uint32_t rows = uint32_t(pos.size());
@@ -133,11 +135,20 @@ void KernelsSlots::split_attention(bool f32kv) {
   auto count = upload(std::vector<uint32_t>(rows * heads, 0));
   for (uint32_t window : {0u, 7u}) {
     auto q = random_floats(rows * heads * hd);
-    auto bq = upload(q), out = poisoned(rows * heads * hd * 4);
-    run_once(kernels().get(f32kv ? "attention_split_f32kv_slots" : "attention_split_f16kv_slots", {{0, kStateWords}}),
-             {{0, &bq}, {3, &out}, {4, &part}, {5, &count}, {6, &st}, {7, &tb}},
+    // One value past the output, poisoned: an f16 kernel writing f32 strides would reach it.
+    auto bq = upload(q), out = poisoned((rows * heads * hd + 1) * (f16_out ? 2 : 4));
+    const std::string kernel = std::string(f32kv ? "attention_split_f32kv_slots" : "attention_split_f16kv_slots") +
+                               (f16_out ? "_f16o" : "");
+    run_once(kernels().get(kernel, {{0, kStateWords}}), {{0, &bq}, {3, &out}, {4, &part}, {5, &count}, {6, &st}, {7, &tb}},
              AttentionSplitParams{heads, kvh, hd, splits, window, scale, window ? cap : 0.0f, 0}, heads, splits * rows);
-    auto got = download<float>(out, rows * heads * hd);
+    std::vector<float> got;
+    if (f16_out) {
+      auto h = download<uint16_t>(out, rows * heads * hd + 1);
+      EXPECT_EQ(h.back(), 0xffff) << kernel << ": written past the output";
+      for (size_t i = 0; i + 1 < h.size(); ++i) got.push_back(half_to_float(h[i]));
+    } else {
+      got = download<float>(out, rows * heads * hd);
+    }
     for (uint32_t r = 0; r < rows; ++r) {
       std::vector<double> ref(heads * hd);
       for (uint32_t h = 0; h < heads; ++h) {
@@ -158,7 +169,9 @@ void KernelsSlots::split_attention(bool f32kv) {
         }
       }
       std::vector<float> got_r(got.begin() + r * heads * hd, got.begin() + (r + 1) * heads * hd);
-      EXPECT_LT(nmse(got_r, ref), 1e-10) << "row " << r << " pos " << pos[r] << " window " << window << " f32kv " << f32kv;
+      // f16 output: a relative 2^-12 per value at most, an nmse below 6e-8.
+      EXPECT_LT(nmse(got_r, ref), f16_out ? 1e-7 : 1e-10)
+          << kernel << " row " << r << " pos " << pos[r] << " window " << window;
     }
     EXPECT_EQ(download<uint32_t>(count, rows * heads), std::vector<uint32_t>(rows * heads, 0));
   }
