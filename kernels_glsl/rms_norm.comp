@@ -4,6 +4,7 @@
 // RMS_ACCUMULATE adds the result into y instead (Gemma's sandwich norm on a branch, then the residual).
 // OUT_F16 (prefill, before a tensor-core GEMM) also writes y as f16 pairs to binding 3, rounded as the
 // to_f16 kernel rounds them (packHalf2x16), so the GEMM's input needs no conversion pass; needs n even.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
@@ -19,26 +20,48 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(std430, binding = 3) writeonly buffer Yh { uint yh[]; };
 #endif
 
-void main() {
-  uint row = gl_WorkGroupID.x;
-  uint base = row * p.n;
-  float ss = 0.0;
-  for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x) ss += x[base + i] * x[base + i];
-  float scale = inversesqrt(workgroup_sum(ss) / float(p.n) + p.eps);
-#ifdef OUT_F16
-  for (uint j = gl_LocalInvocationID.x; j < p.n / 2u; j += gl_WorkGroupSize.x) {
-    uint i = 2u * j;
-    vec2 v = vec2(x[base + i], x[base + i + 1u]) * scale * (p.offset + vec2(w[i], w[i + 1u]));
-    y[base + i] = v.x;
-    y[base + i + 1u] = v.y;
-    yh[base / 2u + j] = packHalf2x16(v);
-  }
-#else
-  for (uint i = gl_LocalInvocationID.x; i < p.n; i += gl_WorkGroupSize.x)
+// Each invocation holds its values (and their weights) in registers from the first loads to the output,
+// all loads issued before the first use: one trip to memory a row. (The first version loaded x twice and
+// one value per loop trip; serve's rms_norm_f32_f16, 16 workgroups of a 2048-wide row, took ~10 us a call
+// on the H100.) Invocation t takes values t, t + WG, .. as that version did, R of them in registers and
+// the rest in a second pass that reads x again, summing in the same order: the outputs are the same bits.
+// OUT_F16: an even invocation packs its value with its odd neighbour's (a subgroup shuffle).
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+const uint R = 16;
+
 #ifdef RMS_ACCUMULATE
-    y[base + i] += x[base + i] * scale * (p.offset + w[i]);
+#define RMS_STORE(i, v) y[base + (i)] += (v)
 #else
-    y[base + i] = x[base + i] * scale * (p.offset + w[i]);
+#define RMS_STORE(i, v) y[base + (i)] = (v)
 #endif
+
+// Value i of the row (held by this invocation) out; in uniform control flow (the shuffle).
+void store(uint base, uint i, float o) {
+#ifdef OUT_F16
+  float next = subgroupShuffleDown(o, 1u);
+  if ((i & 1u) == 0u && i + 1u < p.n) yh[(base + i) / 2u] = packHalf2x16(vec2(o, next));
 #endif
+  if (i < p.n) RMS_STORE(i, o);
+}
+
+void main() {
+  uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+  uint base = row * p.n;
+  float v[R], g[R];
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    uint i = tid + r * wg;
+    v[r] = i < p.n ? x[base + i] : 0.0;
+    g[r] = i < p.n ? w[i] : 0.0;
+  }
+  float ss = 0.0;
+  [[unroll]] for (uint r = 0; r < R; ++r)
+    if (tid + r * wg < p.n) ss += v[r] * v[r];
+  for (uint i = tid + R * wg; i < p.n; i += wg) ss += x[base + i] * x[base + i];
+  float scale = inversesqrt(workgroup_sum(ss) / float(p.n) + p.eps);
+  [[unroll]] for (uint r = 0; r < R; ++r)
+    if (r * wg < p.n) store(base, tid + r * wg, v[r] * scale * (p.offset + g[r]));  // uniform condition
+  for (uint i0 = R * wg; i0 < p.n; i0 += wg) {
+    uint i = i0 + tid;
+    store(base, i, i < p.n ? x[base + i] * scale * (p.offset + w[i]) : 0.0);
+  }
 }
