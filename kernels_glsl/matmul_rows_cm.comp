@@ -29,6 +29,11 @@
 // Dispatch: ((m + 15) / 16, 1). Spec constant 0: the workgroup size, 32 SG (SG subgroups; the host keeps
 // the shared arrays, 16 (BK / 8 + 1) 16 B x NF + 1 KiB x NF per subgroup, within the device's limit).
 //
+// RCM_X_SHARED (the *_xs variants, M <= 16): the A fragments come from shared memory, where each subgroup
+// stages its step's 16 x BK slice of X beside the W tile (fetched a step ahead with plain 16-byte loads).
+// Fragment loads straight from global memory cost the N = 16 step on the H100 0.82 of its 3.13 ms
+// (a variant with constant A fragments took 2.31 ms, 2026-11-24 session 7).
+//
 // RCM_EMULATE (the matmul_rows_emu_* variants, for tests on devices without cooperative matrices: lavapipe)
 // replaces the fragments: an operand is its offset and stride, each invocation of a 32-invocation group holds
 // 8 elements of an accumulator and computes their dot products from X and the shared tile itself (f16
@@ -52,7 +57,11 @@
 #define RCM_BK 64
 #endif
 const uint BK = RCM_BK;
+#ifdef RCM_X_SHARED
+const uint MF = 1;  // A fragments: tokens 0-15 (the host's condition: M <= 16)
+#else
 const uint MF = 2;  // A fragments: tokens 0-15 and 16-31 (the second only when M > 16, a uniform branch)
+#endif
 #if defined(RCM_GATED)
 const uint NF = 2, FSTEP = 0;  // B fragments: gate rows, up rows (the same 16 row indices)
 #elif defined(RCM_ROWS32)
@@ -77,7 +86,11 @@ layout(std430, binding = 1) readonly buffer X { uvec4 x8[]; };  // 8 f16 values 
 #define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #define MAT_ZERO F32MAT(0.0)
+#ifdef RCM_X_SHARED
+#define LOAD_X(a, o, stride) coopMatLoadNV(a, xs, o, stride, false)
+#else
 #define LOAD_X(a, o, stride) coopMatLoadNV(a, x8, o, stride, false)
+#endif
 #define LOAD_W(b, o, stride) coopMatLoadNV(b, ws, o, stride, true)
 #define MMA(a, b, c) c = coopMatMulAddNV(a, b, c)
 #define STORE_RED(c, o) coopMatStoreNV(c, red, o, 16u, false)
@@ -113,6 +126,12 @@ const uint CPR = BK / 16u;         // 16-weight chunks per row and step
 const uint WPL = 16u * CPR / 32u;  // chunks per lane and step (2 at BK 64)
 shared uvec4 ws[SG * NF * TILE];
 shared float red[SG * NF * 256u];  // the partial accumulators, [subgroup][matrix][16 x 16]
+#ifdef RCM_X_SHARED
+shared uvec4 xs[SG * TILE];  // each subgroup's 16 x BK slice of X, laid out as a W tile (row-major A)
+#define A_SRC xs
+#else
+#define A_SRC x8
+#endif
 
 #ifdef RCM_EMULATE
 EmuAcc emu_zero() {
@@ -122,13 +141,13 @@ EmuAcc emu_zero() {
 }
 // Element h of an array of f16 held 8 to a uvec4.
 float emu_half(uvec4 q, uint h) { return unpackHalf2x16(q[(h >> 1) & 3u])[h & 1u]; }
-// c += A B for this lane's 8 elements: A row-major in x8 (row i at a.o + i a.stride), B column-major in ws
+// c += A B for this lane's 8 elements: A row-major in x8 or xs (row i at a.o + i a.stride), B column-major in ws
 // (column j at b.o + j b.stride), products of f16 values exact in f32, sums in f32.
 void emu_mma(EmuRef a, EmuRef b, inout EmuAcc c) {
   [[dont_unroll]] for (uint q = 0; q < 8u; ++q) {
     const uint e = LANE + 32u * q, i = e / 16u, j = e % 16u;
     float s = c.v[q];
-    [[dont_unroll]] for (uint t = 0; t < 16u; ++t) s += emu_half(x8[a.o + i * a.stride + t / 8u], t) * emu_half(ws[b.o + j * b.stride + t / 8u], t);
+    [[dont_unroll]] for (uint t = 0; t < 16u; ++t) s += emu_half(A_SRC[a.o + i * a.stride + t / 8u], t) * emu_half(ws[b.o + j * b.stride + t / 8u], t);
     c.v[q] = s;
   }
 }
@@ -141,9 +160,20 @@ void emu_store_red(EmuAcc c, uint o) {
 // c = l + 32 j: row c / CPR, weights 16 (c % CPR) .. of the step, so consecutive lanes read
 // consecutive bytes of a row.
 WChunk staged[WPL * NF];
+#ifdef RCM_X_SHARED
+// ... and the step's slice of X: 16 rows x BK / 8 uvec4, lane l taking u = l + 32 j (row u / (BK / 8)).
+const uint XPL = 16u * (BK / 8u) / 32u;
+uvec4 xstaged[XPL];
+#endif
 
 void fetch(uint n0, uint k0) {
   uint lane = LANE;
+#ifdef RCM_X_SHARED
+  [[unroll]] for (uint j = 0; j < XPL; ++j) {
+    uint u = lane + 32u * j;
+    xstaged[j] = x8[(u / (BK / 8u)) * (p.k / 8u) + k0 / 8u + u % (BK / 8u)];
+  }
+#endif
   [[unroll]] for (uint j = 0; j < WPL; ++j) {
     uint c = lane + 32u * j, row = min(n0 + c / CPR, p.m - 1u), e = k0 + 16u * (c % CPR);
     // Rows past m: zeroed in store. (Not a loop over f with w_fetch(f == 1u, ..): glslc 2023.2's optimizer
@@ -159,6 +189,12 @@ void fetch(uint n0, uint k0) {
 
 void store(uint base, uint n0) {
   uint lane = LANE;
+#ifdef RCM_X_SHARED
+  [[unroll]] for (uint j = 0; j < XPL; ++j) {
+    uint u = lane + 32u * j;
+    xs[SG_ID * TILE + (u / (BK / 8u)) * LD + u % (BK / 8u)] = xstaged[j];
+  }
+#endif
   [[unroll]] for (uint j = 0; j < WPL; ++j) {
     uint c = lane + 32u * j, r = c / CPR;
     [[unroll]] for (uint f = 0; f < NF; ++f) {
@@ -173,7 +209,7 @@ void store(uint base, uint n0) {
 
 void main() {
   const uint sg = SG_ID, n0 = gl_WorkGroupID.x * WROWS, kv = p.k / 8u, steps = p.k / BK;
-  const bool two = p.batch > 16u;  // uniform: the second A fragment's loads and multiply-adds
+  const bool two = MF > 1u && p.batch > 16u;  // uniform: the second A fragment's loads and multiply-adds
   const uint base = sg * NF * TILE;
 
   F32MAT acc[MF][NF];
@@ -193,16 +229,22 @@ void main() {
     SG_BARRIER();  // every lane's part of this step's tile is stored (and visible: shared memory semantics)
     if (s < steps) {
       KK_LOOP for (uint kk = 0; kk < BK / 16u; ++kk) {
-        const uint xo = (s * BK + 16u * kk) / 8u;  // in uvec4 units
         F16MAT a0, a1;
+#ifdef RCM_X_SHARED
+        LOAD_X(a0, sg * TILE + 2u * kk, LD);  // this subgroup's slice of step s
+#else
+        const uint xo = (s * BK + 16u * kk) / 8u;  // in uvec4 units
         LOAD_X(a0, xo, kv);
         if (two) LOAD_X(a1, 16u * kv + xo, kv);
+#endif
         [[unroll]] for (uint f = 0; f < NF; ++f) {
           // B = W^T [k, rows]: column n is row n of W, stored k-contiguous, i.e. column-major.
           F16MAT b;
           LOAD_W(b, base + f * TILE + 2u * kk, LD);
           MMA(a0, b, acc[0][f]);
+#ifndef RCM_X_SHARED
           if (two) MMA(a1, b, acc[1][f]);
+#endif
         }
       }
     }

@@ -152,11 +152,18 @@ foreach(dt f16 q8_0 q4k q6k)
   bs_kernel(matmul_rows_cm_${dt}_gated matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED)
   bs_kernel(matmul_rows_cm_${dt}_k128 matmul_rows_cm.comp DEFINES W_${DT} RCM_BK=128)  # long k: half the steps
   bs_kernel(matmul_rows_cm_${dt}_r32 matmul_rows_cm.comp DEFINES W_${DT} RCM_ROWS32)  # 32 rows a workgroup: the head
+  # X staged in shared memory (M <= 16): the _xs forms of the plain, gated and 32-row kernels
+  bs_kernel(matmul_rows_cm_${dt}_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_X_SHARED)
+  bs_kernel(matmul_rows_cm_${dt}_gated_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED RCM_X_SHARED)
+  bs_kernel(matmul_rows_cm_${dt}_r32_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_ROWS32 RCM_X_SHARED)
   # ... emulated without cooperative matrices (every device; tests only: lavapipe checks the kernel's indexing)
   bs_kernel(matmul_rows_emu_${dt} matmul_rows_cm.comp DEFINES W_${DT} RCM_EMULATE)
   bs_kernel(matmul_rows_emu_${dt}_gated matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED RCM_EMULATE)
   bs_kernel(matmul_rows_emu_${dt}_k128 matmul_rows_cm.comp DEFINES W_${DT} RCM_BK=128 RCM_EMULATE)
   bs_kernel(matmul_rows_emu_${dt}_r32 matmul_rows_cm.comp DEFINES W_${DT} RCM_ROWS32 RCM_EMULATE)
+  bs_kernel(matmul_rows_emu_${dt}_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_X_SHARED RCM_EMULATE)
+  bs_kernel(matmul_rows_emu_${dt}_gated_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_GATED RCM_X_SHARED RCM_EMULATE)
+  bs_kernel(matmul_rows_emu_${dt}_r32_xs matmul_rows_cm.comp DEFINES W_${DT} RCM_ROWS32 RCM_X_SHARED RCM_EMULATE)
 endforeach()
 
 # --- load-time repacks of DOPPLER's forms no weight kernel reads (runtime/model/gpu_repack.h) ---

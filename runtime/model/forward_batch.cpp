@@ -40,14 +40,16 @@ void Model::select_kv_slot(int32_t slot) {
 static bool aligned(uint64_t bytes) { return bytes % 256 == 0; }
 
 // matmul_rows_cm.comp's shared arrays: per subgroup and matrix (gated: 2) a W tile of 16 rows x (bk / 8 + 1)
-// uvec4 and 16 x 16 f32 partials; plus common.glsl's 64-float scratch.
-uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk) {
-  return uint64_t(subgroups) * (gated ? 2 : 1) * (16 * (bk / 8 + 1) * 16 + 256 * 4) + 64 * 4;
+// uvec4 and 16 x 16 f32 partials (the *_xs variants: and per subgroup an X tile of the W tile's size); plus
+// common.glsl's 64-float scratch.
+uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk, bool x_shared) {
+  const uint64_t tile = 16 * (bk / 8 + 1) * 16;
+  return uint64_t(subgroups) * ((gated ? 2 : 1) * (tile + 256 * 4) + (x_shared ? tile : 0)) + 64 * 4;
 }
 
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
                         bool gated, uint32_t max_shared, uint32_t subgroups, bool emulated, uint32_t bk,
-                        int rows32) {
+                        int rows32, int x_shared) {
   const bool dtype_ok =
       t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_K || (t == DType::Q6_K && k % 256 == 0);
   if (!dtype_ok || rows < 1 || rows > 32 || m == 0 || k % 64 != 0 || (gated && m % 2 != 0) ||
@@ -77,12 +79,16 @@ RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, ui
   const int want_r32 = rows32 >= 0 ? rows32 : env_r32;
   const bool r32 =
       !gated && !k128 && (want_r32 < 0 ? m >= 32768 : want_r32 > 0) && kernels.has(kernel + "_r32");
+  // X through shared memory up to 16 rows (one A fragment): its fragment loads from global memory cost the
+  // H100's N = 16 step 0.82 of 3.13 ms (2026-11-24 session 7, a variant with constant A fragments).
+  static const int env_xs = int(env_uint("BLUESHIFT_ROWSCM_XS", 1));
+  const std::string name = r32 ? kernel + "_r32" : k128 ? kernel + "_k128" : kernel;
+  const bool xs = rows <= 16 && !k128 && (x_shared >= 0 ? x_shared : env_xs) != 0 && kernels.has(name + "_xs");
   // Two fragments a workgroup (gated, r32) take the gated default.
   uint32_t sg = std::clamp(subgroups ? subgroups : gated || r32 ? env_gated_sg : env_sg, 1u, 32u);
   sg = std::min(sg, k / bk);  // a subgroup per step at most
-  while (sg > 1 && rows_cm_shared_bytes(sg, gated || r32, bk) > std::max(max_shared, 16384u)) --sg;
-  if (r32) return {kernel + "_r32", 32 * sg, (m + 31) / 32, bk, 32};
-  return {k128 ? kernel + "_k128" : kernel, 32 * sg, (m + 15) / 16, bk, 16};
+  while (sg > 1 && rows_cm_shared_bytes(sg, gated || r32, bk, xs) > std::max(max_shared, 16384u)) --sg;
+  return {xs ? name + "_xs" : name, 32 * sg, r32 ? (m + 31) / 32 : (m + 15) / 16, bk, r32 ? 32u : 16u};
 }
 
 std::string Model::batch_unsupported(int32_t rows) const {

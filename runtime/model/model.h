@@ -240,6 +240,8 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
 // BLUESHIFT_ROWSCM_BK=128. Plain products of 32768 rows or more (heads) take 32 rows a workgroup (the *_r32
 // variants; grid groups_x = (m + 31) / 32); `rows32` 0 / 1 (or BLUESHIFT_ROWSCM_R32) turns that off / on
 // everywhere.
+// Up to 16 rows, the *_xs variants (X staged in shared memory beside the W tile; k steps of 64 only) unless
+// `x_shared` is 0 (or BLUESHIFT_ROWSCM_XS=0).
 // `emulated`: the same kernel with the fragments emulated (matmul_rows_emu_*, any device; slow: for tests of
 // the path on lavapipe).
 struct RowsCmPlan {
@@ -248,8 +250,8 @@ struct RowsCmPlan {
 };
 RowsCmPlan plan_rows_cm(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t rows,
                         bool gated, uint32_t max_shared, uint32_t subgroups = 0, bool emulated = false,
-                        uint32_t bk = 0, int rows32 = -1);
-// The shared memory matmul_rows_cm asks at a number of subgroups and k step.
-uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk = 64);
+                        uint32_t bk = 0, int rows32 = -1, int x_shared = -1);
+// The shared memory matmul_rows_cm asks at a number of subgroups and k step (x_shared: the *_xs variants).
+uint64_t rows_cm_shared_bytes(uint32_t subgroups, bool gated, uint32_t bk = 64, bool x_shared = false);
 
 }  // namespace bs::model

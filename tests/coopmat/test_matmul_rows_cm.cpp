@@ -60,10 +60,10 @@ constexpr double kCoopmatError = 1e-6;
 class RowsCmTest : public KernelTest {
  protected:
   // Workgroup sizes (32 x subgroups) that fit the device's shared memory.
-  std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated, uint32_t bk = 64) {
+  std::vector<uint32_t> workgroups(std::vector<uint32_t> sizes, bool gated, uint32_t bk = 64, bool xs = false) {
     std::vector<uint32_t> out;
     for (uint32_t wg : sizes)
-      if (model::rows_cm_shared_bytes(wg / 32, gated, bk) <= device().adapter().max_shared_memory)
+      if (model::rows_cm_shared_bytes(wg / 32, gated, bk, xs) <= device().adapter().max_shared_memory)
         out.push_back(wg);
     return out;
   }
@@ -73,20 +73,25 @@ class RowsCmTest : public KernelTest {
 
   // Plain Y (+)= X W^T at both k steps (64, and 128 where k allows: the *_k128 variants).
   // ... and 32 rows a workgroup (the *_r32 variants: two fragments of W, the shared memory of the gated
-  // form).
+  // form); up to 16 rows also with X staged in shared memory (the *_xs variants).
   void store_and_accumulate(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
     for (uint32_t bk : {64u, 128u})
       if (c.k % bk == 0) plain(prefix + kernel_suffix(t) + (bk == 128 ? "_k128" : ""), t, c, sizes, bk, 16);
     plain(prefix + kernel_suffix(t) + "_r32", t, c, sizes, 64, 32);
+    if (c.rows > 16) return;
+    plain(prefix + kernel_suffix(t) + "_xs", t, c, sizes, 64, 16, true);
+    plain(prefix + kernel_suffix(t) + "_r32_xs", t, c, sizes, 64, 32, true);
   }
   void plain(const std::string& kernel, DType t, Case c, const std::vector<uint32_t>& sizes, uint32_t bk,
-             uint32_t wrows) {
+             uint32_t wrows, bool xs = false) {
     for (uint32_t accumulate : {0u, 1u}) {
       Weights w = random_weights(t, c.m, c.k);
       auto x = random_floats(size_t(c.rows) * c.k, -2, 2), y0 = random_floats(size_t(c.rows) * c.m);
       DotRef ref = dot_ref(w.dq.data(), x.data(), accumulate ? y0.data() : nullptr, c.m, c.k, c.rows);
       auto bw = upload(w.bytes), bx = upload(x_slabs(x, c.rows, c.k));
-      for (uint32_t wg : workgroups(sizes, wrows == 32, bk)) {
+      const auto fit = workgroups(sizes, wrows == 32, bk, xs);
+      EXPECT_FALSE(fit.empty()) << kernel << ": no workgroup size fits the device's shared memory";
+      for (uint32_t wg : fit) {
         // Y (NaN unless accumulating) and one NaN row after it, which the kernel must not touch.
         std::vector<float> init(size_t(c.rows + 1) * c.m, std::nanf(""));
         if (accumulate) std::copy(y0.begin(), y0.end(), init.begin());
@@ -104,7 +109,10 @@ class RowsCmTest : public KernelTest {
   }
 
   void gated(const std::string& prefix, DType t, Case c, const std::vector<uint32_t>& sizes) {
-    const std::string kernel = prefix + kernel_suffix(t) + "_gated";
+    gated_kernel(prefix + kernel_suffix(t) + "_gated", t, c, sizes, false);
+    if (c.rows <= 16) gated_kernel(prefix + kernel_suffix(t) + "_gated_xs", t, c, sizes, true);
+  }
+  void gated_kernel(const std::string& kernel, DType t, Case c, const std::vector<uint32_t>& sizes, bool xs) {
     c.m += c.m & 1u;  // the f16 pairs need m even
     for (uint32_t act : {0u, 1u}) {
       Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
@@ -112,7 +120,9 @@ class RowsCmTest : public KernelTest {
       DotRef g = dot_ref(wg.dq.data(), x.data(), nullptr, c.m, c.k, c.rows);
       DotRef u = dot_ref(wu.dq.data(), x.data(), nullptr, c.m, c.k, c.rows);
       auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(x_slabs(x, c.rows, c.k));
-      for (uint32_t wgs : workgroups(sizes, true)) {
+      const auto fit = workgroups(sizes, true, 64, xs);
+      EXPECT_FALSE(fit.empty()) << kernel << ": no workgroup size fits the device's shared memory";
+      for (uint32_t wgs : fit) {
         const size_t n = size_t(c.rows) * c.m;
         auto by = poisoned((n + c.m) * 2);  // f16 NaNs, and a row past the output
         run_once(kernels().get(kernel, {{0, wgs}}), {{0, &bg}, {1, &bx}, {2, &by}, {4, &bu}},
@@ -171,7 +181,7 @@ TEST_F(MatmulRowsEmulated, StoreAndAccumulate) {
 
 TEST_F(MatmulRowsEmulated, GatedFfnInF16) {
   for (DType t : kWeightTypes)
-    for (Case c : small_cases(t)) gated("matmul_rows_emu_", t, c, {128});
+    for (Case c : small_cases(t)) gated("matmul_rows_emu_", t, c, {96, 128});
 }
 
 // Which shapes get the kernel, and its workgroup, on every device: none without cooperative matrices.
@@ -186,7 +196,7 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(kc.has(name), cm) << name;
     EXPECT_EQ(kc.has(name + "_gated"), cm) << name;
     model::RowsCmPlan p = model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big);
-    EXPECT_EQ(p.kernel, cm ? name : "");
+    EXPECT_EQ(p.kernel, cm ? name + "_xs" : "");  // up to 16 rows: X through shared memory
     if (!cm) continue;
     EXPECT_EQ(p.workgroup, 256u);  // 8 subgroups
     EXPECT_EQ(p.groups_x, 128u);
@@ -197,14 +207,18 @@ TEST_F(RowsCmChoice, TensorCoresOnlyWhereTheDeviceHasThem) {
     const uint32_t k1 = t == DType::Q6_K ? 256 : 64;  // Q6_K: whole blocks
     EXPECT_EQ(model::plan_rows_cm(kc, t, 37, k1, 3, false, big).workgroup, 32 * k1 / 64);  // a subgroup a step at most
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, 16384).workgroup,
-              128u);  // shared memory: 4 fit
+              64u);  // shared memory: 2 fit with their X tiles
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 17, false, 16384).workgroup, 128u);  // 4 without
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 17, false, big).kernel, name);
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 0, -1, 0).kernel, name);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 3).workgroup, 96u);
     p = model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big);  // a head: 32 rows a workgroup
-    EXPECT_EQ(p.kernel, name + "_r32");
+    EXPECT_EQ(p.kernel, name + "_r32_xs");
     EXPECT_EQ(p.groups_x, 4008u);
-    EXPECT_EQ(p.workgroup, 192u);  // the gated form's default: 6 subgroups
+    EXPECT_EQ(p.workgroup, 160u);  // the gated form's default, 6 subgroups, less one for the X tiles
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 17, false, big).workgroup, 192u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 128256, 2048, 16, false, big, 0, false, 0, 0).groups_x, 8016u);
-    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 0, 1).kernel, name + "_r32");
+    EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 2048, 16, false, big, 0, false, 0, 1).kernel, name + "_r32_xs");
     EXPECT_EQ(p.bk, 64u);
     EXPECT_EQ(model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big).bk, 64u);  // 64 by default (H100 sweep)
     p = model::plan_rows_cm(kc, t, 2048, 8192, 16, false, big, 0, false, 128);
