@@ -2,6 +2,7 @@
 # Session 7, run 3: rows kernel with two k steps' loads in flight (the _d2 variants, BLUESHIFT_ROWSCM_DEPTH=2).
 # Prediction: the rows kernels are chains of one round trip a step (k = 2048 at 8 subgroups: 5 of them -> 3), so
 # -25% of their time: profiled 3.08 -> ~2.3 ms, the N = 16 step 3.12 -> ~2.6 ms.
+# The _d2 variants were reverted after this run (not in the tree).
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 NEW=$BS

@@ -2,6 +2,8 @@
 # Session 7, run 4 (an experiment, not committed): what bounds serve's rows kernels? Knock-out variants (wrong
 # logits, timing only): _knx (A fragments a constant: no X loads), _kndec (W tiles the raw words: no decode),
 # _knmma (no multiply-adds: nor the A / B fragment loads that feed them).
+# The knock-out variants (BLUESHIFT_ROWSCM_KNOCK) were a local patch like r6-prefill-knockout.patch, not kept: A fragments
+# F16MAT(0.5) (_knx), W tiles the raw words (_kndec), MMA() empty (_knmma), in matmul_rows_cm.comp.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 NEW=$BS; t0=$(date +%s)

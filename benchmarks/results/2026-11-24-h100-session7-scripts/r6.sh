@@ -2,6 +2,7 @@
 # Session 7, run 6 (an experiment, not committed): what bounds the prefill GEMM (matmul_cm)? Knock-out variants,
 # wrong logits, timing only: _knmma (no multiply-adds, nor the shared fragment loads feeding them), _kndec (W
 # tiles the raw words: no decode), _knld (no global loads: X and W words made up in registers).
+# Needs r6-prefill-knockout.patch applied (git apply) and built: the knock-out variants are not in the tree.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 NEW=$BS; t0=$(date +%s)
