@@ -5,6 +5,7 @@
 // OUT_F16 (prefill, before a tensor-core GEMM) also writes y as f16 pairs to binding 3, rounded as the
 // to_f16 kernel rounds them (packHalf2x16), so the GEMM's input needs no conversion pass; needs n even.
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
@@ -26,7 +27,6 @@ layout(std430, binding = 3) writeonly buffer Yh { uint yh[]; };
 // on the H100.) Invocation t takes values t, t + WG, .. as that version did, R of them in registers and
 // the rest in a second pass that reads x again, summing in the same order: the outputs are the same bits.
 // OUT_F16: an even invocation packs its value with its odd neighbour's (a subgroup shuffle).
-#extension GL_KHR_shader_subgroup_shuffle_relative : require
 const uint R = 16;
 
 #ifdef RMS_ACCUMULATE

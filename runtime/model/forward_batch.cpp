@@ -146,7 +146,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
   // 1. Tensor cores, 8 <= M <= 32 (matmul_rows_cm.comp, where the device has cooperative matrices): 16 rows of W
   //    a workgroup with k split over its subgroups, so even a 512-row matrix spreads over 32 x 8 subgroups;
   //    W decoded to f16 once a step, X in f16 (rms_norm_f32_f16, attention's _f16o variants and the gated
-  //    kernel's own output write it), f32 sums. Why: every scalar kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
+  //    kernel's own output write it; staged in shared memory up to 16 rows), f32 sums. Why: every scalar
+  //    kernel below peaked at 4-10 of the H100's 67 f32 TFLOP/s
   //    (its FMAs fed from L1 or shared memory), 7.15 of a 7.84 ms profiled step at N = 16
   //    (2026-11-24-h100-session5-serve.md: 3.13x batch 1 at best, the bar is 6x); a step's 39.5 GFLOP
   //    at N = 16 are ~0.1 ms on tensor cores, and the 0.8 GB of weights 0.27 ms at 3 TB/s.
@@ -478,7 +479,8 @@ void Model::record_decode_batch(gpu::CommandEncoder& enc, int32_t rows, gpu::Buf
                {{0, &q_, 0, M * qd * 4}, {1, &k_, 0, M * kvd * 4}, {2, &v_, 0, M * kvd * 4}, {3, &freq},
                 {4, &slot_state, 0, M * stride}, table},
                RopeKvParams{M, heads, nkv, hd}, heads + 2 * nkv, M);
-      const BindGroupEntry out = att_f16 ? BindGroupEntry{3, &x_f16(), 0, M * qd * 2} : BindGroupEntry{3, &att_, 0, M * qd * 4};
+      const BindGroupEntry out =
+          att_f16 ? BindGroupEntry{3, &x_f16(), 0, M * qd * 2} : BindGroupEntry{3, &att_, 0, M * qd * 4};
       dispatch(att_f16 ? attn_slots + "_f16o" : attn_slots, {{0, uint32_t(stride / 4)}},
                {{0, &q_, 0, M * qd * 4}, out, {4, &parts, 0, part_stride * M},
                 {5, &counts, 0, count_stride * M}, {6, &slot_state, 0, M * stride}, {7, caches, table.offset, table_stride}},
