@@ -70,7 +70,11 @@ const uint NF = 2, FSTEP = 16;  // rows n0 .. n0 + 15 and n0 + 16 .. n0 + 31 of 
 const uint NF = 1, FSTEP = 0;
 #endif
 const uint WROWS = 16u + FSTEP;  // rows of W a workgroup
+#if defined(RCM_X_SHARED) && (defined(RCM_GATED) || defined(RCM_ROWS32))
+layout(local_size_x = 96, local_size_x_id = 0) in;  // unspecialized, within 32 KiB of shared memory
+#else
 layout(local_size_x = 128, local_size_x_id = 0) in;
+#endif
 const uint NT = gl_WorkGroupSize.x, SG = NT / 32u;
 
 #ifdef RCM_GATED
