@@ -52,7 +52,11 @@ int q8x_dot16(uvec4 c, uvec4 q1, uvec4 q2) {
   s2 = bs_sdot4x8_acc(ci.y, b.y, s2, 0);
   s2 = bs_sdot4x8_acc(ci.z, b.z, s2, 0);
   s2 = bs_sdot4x8_acc(ci.w, b.w, s2, 0);
+#ifdef Q8X_ONE_LEVEL  // benchmarks only (matvec_q4k_i8_1level): the speed of a single int8 level
+  return s1 * 128;
+#else
   return s1 * 128 + s2;
+#endif
 }
 
 // The Q4_K part's two halves: low nibbles (sub-block 2j) and high nibbles (sub-block 2j + 1) of qs words q.

@@ -70,6 +70,7 @@ bs_kernel(matvec_q6k matvec_q6k.comp)
 # ... Q4_K with x in two-level int8 (int_dot.glsl; integer dot products: offered only where Device::has_int_dot)
 bs_kernel(quantize_x_q8 quantize_x_q8.comp)
 bs_kernel(matvec_q4k_i8 matvec_q4k.comp DEFINES MV_X_Q8)
+bs_kernel(matvec_q4k_i8_1level matvec_q4k.comp DEFINES MV_X_Q8 Q8X_ONE_LEVEL)  # bs_gemv_bench's speed bound only
 # ... with the preceding RMSNorm folded in (decode: attn_norm -> q/k/v, ffn_norm -> gate/up)
 bs_kernel(matvec_f16_norm matvec_f16.comp DEFINES MV_NORM)
 bs_kernel(matvec_q8_0_norm matvec_q8_0.comp DEFINES MV_NORM)
