@@ -56,6 +56,40 @@ vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
 
+#ifdef PK_INT_DOT
+// decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
+// quantized into 16-value slots (two int8 levels, d / 254 and the sum) laid out per 256 columns as in
+// matvec_q4k_i8's input, q1 and q2 in arrays of their own: a Q4_K part t reads slots t and t + 8 of its
+// block, so consecutive lanes read consecutive uvec4s (no bank conflicts). The float sx stays for the
+// Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp sizes SH for both (6.75 bytes a float).
+#include "int_dot.glsl"
+const uint kSlots = (SH + 255u) / 256u * 16u;
+shared uvec4 sq1[kSlots], sq2[kSlots];
+shared vec2 sds[kSlots];
+
+// Quantizes sx[0 .. n) (n a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
+// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+void stage_quantize(uint n) {
+  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
+    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
+    vec4 v[4];
+    for (uint w = 0u; w < 4u; ++w) {
+      uint i = first + 4u * w;
+      v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
+    }
+    uvec4 q1, q2;
+    vec2 ds;
+    q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
+    sq1[g] = q1;
+    sq2[g] = q2;
+    sds[g] = ds;
+  }
+  barrier();
+}
+#else
+void stage_quantize(uint n) {}
+#endif
+
 // ---------------------------------------------------------------------------------------- grid barrier
 // Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived; the last
 // arriver (its atomicAdd returns b x grid - 1) raises the release word, on its own 128-byte line, to b,
@@ -142,8 +176,20 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       uint part = p0 + u * sg;
       if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
       uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
+#ifdef PK_INT_DOT
+      uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
+      uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
+      vec2 dsa = sds[sa], dsb = sds[sb];
+      for (uint r = 0u; r < 2u; ++r) {
+        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+        vec2 dm = unpackHalf2x16(h.x);
+        vec4 sm = q4k_scales_pair(h.yzw, j);
+        float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16(q4_nib_hi(q), q1b, q2b));
+        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
+      }
+#else
+      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
       vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
       vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
       float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
@@ -157,6 +203,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
       }
+#endif
       }
     }
   } else if (dt == kPkQ6K) {
@@ -386,6 +433,8 @@ void main() {
     uint base = l * kPkStride;
     // P1: q, k, v.
     stage_norm(addr(l, kPkAttnNorm));
+    if (tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K || tbl[base + kPkV + 2u] == kPkQ4K)
+      stage_quantize(p.dim);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;
@@ -432,6 +481,7 @@ void main() {
     grid_barrier();
     // P3: x += W_o att.
     stage_attention(n_act);
+    if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
     {
       uvec2 w = addr(l, kPkO);
       uint dt = tbl[base + kPkO + 2u];
@@ -447,6 +497,7 @@ void main() {
     grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
     stage_norm(addr(l, kPkFfnNorm));
+    if (tbl[base + kPkGate + 2u] == kPkQ4K) stage_quantize(p.dim);
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
@@ -464,6 +515,7 @@ void main() {
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
         stage_copy(p.h_off + k0, k1 - k0);
+        if (dt == kPkQ4K) stage_quantize(k1 - k0);
         for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
           uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
           vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);

@@ -1,6 +1,6 @@
 #version 450
 // x [batch, k] f32 -> the two-level int8 form matvec_q4k_i8 reads (int_dot.glsl: per 256 values 40
-// uvec4s, per 16 values q1, q2, d / 128 and the sum). Values past k (the last block of a row padded to
+// uvec4s, per 16 values q1, q2, d / 254 and the sum). Values past k (the last block of a row padded to
 // whole blocks) quantize as 0. One invocation per 16 values: dispatch (ceil(batch * ceil(k / 256) * 16 / 64), 1).
 //
 // Why a kernel of its own rather than quantizing in the matvec's x loads: a matvec workgroup takes ROWS

@@ -38,6 +38,7 @@ bs_kernel(attention_f32kv attention.comp DEFINES KV_F32)
 bs_kernel(attention_split_f32kv attention_split.comp DEFINES KV_F32)
 bs_kernel(attention_split_f32kv_slots attention_split.comp DEFINES KV_F32 BATCH_SLOTS)
 bs_kernel(decode_persistent decode_persistent.comp)
+bs_kernel(decode_persistent_i8 decode_persistent.comp DEFINES PK_INT_DOT)  # Q4_K rows on integer dot products
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
 bs_kernel(gated_act_f32_f16 elementwise.comp DEFINES GATED_ACT_F16)
 bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)

@@ -1,6 +1,7 @@
 #include "runtime/model/persistent.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "runtime/base/env.h"
 #include "runtime/base/error.h"
@@ -30,6 +31,13 @@ void put_addr(std::vector<uint32_t>& t, size_t at, uint64_t a) {
 }
 
 }  // namespace
+
+bool q4k_int_dot(const gpu::KernelCache& kernels, std::string_view kernel) {
+  const char* e = std::getenv("BLUESHIFT_Q4K_DOT");
+  std::string_view v = e ? e : "float";
+  if (v != "float" && v != "int") fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float or int", v);
+  return v == "int" && kernels.has(kernel);
+}
 
 std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string* why) {
   auto no = [&](std::string reason) -> std::shared_ptr<PersistentDecode> {
@@ -72,13 +80,24 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   pk->grid_ = grid;
   pk->wg_ = wg;
 
+  // Q4_K rows on integer dot products (decode_persistent_i8) where asked for, the device can and a
+  // layer has Q4_K matrices (elsewhere the quantized staging would only take shared memory).
+  bool any_q4k = false;
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
+      if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
+  const bool int_dot = any_q4k && q4k_int_dot(m.kernels_, "decode_persistent_i8");
+  pk->kernel_ = int_dot ? "decode_persistent_i8" : "decode_persistent";
+
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
   // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
-  const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256;
+  const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256 + (int_dot ? 640 : 0);
   if (ad.max_shared_memory <= other) return no("shared memory");
-  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp).
-  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 16 / 17 / 4) & ~3u;
+  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
+  // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (the 640
+  // above covers the rounding up): 6.75 bytes a float.
+  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (int_dot ? 27 : 17)) & ~3u;
   uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
   uint32_t sh = std::min(sh_cap, need);
   if (uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256))

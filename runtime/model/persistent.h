@@ -15,21 +15,30 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels_glsl/persistent.h"
 #include "runtime/gpu/gpu.h"
+#include "runtime/gpu/kernel_cache.h"
 
 namespace bs::model {
 
 class Model;
+
+// BLUESHIFT_Q4K_DOT=float|int: whether the decode kernels meet Q4_K rows with x in integer dot products
+// (x quantized per 16 values in two int8 levels, error <= 2^-16 of the largest: kernels_glsl/int_dot.glsl)
+// rather than the float decode. True for int where `kernels` offers `kernel` (the device has
+// shaderIntegerDotProduct); a usage error for any other value. Default float until the H100 measures int.
+bool q4k_int_dot(const gpu::KernelCache& kernels, std::string_view kernel);
 
 class PersistentDecode {
  public:
   // The kernel's plan for `model`, or nullptr with the reason in `why` (for logs and tests).
   static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
 
-  const char* kernel() const { return "decode_persistent"; }
+  // decode_persistent, or decode_persistent_i8 (Q4_K rows on integer dot products: q4k_int_dot).
+  const char* kernel() const { return kernel_; }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;
   const kparams::PersistentParams& params() const { return params_; }
@@ -42,6 +51,7 @@ class PersistentDecode {
  private:
   explicit PersistentDecode(Model& model) : model_(model) {}
   Model& model_;
+  const char* kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};

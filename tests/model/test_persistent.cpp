@@ -61,6 +61,13 @@ std::vector<Case> cases() {
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}},
+      // Q4_K rows on integer dot products (decode_persistent_i8, BLUESHIFT_Q4K_DOT=int) against the float
+      // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
+      {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
+      {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
+      // ... with an FFN longer than the int8 staging holds on lavapipe (3760 floats of 32 KiB): layer 0's
+      // Q4_K down projection in two column passes (k0 = 0, 3584).
+      {"q4_k_passes_int", llama(256, 4096, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
@@ -119,7 +126,10 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     ScopedEnv env(env_list);
     model::Model m(device(), src, opts);
     std::string why;
-    ASSERT_TRUE(model::PersistentDecode::create(m, &why)) << "persistent decode not taken: " << why;
+    auto pk = model::PersistentDecode::create(m, &why);
+    ASSERT_TRUE(pk) << "persistent decode not taken: " << why;
+    const bool want_int = std::getenv("BLUESHIFT_Q4K_DOT") && std::string(std::getenv("BLUESHIFT_Q4K_DOT")) == "int";
+    EXPECT_STREQ(pk->kernel(), want_int && device().has_int_dot() ? "decode_persistent_i8" : "decode_persistent");
     fast = decode_all(m, ids);
   }
   {
