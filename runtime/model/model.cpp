@@ -592,7 +592,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const bool persistent = M == 1 && persistent_;
   if (persistent)
     dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
-             persistent_->grid(), 1, "decode_persistent");
+             persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
   if (c.ple_dim > 0 && !persistent) record_per_layer_inputs(recorder, M);
 
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {

@@ -47,6 +47,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const ModelConfig& c = m.cfg_;
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
+  const bool int_dot_asked = q4k_int_dot(m.kernels_, "decode_persistent_i8");  // first: a bad value is an error anywhere
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
   // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
   // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
@@ -86,7 +87,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   for (int32_t l = 0; l < c.n_layers; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
-  const bool int_dot = any_q4k && q4k_int_dot(m.kernels_, "decode_persistent_i8");
+  const bool int_dot = any_q4k && int_dot_asked;
   pk->kernel_ = int_dot ? "decode_persistent_i8" : "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
