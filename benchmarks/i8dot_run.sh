@@ -66,6 +66,9 @@ for m in m1:llama-3.2-1b m8:llama-3.1-8b; do
   bench $M int "$P BLUESHIFT_Q4K_DOT=int"
   bench $M float2 "$P BLUESHIFT_Q4K_DOT=float"
   bench $M int2 "$P BLUESHIFT_Q4K_DOT=int"
+  # Q4_K parts per lane per step (default 2): the int form holds fewer x registers than the float one did at 4.
+  bench $M int_p3 "$P BLUESHIFT_Q4K_DOT=int BLUESHIFT_PERSISTENT_PARTS=3"
+  bench $M int_p4 "$P BLUESHIFT_Q4K_DOT=int BLUESHIFT_PERSISTENT_PARTS=4"
   N=200
   [ $M = m8 ] && N=60
   T=$(python3 -c "import random; random.seed(5); print(','.join(str(random.randrange(128256)) for _ in range($N)))")

@@ -19,8 +19,8 @@
 // buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
 //
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
-// 4 = FENCE_ALL (grid barrier). p.skip (timing breakdowns only, wrong logits): bit
-// i skips phase i + 1's work, bit 5 the staging loads.
+// 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step). p.skip (timing breakdowns
+// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -111,6 +111,9 @@ layout(constant_id = 3) const uint POLL_LOAD = 0;
 // fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
 // as CUDA's grid sync relies on): 511 fences fewer per barrier.
 layout(constant_id = 4) const uint FENCE_ALL = 0;
+// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; 2 by default, tuning:
+// BLUESHIFT_PERSISTENT_PARTS; the integer-dot form holds fewer x registers per part than the float one).
+layout(constant_id = 5) const uint PARTS = 2;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -165,14 +168,14 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
     // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms.)
-    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += 2u * sg) {
-      uvec4 hh[4], qq[4];
-      for (uint u = 0u; u < 2u; ++u) {
+    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
+      uvec4 hh[2u * PARTS], qq[2u * PARTS];
+      for (uint u = 0u; u < PARTS; ++u) {
         uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
         hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
       }
-      for (uint u = 0u; u < 2u; ++u) {
+      for (uint u = 0u; u < PARTS; ++u) {
       uint part = p0 + u * sg;
       if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
