@@ -28,7 +28,11 @@
 #include "persistent.h"
 #include "rope.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
+#ifdef PK_INT_DOT
+layout(constant_id = 1) const uint SH = 2048;  // the int8 staging beside it: the defaults fit 32 KiB
+#else
 layout(constant_id = 1) const uint SH = 4096;
+#endif
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
