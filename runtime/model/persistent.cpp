@@ -87,22 +87,29 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   for (int32_t l = 0; l < c.n_layers; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
-  const bool int_dot = any_q4k && int_dot_asked;
-  pk->kernel_ = int_dot ? "decode_persistent_i8" : "decode_persistent";
+  bool int_dot = any_q4k && int_dot_asked;
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
   // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
-  const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256 + (int_dot ? 640 : 0);
-  if (ad.max_shared_memory <= other) return no("shared memory");
   // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
-  // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (the 640
-  // above covers the rounding up): 6.75 bytes a float.
-  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (int_dot ? 27 : 17)) & ~3u;
-  uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  uint32_t sh = std::min(sh_cap, need);
-  if (uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256))
-    return no("dim or q_dim exceeds the shared staging area");
+  // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
+  // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
+  const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
+  auto staging = [&](bool with_int) -> uint32_t {
+    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256 + (with_int ? 640 : 0);
+    if (ad.max_shared_memory <= other + 16) return 0;
+    uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
+    uint32_t sh = std::min(cap, need);
+    return uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256) ? 0 : sh;
+  };
+  uint32_t sh = int_dot ? staging(true) : 0;
+  if (!sh) {
+    int_dot = false;
+    sh = staging(false);
+  }
+  if (!sh) return no("dim or q_dim exceeds the shared staging area");
+  pk->kernel_ = int_dot ? "decode_persistent_i8" : "decode_persistent";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
