@@ -285,9 +285,9 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       for (uint32_t rows : o.rows) {
         try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
                    {{"kernel", "registry"}, {"wg", wg}, {"rows", rows}});
-        // Q4_K on integer dot products (x pre-quantized; the quantize_x_q8 dispatch is not counted), and its
-        // single-level form (a speed bound: x to ~1/254 of its half's largest value, not for use).
-        for (const char* v : {"i8", "i8_1level"})
+        // Q4_K on integer dot products (x pre-quantized; the quantize_x_q8 dispatch is not counted), with the
+        // high nibbles in place (i8mx, mixed signedness), and the single-level form (a speed bound: x to ~1/254 of its half's largest value, not for use).
+        for (const char* v : {"i8", "i8mx", "i8_1level"})
           if (t == DType::Q4_K && kc.has(std::string("matvec_q4k_") + v))
             try_config(kc.get(std::string("matvec_q4k_") + v, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
                        {{"kernel", v}, {"wg", wg}, {"rows", rows}}, Form::q8x);

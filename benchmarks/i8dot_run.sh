@@ -34,7 +34,7 @@ el "== tests: float64 matvec (MatvecInt8 = the new kernel) and the persistent ke
 timeout 90 $BS test_kernels --gtest_filter='MatvecInt8.*:Matvec.Q4K*' 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED)|Expected|actual' | head -12
 timeout 150 $BS test_model --gtest_filter='Synth/Persistent.*' 2>&1 | grep -E 'rel L2|^\[  (PASSED|FAILED)|Expected' | head -20
 
-el "== bs_gemv_bench: Q4_K float (registry) vs int8 dot (i8; i8_1level = single level, a speed bound), 8B shapes"
+el "== bs_gemv_bench: Q4_K float (registry) vs int8 dot (i8; i8mx = high nibbles in place, mixed signedness; i8_1level = single level, a speed bound), 8B shapes"
 SHAPES=4096x4096,1024x4096,14336x4096,4096x14336,128256x2048
 timeout 150 $BS bs_gemv_bench --dtype q4k --shape $SHAPES --wg 64,128,256 --rows 2,4,8 --rounds 2 --peak 3350
 el "   Q8_0 on the same shapes (the issue's reference: ~2.75 TB/s back to back)"
@@ -42,7 +42,8 @@ timeout 60 $BS bs_gemv_bench --dtype q8_0 --shape $SHAPES --wg 64,128 --rows 2,4
 [ "${1:-}" = quick ] && { el "quick: done"; exit 0; }
 
 # Decode A/B: bench --json, 512-token prompt, 128 generated, medians of 5; pk = the persistent kernel's
-# profiled ms per step (decode_persistent = float, decode_persistent_i8 = int: the label names the variant).
+# profiled ms per step (decode_persistent = float, decode_persistent_i8 / _i8mx = int / intmx: the label names
+# the variant).
 mk() {
   $BS blueshift synth --config benchmarks/configs/$1.json /tmp/hf --seed 1 >/dev/null 2>&1
   $BS blueshift convert /tmp/hf /tmp/$2 --quant q4_k_m >/dev/null 2>&1
@@ -66,6 +67,7 @@ for m in m1:llama-3.2-1b m8:llama-3.1-8b; do
   bench $M int "$P BLUESHIFT_Q4K_DOT=int"
   bench $M float2 "$P BLUESHIFT_Q4K_DOT=float"
   bench $M int2 "$P BLUESHIFT_Q4K_DOT=int"
+  bench $M intmx "$P BLUESHIFT_Q4K_DOT=intmx"  # high nibbles in place, mixed-signedness dot products
   # Q4_K parts per lane per step (default 2): the int form holds fewer x registers than the float one did at 4.
   bench $M int_p3 "$P BLUESHIFT_Q4K_DOT=int BLUESHIFT_PERSISTENT_PARTS=3"
   bench $M int_p4 "$P BLUESHIFT_Q4K_DOT=int BLUESHIFT_PERSISTENT_PARTS=4"

@@ -187,12 +187,12 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
 #ifdef PK_INT_DOT
       uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
       uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
-      vec2 dsa = sds[sa], dsb = sds[sb];
+      vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
       for (uint r = 0u; r < 2u; ++r) {
         uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
         vec2 dm = unpackHalf2x16(h.x);
         vec4 sm = q4k_scales_pair(h.yzw, j);
-        float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16(q4_nib_hi(q), q1b, q2b));
+        float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
       }
 #else

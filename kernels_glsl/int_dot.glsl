@@ -47,6 +47,9 @@ void q8x_quantize(vec4 v0, vec4 v1, vec4 v2, vec4 v3, out uvec4 q1, out uvec4 q2
 #extension GL_EXT_spirv_intrinsics : require
 spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6018, 6019], id = 4453)
 int bs_sdot4x8_acc(int a, int b, int acc, spirv_literal int fmt);
+// OpSUDotAccSat: a's bytes signed, b's unsigned.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6018, 6019], id = 4455)
+int bs_sudot4x8_acc(int a, int b, int acc, spirv_literal int fmt);
 
 // 254 sum(c q1) + sum(c q2) for the 16 codes c (bytes 0..15, each 0..15) of the words of c.
 int q8x_dot16(uvec4 c, uvec4 q1, uvec4 q2) {
@@ -67,8 +70,32 @@ int q8x_dot16(uvec4 c, uvec4 q1, uvec4 q2) {
 }
 
 // The Q4_K part's two halves: low nibbles (sub-block 2j) and high nibbles (sub-block 2j + 1) of qs words q.
+// x's step d / 254 is multiplied by kQ8xHiStep for the high half's dot product.
 uvec4 q4_nib_lo(uvec4 q) { return q & 0x0F0F0F0Fu; }
+#ifdef Q8X_MIXED
+// *_i8mx: the high nibbles where they lie (codes x 16 as unsigned bytes, 0..240) meet x in mixed-signedness
+// dot products: one AND per word instead of a shift and an AND. The result is 16 x the codes' (< 2^27, no
+// overflow); its float conversion rounds (2^-24 relative, far below x's quantization) and the 16 comes
+// out of the step exactly.
+const float kQ8xHiStep = 1.0 / 16.0;
+uvec4 q4_nib_hi(uvec4 q) { return q & 0xF0F0F0F0u; }
+int q8x_dot16_hi(uvec4 c, uvec4 q1, uvec4 q2) {
+  ivec4 ci = ivec4(c), a = ivec4(q1), b = ivec4(q2);
+  int s1 = bs_sudot4x8_acc(a.x, ci.x, 0, 0);
+  s1 = bs_sudot4x8_acc(a.y, ci.y, s1, 0);
+  s1 = bs_sudot4x8_acc(a.z, ci.z, s1, 0);
+  s1 = bs_sudot4x8_acc(a.w, ci.w, s1, 0);
+  int s2 = bs_sudot4x8_acc(b.x, ci.x, 0, 0);
+  s2 = bs_sudot4x8_acc(b.y, ci.y, s2, 0);
+  s2 = bs_sudot4x8_acc(b.z, ci.z, s2, 0);
+  s2 = bs_sudot4x8_acc(b.w, ci.w, s2, 0);
+  return s1 * 254 + s2;
+}
+#else
+const float kQ8xHiStep = 1.0;
 uvec4 q4_nib_hi(uvec4 q) { return (q >> 4u) & 0x0F0F0F0Fu; }
+int q8x_dot16_hi(uvec4 c, uvec4 q1, uvec4 q2) { return q8x_dot16(c, q1, q2); }
+#endif
 #endif
 
 // Quantized x in memory (matvec_q4k_i8's binding 1, written by quantize_x_q8): per 256 values (one Q4_K

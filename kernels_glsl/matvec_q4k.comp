@@ -90,12 +90,13 @@ void main() {
     uvec4 q1a = xq[xo + 2u * t], q2a = xq[xo + 2u * t + 1u], q1b = xq[xo + 2u * t + 16u], q2b = xq[xo + 2u * t + 17u];
     uvec4 sa4 = xq[xo + 32u + (t >> 1)], sb4 = xq[xo + 36u + (t >> 1)];
     vec2 dsa = uintBitsToFloat((t & 1u) != 0u ? sa4.zw : sa4.xy), dsb = uintBitsToFloat((t & 1u) != 0u ? sb4.zw : sb4.xy);
+    dsb.x *= kQ8xHiStep;
     for (uint r = 0; r < MV_NR; ++r) {
       uint base = (mv_row(row0, r) * nb + blk) * 9u;
       uvec4 hdr = mv_w(r, base), q = mv_w(r, base + 1u + t);
       vec2 dm = unpackHalf2x16(hdr.x);
       vec4 sm = q4k_scales_pair(hdr.yzw, j);
-      float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16(q4_nib_hi(q), q1b, q2b));
+      float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
       mv_acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
     }
   }

@@ -39,6 +39,7 @@ bs_kernel(attention_split_f32kv attention_split.comp DEFINES KV_F32)
 bs_kernel(attention_split_f32kv_slots attention_split.comp DEFINES KV_F32 BATCH_SLOTS)
 bs_kernel(decode_persistent decode_persistent.comp)
 bs_kernel(decode_persistent_i8 decode_persistent.comp DEFINES PK_INT_DOT)  # Q4_K rows on integer dot products
+bs_kernel(decode_persistent_i8mx decode_persistent.comp DEFINES PK_INT_DOT Q8X_MIXED)  # ... mixed signedness (int_dot.glsl)
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
 bs_kernel(gated_act_f32_f16 elementwise.comp DEFINES GATED_ACT_F16)
 bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
@@ -72,6 +73,7 @@ bs_kernel(matvec_q6k matvec_q6k.comp)
 bs_kernel(quantize_x_q8 quantize_x_q8.comp)
 bs_kernel(matvec_q4k_i8 matvec_q4k.comp DEFINES MV_X_Q8)
 bs_kernel(matvec_q4k_i8_1level matvec_q4k.comp DEFINES MV_X_Q8 Q8X_ONE_LEVEL)  # bs_gemv_bench's speed bound only
+bs_kernel(matvec_q4k_i8mx matvec_q4k.comp DEFINES MV_X_Q8 Q8X_MIXED)  # high nibbles in place, mixed-signedness dots
 # ... with the preceding RMSNorm folded in (decode: attn_norm -> q/k/v, ffn_norm -> gate/up)
 bs_kernel(matvec_f16_norm matvec_f16.comp DEFINES MV_NORM)
 bs_kernel(matvec_q8_0_norm matvec_q8_0.comp DEFINES MV_NORM)

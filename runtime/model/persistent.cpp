@@ -32,11 +32,13 @@ void put_addr(std::vector<uint32_t>& t, size_t at, uint64_t a) {
 
 }  // namespace
 
-bool q4k_int_dot(const gpu::KernelCache& kernels, std::string_view kernel) {
+std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base) {
   const char* e = std::getenv("BLUESHIFT_Q4K_DOT");
   std::string_view v = e ? e : "float";
-  if (v != "float" && v != "int") fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float or int", v);
-  return v == "int" && kernels.has(kernel);
+  if (v != "float" && v != "int" && v != "intmx")
+    fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float, int or intmx", v);
+  std::string k = base + (v == "int" ? "_i8" : v == "intmx" ? "_i8mx" : "");
+  return kernels.has(k) ? k : base;
 }
 
 std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string* why) {
@@ -47,7 +49,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const ModelConfig& c = m.cfg_;
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
-  const bool int_dot_asked = q4k_int_dot(m.kernels_, "decode_persistent_i8");  // first: a bad value is an error anywhere
+  const std::string int_kernel = q4k_dot_kernel(m.kernels_, "decode_persistent");  // first: a bad value is an error anywhere
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
   // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
   // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
@@ -87,7 +89,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   for (int32_t l = 0; l < c.n_layers; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
-  bool int_dot = any_q4k && int_dot_asked;
+  bool int_dot = any_q4k && int_kernel != "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
   // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
@@ -109,7 +111,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
     sh = staging(false);
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
-  pk->kernel_ = int_dot ? "decode_persistent_i8" : "decode_persistent";
+  pk->kernel_ = int_dot ? int_kernel : "decode_persistent";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;

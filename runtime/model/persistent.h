@@ -26,19 +26,20 @@ namespace bs::model {
 
 class Model;
 
-// BLUESHIFT_Q4K_DOT=float|int: whether the decode kernels meet Q4_K rows with x in integer dot products
+// BLUESHIFT_Q4K_DOT=float|int|intmx: whether the decode kernels meet Q4_K rows with x in integer dot products
 // (x quantized per 16 values in two int8 levels, error <= 2^-16 of the largest: kernels_glsl/int_dot.glsl)
-// rather than the float decode. True for int where `kernels` offers `kernel` (the device has
-// shaderIntegerDotProduct); a usage error for any other value. Default float until the H100 measures int.
-bool q4k_int_dot(const gpu::KernelCache& kernels, std::string_view kernel);
+// rather than the float decode; intmx takes the high nibbles in place in mixed-signedness dot products. The
+// kernel `base`_i8 / `base`_i8mx where `kernels` offers it (the device has shaderIntegerDotProduct), else
+// `base`; a usage error for any other value. Default float until the H100 measures int.
+std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base);
 
 class PersistentDecode {
  public:
   // The kernel's plan for `model`, or nullptr with the reason in `why` (for logs and tests).
   static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
 
-  // decode_persistent, or decode_persistent_i8 (Q4_K rows on integer dot products: q4k_int_dot).
-  const char* kernel() const { return kernel_; }
+  // decode_persistent, or decode_persistent_i8 / _i8mx (Q4_K rows on integer dot products: q4k_dot_kernel).
+  const std::string& kernel() const { return kernel_; }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;
   const kparams::PersistentParams& params() const { return params_; }
@@ -51,7 +52,7 @@ class PersistentDecode {
  private:
   explicit PersistentDecode(Model& model) : model_(model) {}
   Model& model_;
-  const char* kernel_ = "decode_persistent";
+  std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};

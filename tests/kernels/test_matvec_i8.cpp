@@ -26,7 +26,7 @@ struct Case {
 
 class MatvecInt8 : public KernelTest {
  protected:
-  void check(Case c) {
+  void check(Case c, const std::string& kernel = "matvec_q4k_i8") {
     Weights w = random_weights(DType::Q4_K, c.m, c.k);
     // Magnitudes that vary per 16 (so the halves' scales differ), and some all-zero halves (amax 0).
     auto x = random_floats(size_t(c.batch) * c.k, -2, 2);
@@ -65,7 +65,7 @@ class MatvecInt8 : public KernelTest {
       for (uint32_t batch_first : {0u, 1u}) {
         if (batch_first && c.batch == 1) continue;
         auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
-        const auto& p = kernels().get("matvec_q4k_i8", {{0, s.wg}, {1, s.rows}, {2, batch_first}});
+        const auto& p = kernels().get(kernel, {{0, s.wg}, {1, s.rows}, {2, batch_first}});
         uint32_t groups = (c.m + s.rows - 1) / s.rows;
         run_once(p, {{0, &bw}, {1, &bq}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
                  batch_first ? c.batch : groups, batch_first ? groups : c.batch);
@@ -78,9 +78,9 @@ class MatvecInt8 : public KernelTest {
           expect += var.value[i] / 3 + std::pow(2e-6 * ref.scale[i], 2);
         }
         if (y.size() >= 30) {
-          EXPECT_LE(sq, 16 * expect) << "m=" << c.m << " k=" << c.k << " batch=" << c.batch;
+          EXPECT_LE(sq, 16 * expect) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch;
         }
-        EXPECT_LE(worst, 1.0) << "m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << c.accumulate
+        EXPECT_LE(worst, 1.0) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << c.accumulate
                               << " wg=" << s.wg << " rows=" << s.rows << " batch_first=" << batch_first
                               << " seed=" << test_seed();
       }
@@ -100,6 +100,13 @@ TEST_F(MatvecInt8, Q4KPaddedRows) {
   for (Case c : {Case{37, 640, 1, 0}, Case{129, 1152, 2, 1}, Case{5, 320, 3, 0}, Case{33, 96, 2, 0},
                  Case{7, 200, 1, 1}, Case{3, 4, 1, 0}})
     check(c);
+}
+
+// matvec_q4k_i8mx: the high nibbles in place (codes x 16) in mixed-signedness dot products; same bound.
+TEST_F(MatvecInt8, Q4KMixedSignedness) {
+  if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
+  for (Case c : {Case{37, 768, 1, 0}, Case{129, 2304, 2, 1}, Case{5, 4096, 1, 0}, Case{7, 200, 1, 1}})
+    check(c, "matvec_q4k_i8mx");
 }
 
 }  // namespace

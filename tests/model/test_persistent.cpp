@@ -68,6 +68,8 @@ std::vector<Case> cases() {
       // ... with an FFN longer than the int8 staging holds on lavapipe (3760 floats of 32 KiB): layer 0's
       // Q4_K down projection in two column passes (k0 = 0, 3584).
       {"q4_k_passes_int", llama(256, 4096, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
+      // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
+      {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
@@ -128,8 +130,10 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     std::string why;
     auto pk = model::PersistentDecode::create(m, &why);
     ASSERT_TRUE(pk) << "persistent decode not taken: " << why;
-    const bool want_int = std::getenv("BLUESHIFT_Q4K_DOT") && std::string(std::getenv("BLUESHIFT_Q4K_DOT")) == "int";
-    EXPECT_STREQ(pk->kernel(), want_int && device().has_int_dot() ? "decode_persistent_i8" : "decode_persistent");
+    const std::string dot = std::getenv("BLUESHIFT_Q4K_DOT") ? std::getenv("BLUESHIFT_Q4K_DOT") : "float";
+    EXPECT_EQ(pk->kernel(), dot == "float" || !device().has_int_dot() ? "decode_persistent"
+                            : dot == "int"                            ? "decode_persistent_i8"
+                                                                      : "decode_persistent_i8mx");
     fast = decode_all(m, ids);
   }
   {
