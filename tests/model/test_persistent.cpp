@@ -7,6 +7,7 @@
 // Several context chunks per head (the partial-softmax merge) are exercised on the one workgroup.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -167,7 +168,9 @@ INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
-  json phi3 = cases()[6].config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
+  const auto all = cases();
+  json phi3 = std::find_if(all.begin(), all.end(), [](const Case& c) { return std::string(c.name) == "phi3_sliding"; })
+                  ->config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
   std::ofstream(tmp / "config.json") << phi3.dump();
