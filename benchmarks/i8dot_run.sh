@@ -5,6 +5,8 @@
 # the one lease_setup.sh unpacks from .dev/carry:
 #   bash benchmarks/i8dot_run.sh          # everything, ~4-5 min: device, tests, gemv A/B, 1B + 8B decode A/B, logits
 #   bash benchmarks/i8dot_run.sh quick    # device, tests and gemv A/B only (~1.5 min)
+#   bash benchmarks/i8dot_run.sh perphase # the per-phase decode (BLUESHIFT_NO_PERSISTENT=1): its plain Q4_K
+#                                         # matvecs (o, down) float vs int, 1B + 8B, two pairs (~3 min)
 # Bench JSON goes to $OUT (default /tmp/i8out).
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
@@ -31,14 +33,14 @@ import json, sys
 for a in json.load(sys.stdin): print(a['name'], '| int_dot', a.get('int_dot'), '| 4x8 packed signed accelerated', a.get('int_dot_accelerated'))"
 
 el "== tests: float64 matvec (MatvecInt8 = the new kernel) and the persistent kernel incl. *_int cases"
-timeout 90 $BS test_kernels --gtest_filter='MatvecInt8.*:Matvec.Q4K*' 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED)|Expected|actual' | head -12
-timeout 150 $BS test_model --gtest_filter='Synth/Persistent.*' 2>&1 | grep -E 'rel L2|^\[  (PASSED|FAILED)|Expected' | head -20
+[ "${1:-}" = perphase ] || timeout 90 $BS test_kernels --gtest_filter='MatvecInt8.*:Matvec.Q4K*' 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED)|Expected|actual' | head -12
+timeout 150 $BS test_model --gtest_filter='Synth/Persistent.*:PerPhaseInt8.*' 2>&1 | grep -E 'rel L2|^\[  (PASSED|FAILED)|Expected' | head -20
 
 el "== bs_gemv_bench: Q4_K float (registry) vs int8 dot (i8; i8mx = high nibbles in place, mixed signedness; i8_1level = single level, a speed bound), 8B shapes"
 SHAPES=4096x4096,1024x4096,14336x4096,4096x14336,128256x2048
-timeout 150 $BS bs_gemv_bench --dtype q4k --shape $SHAPES --wg 64,128,256 --rows 2,4,8 --rounds 2 --peak 3350
+[ "${1:-}" = perphase ] || timeout 150 $BS bs_gemv_bench --dtype q4k --shape $SHAPES --wg 64,128,256 --rows 2,4,8 --rounds 2 --peak 3350
 el "   Q8_0 on the same shapes (the issue's reference: ~2.75 TB/s back to back)"
-timeout 60 $BS bs_gemv_bench --dtype q8_0 --shape $SHAPES --wg 64,128 --rows 2,4 --peak 3350
+[ "${1:-}" = perphase ] || timeout 60 $BS bs_gemv_bench --dtype q8_0 --shape $SHAPES --wg 64,128 --rows 2,4 --peak 3350
 [ "${1:-}" = quick ] && { el "quick: done"; exit 0; }
 
 # Decode A/B: bench --json, 512-token prompt, 128 generated, medians of 5; pk = the persistent kernel's
@@ -63,6 +65,17 @@ for m in m1:llama-3.2-1b m8:llama-3.1-8b; do
   mk ${m#*:} $M
   el "== $M ready"
   $BS blueshift bench --model /tmp/$M --prompt-tokens 64 --gen-tokens 32 --reps 1 --json >/dev/null 2>&1  # warm-up
+  if [ "${1:-}" = perphase ]; then
+    # quantize_x (its own dispatch before each int8 matvec) shows in the profile as a kernel of its own.
+    for r in float int float2 int2; do
+      bench $M pp_$r "BLUESHIFT_NO_PERSISTENT=1 BLUESHIFT_Q4K_DOT=${r%2}"
+      python3 -c "
+import json; k=json.load(open('$OUT/$M-pp_$r.json'))['gpu_ms_by_kernel']
+print('      ', ', '.join('%s %.3f' % (n, v) for n, v in sorted(k.items(), key=lambda kv: -kv[1])[:6]))"
+    done
+    rm -rf /tmp/$M
+    continue
+  fi
   bench $M float "$P BLUESHIFT_Q4K_DOT=float"
   bench $M int "$P BLUESHIFT_Q4K_DOT=int"
   bench $M float2 "$P BLUESHIFT_Q4K_DOT=float"

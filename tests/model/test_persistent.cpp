@@ -165,6 +165,44 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& info) { return std::string(cases()[info.param].name); });
 
+// The per-phase decode's plain Q4_K matvecs (o and down) on integer dot products (BLUESHIFT_Q4K_DOT=int:
+// quantize_x_q8 then matvec_q4k_i8) against the float ones: x's error (<= 2^-16 of each 16 values' largest)
+// stays inside the 1e-3 the persistent kernel is held to.
+TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
+  if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << llama(256, 768, 4, 2, 64).dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % 300));
+  model::ModelOptions opts;
+  opts.max_ctx = 64;
+  auto src = model::open_model(tmp / "rdrr");
+  std::vector<std::vector<float>> logits[2];
+  for (int i = 0; i < 2; ++i) {
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"},
+                                                                   {"BLUESHIFT_Q4K_DOT", i ? "int" : "float"}});
+    model::Model m(device(), src, opts);
+    logits[i] = decode_all(m, ids);
+  }
+  double worst = 0;
+  for (size_t s = 0; s < ids.size(); ++s) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < logits[0][s].size(); ++i) {
+      double d = double(logits[1][s][i]) - logits[0][s][i];
+      num += d * d;
+      den += double(logits[0][s][i]) * logits[0][s][i];
+    }
+    worst = std::max(worst, std::sqrt(num / den));
+  }
+  std::printf("per-phase decode, int8 vs float Q4_K matvecs: worst row rel L2 %.2e\n", worst);
+  EXPECT_GT(worst, 0.0);  // the int8 path ran
+  EXPECT_LE(worst, 1e-3);
+}
+
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
