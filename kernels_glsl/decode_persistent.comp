@@ -169,9 +169,12 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     uint nb = k / 256u;
     RU4 wa = RU4(a), wb = RU4(b);
     uint pend = k1 / 32u;
-    // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
+    // PARTS (2) parts per lane per step (sg apart), their loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
-    // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms.)
+    // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms; with the
+    // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s.) The integer-dot form (PK_INT_DOT)
+    // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
+    // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
       uvec4 hh[2u * PARTS], qq[2u * PARTS];
       for (uint u = 0u; u < PARTS; ++u) {
