@@ -197,7 +197,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   // configurations showed the same kernel 4x apart.
   // form: the plain binding set (W, x f32, y), or the tensor-core row kernel's (X in f16 slabs; gated: a
   // second matrix at binding 4 and y in f16).
-  enum class Form { plain, rows_cm, rows_cm_gated };
+  // q8x: matvec_q4k_i8's binding set (x quantized, int_dot.glsl; timing does not depend on its values).
+  enum class Form { plain, rows_cm, rows_cm_gated, q8x };
   struct Trial {
     const gpu::ComputePipeline* p;
     uint32_t gx, gy;
@@ -214,6 +215,7 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
   };
   // The tensor-core row kernel's X: f16 0.5 in 16-row slabs; its gated output: f16.
   const uint64_t slab = (uint64_t(tokens) + 15) / 16 * 16;
+  gpu::Buffer xq = random_buffer(dev, uint64_t(tokens) * ((k + 255) / 256) * 640, block, "x q8");
   gpu::Buffer x16 = dev.createBuffer({slab * k * 2, gpu::BufferUsage::storage, "x f16"});
   dev.queue().writeBuffer(x16, 0, std::vector<uint16_t>(slab * k, 0x3800).data(), slab * k * 2);
   if (mm) {
@@ -280,9 +282,16 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       }
   } else {
     for (uint32_t wg : o.wgs)
-      for (uint32_t rows : o.rows)
+      for (uint32_t rows : o.rows) {
         try_config(kc.get("matvec_" + dname, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
                    {{"kernel", "registry"}, {"wg", wg}, {"rows", rows}});
+        // Q4_K on integer dot products (x pre-quantized; the quantize_x_q8 dispatch is not counted), with the
+        // high nibbles in place (i8mx, mixed signedness), and the single-level form (a speed bound: x to ~1/254 of its half's largest value, not for use).
+        for (const char* v : {"i8", "i8mx", "i8_1level"})
+          if (t == DType::Q4_K && kc.has(std::string("matvec_q4k_") + v))
+            try_config(kc.get(std::string("matvec_q4k_") + v, {{0, wg}, {1, rows}}), (m + rows - 1) / rows, 1,
+                       {{"kernel", v}, {"wg", wg}, {"rows", rows}}, Form::q8x);
+      }
     // DIR/<dtype>.<label>.spv: the same sweep on each outside build (same bindings and constants).
     if (!o.mv_spv_dir.empty())
       for (const auto& f : std::filesystem::directory_iterator(o.mv_spv_dir)) {
@@ -301,7 +310,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
       std::vector<gpu::BindGroup> groups;
       for (uint32_t r = 0; r < o.reps; ++r) {
         std::vector<gpu::BindGroupEntry> e = {{0, &ws[r % copies]}, {1, &x}, {2, &ys[r]}};
-        if (tr.form != Form::plain) e[1] = {1, &x16};
+        if (tr.form == Form::rows_cm || tr.form == Form::rows_cm_gated) e[1] = {1, &x16};
+        if (tr.form == Form::q8x) e[1] = {1, &xq};
         if (tr.form == Form::rows_cm_gated)
           e.push_back({4, &ws[(r + 1) % copies]});  // y in f16: half of ys[r]
         groups.push_back(dev.createBindGroup(*tr.p, 0, e));

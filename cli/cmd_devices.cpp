@@ -28,6 +28,8 @@ nlohmann::json to_json(const bs::gpu::AdapterInfo& a, bool selected) {
           {"cooperative_matrix_nv", a.coopmat_nv},
           {"cooperative_matrix_khr", a.coopmat_khr},
           {"tensor_core_prefill", a.coopmat_f16},
+          {"int_dot", a.int_dot},
+          {"int_dot_accelerated", a.int_dot_accel},
           {"max_storage_binding_bytes", a.max_storage_range},
           {"shared_memory_bytes", a.max_shared_memory},
           {"device_local_bytes", a.device_local_bytes},
@@ -54,6 +56,7 @@ void run(const Args& args) {
       std::printf("    type %s, Vulkan %s, driver %s\n", a.type.c_str(), a.api_version.c_str(), a.driver.c_str());
       std::printf("    subgroup %u, f16 %s, int8 %s, coopmat %s\n", a.subgroup_size, a.f16 ? "yes" : "no",
                   a.int8 ? "yes" : "no", a.coopmat_khr && a.coopmat_nv ? "KHR+NV" : a.coopmat_khr ? "KHR" : a.coopmat_nv ? "NV" : "no");
+      std::printf("    int8 dot products: %s\n", a.int_dot_accel ? "yes (accelerated)" : a.int_dot ? "yes (emulated)" : "no");
       std::printf("    prefill matmul: %s\n", a.coopmat_f16 ? "tensor cores (cooperative matrix, f16 -> f32)"
                                                              : "scalar (no usable cooperative matrix)");
       std::printf("    max storage binding %.0f MiB, shared memory %u KiB, device-local memory %.1f GiB\n",

@@ -19,8 +19,8 @@
 // buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
 //
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
-// 4 = FENCE_ALL (grid barrier). p.skip (timing breakdowns only, wrong logits): bit
-// i skips phase i + 1's work, bit 5 the staging loads.
+// 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step). p.skip (timing breakdowns
+// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -28,7 +28,11 @@
 #include "persistent.h"
 #include "rope.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
+#ifdef PK_INT_DOT
+layout(constant_id = 1) const uint SH = 2048;  // the int8 staging beside it: the defaults fit 32 KiB
+#else
 layout(constant_id = 1) const uint SH = 4096;
+#endif
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
@@ -56,6 +60,40 @@ vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
 
+#ifdef PK_INT_DOT
+// decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
+// quantized into 16-value slots (two int8 levels, d / 254 and the sum) laid out per 256 columns as in
+// matvec_q4k_i8's input, q1 and q2 in arrays of their own: a Q4_K part t reads slots t and t + 8 of its
+// block, so consecutive lanes read consecutive uvec4s (no bank conflicts). The float sx stays for the
+// Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp sizes SH for both (6.75 bytes a float).
+#include "int_dot.glsl"
+const uint kSlots = (SH + 255u) / 256u * 16u;
+shared uvec4 sq1[kSlots], sq2[kSlots];
+shared vec2 sds[kSlots];
+
+// Quantizes sx[0 .. n) (n a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
+// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+void stage_quantize(uint n) {
+  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
+    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
+    vec4 v[4];
+    for (uint w = 0u; w < 4u; ++w) {
+      uint i = first + 4u * w;
+      v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
+    }
+    uvec4 q1, q2;
+    vec2 ds;
+    q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
+    sq1[g] = q1;
+    sq2[g] = q2;
+    sds[g] = ds;
+  }
+  barrier();
+}
+#else
+void stage_quantize(uint n) {}
+#endif
+
 // ---------------------------------------------------------------------------------------- grid barrier
 // Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived; the last
 // arriver (its atomicAdd returns b x grid - 1) raises the release word, on its own 128-byte line, to b,
@@ -77,6 +115,9 @@ layout(constant_id = 3) const uint POLL_LOAD = 0;
 // fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
 // as CUDA's grid sync relies on): 511 fences fewer per barrier.
 layout(constant_id = 4) const uint FENCE_ALL = 0;
+// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; 2 by default, tuning:
+// BLUESHIFT_PERSISTENT_PARTS; the integer-dot form holds fewer x registers per part than the float one).
+layout(constant_id = 5) const uint PARTS = 2;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -128,22 +169,37 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     uint nb = k / 256u;
     RU4 wa = RU4(a), wb = RU4(b);
     uint pend = k1 / 32u;
-    // Two parts per lane per step (sg apart), their 8 loads issued before any math: the decode is
+    // PARTS (2) parts per lane per step (sg apart), their loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
-    // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms.)
-    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += 2u * sg) {
-      uvec4 hh[4], qq[4];
-      for (uint u = 0u; u < 2u; ++u) {
+    // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms; with the
+    // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s.) The integer-dot form (PK_INT_DOT)
+    // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
+    // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
+    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
+      uvec4 hh[2u * PARTS], qq[2u * PARTS];
+      for (uint u = 0u; u < PARTS; ++u) {
         uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
         hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
       }
-      for (uint u = 0u; u < 2u; ++u) {
+      for (uint u = 0u; u < PARTS; ++u) {
       uint part = p0 + u * sg;
       if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
       uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
+#ifdef PK_INT_DOT
+      uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
+      uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
+      vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
+      for (uint r = 0u; r < 2u; ++r) {
+        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+        vec2 dm = unpackHalf2x16(h.x);
+        vec4 sm = q4k_scales_pair(h.yzw, j);
+        float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
+        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
+      }
+#else
+      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
       vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
       vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
       float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
@@ -157,6 +213,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
       }
+#endif
       }
     }
   } else if (dt == kPkQ6K) {
@@ -386,6 +443,8 @@ void main() {
     uint base = l * kPkStride;
     // P1: q, k, v.
     stage_norm(addr(l, kPkAttnNorm));
+    if (tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K || tbl[base + kPkV + 2u] == kPkQ4K)
+      stage_quantize(p.dim);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;
@@ -432,6 +491,7 @@ void main() {
     grid_barrier();
     // P3: x += W_o att.
     stage_attention(n_act);
+    if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
     {
       uvec2 w = addr(l, kPkO);
       uint dt = tbl[base + kPkO + 2u];
@@ -447,6 +507,7 @@ void main() {
     grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
     stage_norm(addr(l, kPkFfnNorm));
+    if (tbl[base + kPkGate + 2u] == kPkQ4K) stage_quantize(p.dim);
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
@@ -464,6 +525,7 @@ void main() {
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
         stage_copy(p.h_off + k0, k1 - k0);
+        if (dt == kPkQ4K) stage_quantize(k1 - k0);
         for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
           uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
           vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);

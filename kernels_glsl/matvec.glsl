@@ -123,11 +123,11 @@ vec4 mv_x4(uint xb, uint i) {
 #ifdef MV_X_SCALAR
 vec2 mv_x2(uint xb, uint e) { return vec2(x[xb + e], x[xb + e + 1u]); }
 float mv_x1(uint xb, uint e) { return x[xb + e]; }
-#else
+#elif !defined(MV_X_Q8)  // MV_X_Q8: x arrives quantized (matvec_q4k_i8 reads it itself)
 vec4 mv_x4(uint xb, uint i) { return x[xb + i]; }
 #endif
 #endif
-#ifndef MV_X_SCALAR
+#if !defined(MV_X_SCALAR) && !defined(MV_X_Q8)
 // mv_x4 for i < kv, else 0 without reading x (or nw): rows padded to whole blocks (matvec_q4k.comp).
 vec4 mv_x4m(uint xb, uint i, uint kv) { return i < kv ? mv_x4(xb, i) : vec4(0.0); }
 #endif

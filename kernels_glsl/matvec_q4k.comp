@@ -30,7 +30,13 @@ layout(std430, binding = 0) readonly buffer Wt { uvec4 w[]; };
 #ifdef MV_GATED
 layout(std430, binding = 4) readonly buffer Wu { uvec4 wu[]; };
 #endif
+#ifdef MV_X_Q8
+// MV_X_Q8 (matvec_q4k_i8): x quantized by quantize_x_q8 (int_dot.glsl), the codes meet it in int8 dot products.
+#include "int_dot.glsl"
+layout(std430, binding = 1) readonly buffer X { uvec4 xq[]; };
+#else
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+#endif
 #ifdef MV_MULTI
 #include "matvec_multi.glsl"
 
@@ -70,6 +76,34 @@ uvec4 mv_w(uint r, uint i) {
   return w[i];
 }
 
+#ifdef MV_X_Q8
+// Per part and row: 8 + 8 packed dot products, 8 (i8mx) or 12 mask / shift ops, two conversions and the
+// scales (int_dot.glsl), against 32 LOP3 + 32 FADD + 32 FFMA in the float form below. On the H100 back to
+// back: 1.7-2.1 TB/s float -> 2.2-2.6 TB/s (i8dot_run.sh, 8B shapes), the single-level bound 2.6-2.9.
+void main() {
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
+  uint nb = (p.k + 255u) / 256u, nparts = nb * 8u, xb = mv_begin(b) * nb * kQ8xBlockWords;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
+  for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
+    uint blk = part >> 3, t = part & 7u, j = t >> 1;
+    if (blk * 256u + 64u * j + 16u * (t & 1u) >= p.k) continue;  // padding only
+    uint xo = xb + blk * kQ8xBlockWords;
+    uvec4 q1a = xq[xo + 2u * t], q2a = xq[xo + 2u * t + 1u], q1b = xq[xo + 2u * t + 16u], q2b = xq[xo + 2u * t + 17u];
+    uvec4 sa4 = xq[xo + 32u + (t >> 1)], sb4 = xq[xo + 36u + (t >> 1)];
+    vec2 dsa = uintBitsToFloat((t & 1u) != 0u ? sa4.zw : sa4.xy), dsb = uintBitsToFloat((t & 1u) != 0u ? sb4.zw : sb4.xy);
+    dsb.x *= kQ8xHiStep;
+    for (uint r = 0; r < MV_NR; ++r) {
+      uint base = (mv_row(row0, r) * nb + blk) * 9u;
+      uvec4 hdr = mv_w(r, base), q = mv_w(r, base + 1u + t);
+      vec2 dm = unpackHalf2x16(hdr.x);
+      vec4 sm = q4k_scales_pair(hdr.yzw, j);
+      float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
+      mv_acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
+    }
+  }
+  mv_finish(row0, b);
+}
+#else
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = (p.k + 255u) / 256u, nparts = nb * 8u, kv = p.k / 4u;
@@ -96,4 +130,5 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_X_Q8
 #endif  // MV_MULTI

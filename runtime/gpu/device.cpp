@@ -87,6 +87,16 @@ Device::Device(int adapter_index, int enable_validation)
     exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
+  // Integer dot products (the int8 Q4_K decode kernels), wherever offered: enabling them costs nothing.
+  VkPhysicalDeviceShaderIntegerDotProductFeatures idf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (adapter_.int_dot && !env_switch("BLUESHIFT_NO_INT_DOT")) {
+    int_dot_ = true;
+    idf.shaderIntegerDotProduct = VK_TRUE;
+    idf.pNext = f2.pNext;
+    f2.pNext = &idf;
+    exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
+
   // Conditional rendering skips a decode step's dispatches once the GPU has decided to stop (the
   // decode loop records direct dispatches inside one conditional block per step; see Session).
   // BLUESHIFT_NO_CONDITIONAL=1 leaves it off (the loop then gates indirect dispatches instead).

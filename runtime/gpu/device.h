@@ -234,6 +234,9 @@ class Device {
   // bufferDeviceAddress is enabled: storage buffers have a GPU address (Buffer::deviceAddress), so one
   // dispatch can reach more buffers than a stage may bind (lavapipe: 32), e.g. every layer's weights.
   bool hasBufferDeviceAddress() const { return buffer_device_address_; }
+  // shaderIntegerDotProduct is enabled (AdapterInfo::int_dot; BLUESHIFT_NO_INT_DOT=1 leaves it off): the
+  // kernels with SPV_KHR_integer_dot_product (*_i8*) can run here.
+  bool has_int_dot() const { return int_dot_; }
   PFN_vkCmdBeginConditionalRenderingEXT beginConditionalFn() const { return begin_conditional_; }
   PFN_vkCmdEndConditionalRenderingEXT endConditionalFn() const { return end_conditional_; }
 
@@ -261,6 +264,7 @@ class Device {
   uint64_t allocated_bytes_ = 0;
   bool coopmat_f16_ = false;
   bool buffer_device_address_ = false;
+  bool int_dot_ = false;
   PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;
   PFN_vkCmdEndConditionalRenderingEXT end_conditional_ = nullptr;
 };

@@ -215,6 +215,7 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     if (!std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix")) a.coopmat_khr = true;
     if (!std::strcmp(e.extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) a.subgroup_size_control = true;
     if (!std::strcmp(e.extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME)) a.conditional_rendering = true;
+    if (!std::strcmp(e.extensionName, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) a.int_dot = true;
     if (!std::strcmp(e.extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
       VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
       VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
@@ -227,6 +228,16 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     VkPhysicalDeviceFeatures2 cf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &cr};
     vkGetPhysicalDeviceFeatures2(pd, &cf);
     a.conditional_rendering = cr.conditionalRendering;
+  }
+  if (a.int_dot) {
+    VkPhysicalDeviceShaderIntegerDotProductFeatures idf{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &idf};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    VkPhysicalDeviceShaderIntegerDotProductProperties idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &idp};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    a.int_dot = idf.shaderIntegerDotProduct;
+    a.int_dot_accel = a.int_dot && idp.integerDotProduct4x8BitPackedSignedAccelerated;
   }
   if (p.apiVersion >= VK_API_VERSION_1_3) a.subgroup_size_control = true;
   a.coopmat_f16 = coopmat_f16_supported(instance, pd, a);

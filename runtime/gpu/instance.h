@@ -33,6 +33,10 @@ struct AdapterInfo {
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix
   bool conditional_rendering = false;  // VK_EXT_conditional_rendering (extension + feature)
   bool buffer_device_address = false;  // bufferDeviceAddress (Vulkan 1.2 feature): Buffer::deviceAddress
+  // VK_KHR_shader_integer_dot_product with shaderIntegerDotProduct (core in 1.3; the extension is still
+  // listed there): the int8 dot-product Q4_K decode kernels (matvec_q4k_i8, decode_persistent_i8).
+  bool int_dot = false;
+  bool int_dot_accel = false;  // integerDotProduct4x8BitPackedSignedAccelerated (a native instruction)
   // Streaming multiprocessors (VK_NV_shader_sm_builtins), 0 where the driver does not say: how many
   // workgroups of a persistent kernel are surely resident at once (runtime/model/persistent.cpp).
   uint32_t sm_count = 0;

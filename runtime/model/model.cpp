@@ -230,6 +230,15 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       if (w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
     x16_ = act((B * max_k + 1) / 2, "gemm input f16");
   }
+  if (std::string k = q4k_dot_kernel(kernels_, "matvec_q4k"); k != "matvec_q4k") {
+    uint64_t max_k = 0;
+    for (const auto& [name, w] : weights_)
+      if (w.dtype == DType::Q4_K && w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
+    if (max_k) {
+      q4k_matvec_ = k;
+      xq_ = device_.createBuffer({(max_k + 255) / 256 * 640, BufferUsage::storage, "x q8"});
+    }
+  }
   if (c.v_norm) {
     // v's norm has no weight: the rms kernel's (offset + w) with w = 1 - offset.
     std::vector<float> ones(size_t(max_hd), 1.0f - (c.norm_offset ? 1.0f : 0.0f));
@@ -466,7 +475,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4},
                                      {2, &y, 0, uint64_t(nrows) * m * 4}};
     MatvecParams mp{m, k, nrows, accumulate ? 1u : 0u};
-    if (nrows == 1) {
+    if (nrows == 1 && w.dtype == DType::Q4_K && !q4k_matvec_.empty()) {
+      // x quantized (two int8 levels per 16 values, kernels_glsl/int_dot.glsl), then the integer-dot matvec.
+      const uint64_t xq_bytes = (k + 255) / 256 * 640;
+      dispatch("quantize_x_q8", {}, {{0, &x, x_off * 4, uint64_t(k) * 4}, {1, &xq_, 0, xq_bytes}}, MatvecParams{0, k, 1, 0},
+               ((k + 255) / 256 * 16 + 63) / 64, 1, "quantize_x");
+      e[1] = {1, &xq_, 0, xq_bytes};
+      dispatch(q4k_matvec_, {{0, matvec_wg(w.dtype, k)}, {1, plain_rows}}, e, mp, (m + plain_rows - 1) / plain_rows, 1,
+               shape_label("matvec", w));
+    } else if (nrows == 1) {
       const uint32_t rows_per_wg = plain_rows;
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
@@ -592,7 +609,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const bool persistent = M == 1 && persistent_;
   if (persistent)
     dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
-             persistent_->grid(), 1, "decode_persistent");
+             persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
   if (c.ple_dim > 0 && !persistent) record_per_layer_inputs(recorder, M);
 
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {

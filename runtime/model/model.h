@@ -169,6 +169,10 @@ class Model {
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
   gpu::Buffer x16_;
+  // Decode's plain Q4_K matvecs on integer dot products (BLUESHIFT_Q4K_DOT=int|intmx: matvec_q4k_i8 / _i8mx;
+  // empty: the float decode) and their input, x quantized by quantize_x_q8 (one row of the widest Q4_K k).
+  std::string q4k_matvec_;
+  gpu::Buffer xq_;
   // Gemma 4: v's weightless norm (a weight of ones); per-layer inputs: the embedding rows [rows, L*P],
   // the projection of the embedding [rows, L*P], the combined inputs [L, max_batch, P] (layer-major, so
   // a layer's rows are contiguous) and the gate [rows, P].

@@ -1,6 +1,7 @@
 #include "runtime/model/persistent.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "runtime/base/env.h"
 #include "runtime/base/error.h"
@@ -31,6 +32,15 @@ void put_addr(std::vector<uint32_t>& t, size_t at, uint64_t a) {
 
 }  // namespace
 
+std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base) {
+  const char* e = std::getenv("BLUESHIFT_Q4K_DOT");
+  std::string_view v = e ? e : "float";
+  if (v != "float" && v != "int" && v != "intmx")
+    fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float, int or intmx", v);
+  std::string k = base + (v == "int" ? "_i8" : v == "intmx" ? "_i8mx" : "");
+  return kernels.has(k) ? k : base;
+}
+
 std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string* why) {
   auto no = [&](std::string reason) -> std::shared_ptr<PersistentDecode> {
     if (why) *why = std::move(reason);
@@ -39,6 +49,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const ModelConfig& c = m.cfg_;
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
+  const std::string int_kernel = q4k_dot_kernel(m.kernels_, "decode_persistent");  // first: a bad value is an error anywhere
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
   // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
   // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
@@ -72,17 +83,35 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   pk->grid_ = grid;
   pk->wg_ = wg;
 
+  // Q4_K rows on integer dot products (decode_persistent_i8) where asked for, the device can and a
+  // layer has Q4_K matrices (elsewhere the quantized staging would only take shared memory).
+  bool any_q4k = false;
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
+      if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
+  bool int_dot = any_q4k && int_kernel != "decode_persistent";
+
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
   // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
-  const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256;
-  if (ad.max_shared_memory <= other) return no("shared memory");
-  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp).
-  uint32_t sh_cap = uint32_t((ad.max_shared_memory - other - 16) * 16 / 17 / 4) & ~3u;
-  uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  uint32_t sh = std::min(sh_cap, need);
-  if (uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256))
-    return no("dim or q_dim exceeds the shared staging area");
+  // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
+  // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
+  // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
+  const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
+  auto staging = [&](bool with_int) -> uint32_t {
+    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256 + (with_int ? 640 : 0);
+    if (ad.max_shared_memory <= other + 16) return 0;
+    uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
+    uint32_t sh = std::min(cap, need);
+    return uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256) ? 0 : sh;
+  };
+  uint32_t sh = int_dot ? staging(true) : 0;
+  if (!sh) {
+    int_dot = false;
+    sh = staging(false);
+  }
+  if (!sh) return no("dim or q_dim exceeds the shared staging area");
+  pk->kernel_ = int_dot ? int_kernel : "decode_persistent";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
@@ -96,7 +125,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md).
   constexpr uint32_t kNvidia = 0x10DE;
   uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", ad.vendor_id == kNvidia ? 0 : 1) ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}};
+  // Q4_K parts per lane per step (decode_persistent.comp dot2): 2; BLUESHIFT_PERSISTENT_PARTS=1..4 for A/B runs
+  // (4 with the float decode: 8B kernel 4.2 -> 6.8 ms on the H100, registers; session 6 Q2).
+  uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", 2), 1u, 4u);
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

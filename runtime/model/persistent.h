@@ -15,21 +15,31 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels_glsl/persistent.h"
 #include "runtime/gpu/gpu.h"
+#include "runtime/gpu/kernel_cache.h"
 
 namespace bs::model {
 
 class Model;
+
+// BLUESHIFT_Q4K_DOT=float|int|intmx: whether the decode kernels meet Q4_K rows with x in integer dot products
+// (x quantized per 16 values in two int8 levels, error <= 2^-16 of the largest: kernels_glsl/int_dot.glsl)
+// rather than the float decode; intmx takes the high nibbles in place in mixed-signedness dot products. The
+// kernel `base`_i8 / `base`_i8mx where `kernels` offers it (the device has shaderIntegerDotProduct), else
+// `base`; a usage error for any other value. Default float until the H100 measures int.
+std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base);
 
 class PersistentDecode {
  public:
   // The kernel's plan for `model`, or nullptr with the reason in `why` (for logs and tests).
   static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
 
-  const char* kernel() const { return "decode_persistent"; }
+  // decode_persistent, or decode_persistent_i8 / _i8mx (Q4_K rows on integer dot products: q4k_dot_kernel).
+  const std::string& kernel() const { return kernel_; }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;
   const kparams::PersistentParams& params() const { return params_; }
@@ -42,6 +52,7 @@ class PersistentDecode {
  private:
   explicit PersistentDecode(Model& model) : model_(model) {}
   Model& model_;
+  std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};

@@ -7,6 +7,7 @@
 // Several context chunks per head (the partial-softmax merge) are exercised on the one workgroup.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -61,6 +62,15 @@ std::vector<Case> cases() {
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}},
+      // Q4_K rows on integer dot products (decode_persistent_i8, BLUESHIFT_Q4K_DOT=int) against the float
+      // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
+      {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
+      {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
+      // ... with an FFN longer than the int8 staging holds on lavapipe (3760 floats of 32 KiB): layer 0's
+      // Q4_K down projection in two column passes (k0 = 0, 3584).
+      {"q4_k_passes_int", llama(256, 4096, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
+      // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
+      {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
@@ -119,7 +129,12 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     ScopedEnv env(env_list);
     model::Model m(device(), src, opts);
     std::string why;
-    ASSERT_TRUE(model::PersistentDecode::create(m, &why)) << "persistent decode not taken: " << why;
+    auto pk = model::PersistentDecode::create(m, &why);
+    ASSERT_TRUE(pk) << "persistent decode not taken: " << why;
+    const std::string dot = std::getenv("BLUESHIFT_Q4K_DOT") ? std::getenv("BLUESHIFT_Q4K_DOT") : "float";
+    EXPECT_EQ(pk->kernel(), dot == "float" || !device().has_int_dot() ? "decode_persistent"
+                            : dot == "int"                            ? "decode_persistent_i8"
+                                                                      : "decode_persistent_i8mx");
     fast = decode_all(m, ids);
   }
   {
@@ -150,10 +165,50 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& info) { return std::string(cases()[info.param].name); });
 
+// The per-phase decode's plain Q4_K matvecs (o and down) on integer dot products (BLUESHIFT_Q4K_DOT=int:
+// quantize_x_q8 then matvec_q4k_i8) against the float ones: x's error (<= 2^-16 of each 16 values' largest)
+// stays inside the 1e-3 the persistent kernel is held to.
+TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
+  if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << llama(256, 768, 4, 2, 64).dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % 300));
+  model::ModelOptions opts;
+  opts.max_ctx = 64;
+  auto src = model::open_model(tmp / "rdrr");
+  std::vector<std::vector<float>> logits[2];
+  for (int i = 0; i < 2; ++i) {
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"},
+                                                                   {"BLUESHIFT_Q4K_DOT", i ? "int" : "float"}});
+    model::Model m(device(), src, opts);
+    logits[i] = decode_all(m, ids);
+  }
+  double worst = 0;
+  for (size_t s = 0; s < ids.size(); ++s) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < logits[0][s].size(); ++i) {
+      double d = double(logits[1][s][i]) - logits[0][s][i];
+      num += d * d;
+      den += double(logits[0][s][i]) * logits[0][s][i];
+    }
+    worst = std::max(worst, std::sqrt(num / den));
+  }
+  std::printf("per-phase decode, int8 vs float Q4_K matvecs: worst row rel L2 %.2e\n", worst);
+  EXPECT_GT(worst, 0.0);  // the int8 path ran
+  EXPECT_LE(worst, 1e-3);
+}
+
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
-  json phi3 = cases()[6].config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
+  const auto all = cases();
+  json phi3 = std::find_if(all.begin(), all.end(), [](const Case& c) { return std::string(c.name) == "phi3_sliding"; })
+                  ->config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
   std::ofstream(tmp / "config.json") << phi3.dump();
