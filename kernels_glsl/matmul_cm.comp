@@ -56,7 +56,17 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 const uint LD = BK / 8 + 1;
 const uint FM = BM / WARPS_M / 16, FN = BN / WARPS_N / 16;  // fragments per subgroup
 const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 weights, per tile row
+#if defined(W_HAS_PAIRS) && CM_BK % 64 == 0
+// Q4_K at k steps of 64 or more: an invocation stages chunk pairs (weights 64 g + 16 u and 32 further, one qs
+// uvec4 between them: weight_chunk.glsl's w_decode_pair), half the load instructions of single chunks. The
+// prefill GEMM is bound by its loads (2026-11-24-h100-session7.md, S6 and S7: without its global loads the 8B's
+// TTFT fell 84 -> 58 ms; without its multiply-adds it did not move).
+#define CM_PAIRS
+const uint WP = BK / 32;  // chunk pairs per tile row and step
+const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WP + NT - 1) / NT;  // ... per invocation (at most)
+#else
 const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WG + NT - 1) / NT;  // ... per invocation (at most)
+#endif
 // Shared memory: 2 (BM + BN) LD 16 B of tiles + 1 KiB of scratch per subgroup; 128x128 with 8 subgroups
 // is 48 KiB, the most the H100 driver offers a workgroup (maxComputeSharedMemorySize): keep within it
 // (256x128 fits only at BK 16: 45 KiB). CM_SINGLE: one shared buffer (two barriers a step; the global
@@ -86,11 +96,19 @@ void fetch(uint t0, uint n0, uint k0) {
     if (g >= BM * XG) break;
     staged_x[i] = tok < p.batch ? x8[v] : uvec4(0u);
   }
+#ifdef CM_PAIRS
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WP, p.m - 1u), q = c % WP;
+    if (c >= BN * WP) break;
+    staged_w[j] = w_fetch(row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
+  }
+#else
   [[unroll]] for (uint j = 0; j < WC; ++j) {
     uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
     if (c >= BN * WG) break;
     staged_w[j] = w_fetch(row, p.k, k0 + 16u * (c % WG));  // rows past m are zeroed when stored
   }
+#endif
 }
 
 void store(uint buf, uint n0) {
@@ -99,6 +117,19 @@ void store(uint buf, uint n0) {
     if (g >= BM * XG) break;
     xs[(buf * BM + g / XG) * LD + g % XG] = staged_x[i];
   }
+#ifdef CM_PAIRS
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, r = c / WP, q = c % WP;
+    uint o = (buf * BN + r) * LD + 2u * (4u * (q >> 1) + (q & 1u));  // the low chunk; the high one 2 chunks on
+    if (c >= BN * WP) break;
+    uvec4 h[4] = w_decode_pair(staged_w[j]);
+    bool in_m = n0 + r < p.m;
+    ws[o] = in_m ? h[0] : uvec4(0);
+    ws[o + 1u] = in_m ? h[1] : uvec4(0);
+    ws[o + 4u] = in_m ? h[2] : uvec4(0);
+    ws[o + 5u] = in_m ? h[3] : uvec4(0);
+  }
+#else
   [[unroll]] for (uint j = 0; j < WC; ++j) {
     uint c = gl_LocalInvocationID.x + NT * j, r = c / WG, o = (buf * BN + r) * LD + 2u * (c % WG);
     if (c >= BN * WG) break;
@@ -107,6 +138,7 @@ void store(uint buf, uint n0) {
     ws[o] = in_m ? h[0] : uvec4(0);
     ws[o + 1u] = in_m ? h[1] : uvec4(0);
   }
+#endif
 }
 
 // Whether the fragment at (tok, row) lies wholly inside Y and may be loaded and stored directly: a

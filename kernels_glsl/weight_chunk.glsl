@@ -82,6 +82,17 @@ uvec4[2] w_decode(WChunk c) {
   uvec4 q = ((c.sub & 1u) != 0u ? c.qs >> 4 : c.qs) & 0x0F0F0F0Fu;
   return w_from_bytes(q, 0u, float16_t(dm.x * float(sm.x)), -float16_t(dm.y * float(sm.y)));
 }
+// Both chunks whose codes one qs uvec4 holds, from a chunk fetched at e with an even sub-block (e % 64 < 32):
+// weights e .. e + 15 (low nibbles) and e + 32 .. e + 47 (high nibbles, the next sub-block), so a kernel whose k
+// steps cover whole 64-weight groups pays one header and one code load per 32 weights instead of per 16.
+#define W_HAS_PAIRS
+uvec4[4] w_decode_pair(WChunk c) {
+  vec2 dm = unpackHalf2x16(c.hdr.x);
+  uvec2 a = q4k_scale_min(c.hdr.yzw, c.sub), b = q4k_scale_min(c.hdr.yzw, c.sub + 1u);
+  uvec4 lo[2] = w_from_bytes(c.qs & 0x0F0F0F0Fu, 0u, float16_t(dm.x * float(a.x)), -float16_t(dm.y * float(a.y)));
+  uvec4 hi[2] = w_from_bytes((c.qs >> 4) & 0x0F0F0F0Fu, 0u, float16_t(dm.x * float(b.x)), -float16_t(dm.y * float(b.y)));
+  return uvec4[4](lo[0], lo[1], hi[0], hi[1]);
+}
 
 #else
 layout(std430, binding = 0) readonly buffer Wt { uint wt[]; };

@@ -61,10 +61,19 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   const auto tiles = coopmat_tiles();
   auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
   auto usable = [&](const CoopmatTile& c) { return k % c.bk == 0 && kernels.has(cm + c.suffix); };
+  // Q4_K wherever 128x128 would make 128 workgroups, in place of 128x128 and of 256x128k16: the single-buffered
+  // k-64 tile, whose k steps cover whole 64-weight groups, so its W loads go by chunk pairs (matmul_cm.comp
+  // CM_PAIRS: one header and one code load per 32 weights). On the H100 (2026-11-24-h100-session7.md, S9) the
+  // 8B's TTFT went 83.5 -> 73.3 ms (81.7 taking it only where 128x128 was chosen), the 1B's 17.2 -> 16.9.
+  // BLUESHIFT_MATMUL_Q4K_SK64=0 never, =1 only in place of 128x128 (A/B runs).
+  const uint32_t q4k_sk64 = env_uint("BLUESHIFT_MATMUL_Q4K_SK64", 2);
+  const bool sk64 = usable(tiles[5]) && ((t == DType::Q6_K && env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1)) ||
+                                         (t == DType::Q4_K && q4k_sk64 > 0));
   const CoopmatTile* tile = &tiles[0];
-  if (usable(tiles[4]) && groups(tiles[4]) >= 128) tile = &tiles[4];
+  if (t == DType::Q4_K && q4k_sk64 > 1 && sk64 && groups(tiles[2]) >= 128) tile = &tiles[5];
+  else if (usable(tiles[4]) && groups(tiles[4]) >= 128) tile = &tiles[4];
   else if (groups(tiles[2]) >= 128)
-    tile = t == DType::Q6_K && usable(tiles[5]) && env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1) ? &tiles[5] : &tiles[2];
+    tile = sk64 ? &tiles[5] : &tiles[2];
   else if (groups(tiles[0]) >= 256) tile = &tiles[0];
   else if (usable(tiles[3])) tile = &tiles[3];
   if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
