@@ -51,21 +51,21 @@ int bs_sdot4x8_acc(int a, int b, int acc, spirv_literal int fmt);
 spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6018, 6019], id = 4455)
 int bs_sudot4x8_acc(int a, int b, int acc, spirv_literal int fmt);
 
+// The dot product of the 16 signed bytes of a with those of b.
+int q8x_sdot16(uvec4 a, uvec4 b) {
+  ivec4 ai = ivec4(a), bi = ivec4(b);
+  int s = bs_sdot4x8_acc(ai.x, bi.x, 0, 0);
+  s = bs_sdot4x8_acc(ai.y, bi.y, s, 0);
+  s = bs_sdot4x8_acc(ai.z, bi.z, s, 0);
+  return bs_sdot4x8_acc(ai.w, bi.w, s, 0);
+}
+
 // 254 sum(c q1) + sum(c q2) for the 16 codes c (bytes 0..15, each 0..15) of the words of c.
 int q8x_dot16(uvec4 c, uvec4 q1, uvec4 q2) {
-  ivec4 ci = ivec4(c), a = ivec4(q1), b = ivec4(q2);
-  int s1 = bs_sdot4x8_acc(ci.x, a.x, 0, 0);
-  s1 = bs_sdot4x8_acc(ci.y, a.y, s1, 0);
-  s1 = bs_sdot4x8_acc(ci.z, a.z, s1, 0);
-  s1 = bs_sdot4x8_acc(ci.w, a.w, s1, 0);
-  int s2 = bs_sdot4x8_acc(ci.x, b.x, 0, 0);
-  s2 = bs_sdot4x8_acc(ci.y, b.y, s2, 0);
-  s2 = bs_sdot4x8_acc(ci.z, b.z, s2, 0);
-  s2 = bs_sdot4x8_acc(ci.w, b.w, s2, 0);
 #ifdef Q8X_ONE_LEVEL  // benchmarks only (matvec_q4k_i8_1level): the speed of a single int8 level
-  return s1 * 254;
+  return q8x_sdot16(c, q1) * 254;
 #else
-  return s1 * 254 + s2;
+  return q8x_sdot16(c, q1) * 254 + q8x_sdot16(c, q2);
 #endif
 }
 
@@ -79,18 +79,15 @@ uvec4 q4_nib_lo(uvec4 q) { return q & 0x0F0F0F0Fu; }
 // out of the step exactly.
 const float kQ8xHiStep = 1.0 / 16.0;
 uvec4 q4_nib_hi(uvec4 q) { return q & 0xF0F0F0F0u; }
-int q8x_dot16_hi(uvec4 c, uvec4 q1, uvec4 q2) {
-  ivec4 ci = ivec4(c), a = ivec4(q1), b = ivec4(q2);
-  int s1 = bs_sudot4x8_acc(a.x, ci.x, 0, 0);
-  s1 = bs_sudot4x8_acc(a.y, ci.y, s1, 0);
-  s1 = bs_sudot4x8_acc(a.z, ci.z, s1, 0);
-  s1 = bs_sudot4x8_acc(a.w, ci.w, s1, 0);
-  int s2 = bs_sudot4x8_acc(b.x, ci.x, 0, 0);
-  s2 = bs_sudot4x8_acc(b.y, ci.y, s2, 0);
-  s2 = bs_sudot4x8_acc(b.z, ci.z, s2, 0);
-  s2 = bs_sudot4x8_acc(b.w, ci.w, s2, 0);
-  return s1 * 254 + s2;
+// The dot product of the 16 signed bytes of a with the 16 unsigned bytes of u.
+int q8x_sudot16(uvec4 a, uvec4 u) {
+  ivec4 ai = ivec4(a), ui = ivec4(u);
+  int s = bs_sudot4x8_acc(ai.x, ui.x, 0, 0);
+  s = bs_sudot4x8_acc(ai.y, ui.y, s, 0);
+  s = bs_sudot4x8_acc(ai.z, ui.z, s, 0);
+  return bs_sudot4x8_acc(ai.w, ui.w, s, 0);
 }
+int q8x_dot16_hi(uvec4 c, uvec4 q1, uvec4 q2) { return q8x_sudot16(q1, c) * 254 + q8x_sudot16(q2, c); }
 #else
 const float kQ8xHiStep = 1.0;
 uvec4 q4_nib_hi(uvec4 q) { return (q >> 4u) & 0x0F0F0F0Fu; }
