@@ -108,6 +108,31 @@ inline std::string kernel_suffix(DType t) {
 
 inline const DType kWeightTypes[] = {DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K};
 
-using KernelTest = GpuTest;
+class KernelTest : public GpuTest {
+ protected:
+  // The decode matvec kernels (matvec.glsl; spec constants 0 workgroup size, 1 rows, 2 BATCH_FIRST) at every
+  // tested workgroup shape and in both grid layouts (BATCH_FIRST: (batch, row groups), serve's batched decode;
+  // a batch of 1 takes only the other): y starts poisoned, or as y0 when accumulating, and check(y, where)
+  // judges each result (where names the shape).
+  template <class Check>
+  void each_matvec_shape(const std::string& kernel, uint32_t m, uint32_t k, uint32_t batch, uint32_t accumulate,
+                         gpu::Buffer& bw, gpu::Buffer& bx, const std::vector<float>& y0, Check check) {
+    struct Shape {
+      uint32_t wg, rows;
+    };
+    for (Shape s : {Shape{32, 1}, Shape{64, 3}, Shape{128, 4}, Shape{256, 8}})
+      for (uint32_t batch_first : {0u, 1u}) {
+        if (batch_first && batch == 1) continue;
+        auto by = accumulate ? upload(y0) : poisoned(size_t(batch) * m * 4);
+        const auto& p = kernels().get(kernel, {{0, s.wg}, {1, s.rows}, {2, batch_first}});
+        const uint32_t groups = (m + s.rows - 1) / s.rows;
+        run_once(p, {{0, &bw}, {1, &bx}, {2, &by}}, kparams::MatvecParams{m, k, batch, accumulate},
+                 batch_first ? batch : groups, batch_first ? groups : batch);
+        check(download<float>(by, size_t(batch) * m), "wg=" + std::to_string(s.wg) + " rows=" +
+                                                           std::to_string(s.rows) +
+                                                           " batch_first=" + std::to_string(batch_first));
+      }
+  }
+};
 
 }  // namespace bs::testing

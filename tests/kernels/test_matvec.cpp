@@ -30,23 +30,12 @@ class Matvec : public KernelTest {
     auto y0 = random_floats(size_t(c.batch) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
     auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
-    struct Shape {
-      uint32_t wg, rows;
-    };
-    // batch_first: the grid as (batch, row groups) (BATCH_FIRST, serve's batched decode).
-    for (Shape s : {Shape{32, 1}, Shape{64, 3}, Shape{128, 4}, Shape{256, 8}})
-      for (uint32_t batch_first : {0u, 1u}) {
-        if (batch_first && c.batch == 1) continue;
-        auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
-        const auto& p = kernels().get("matvec_" + kernel_suffix(t), {{0, s.wg}, {1, s.rows}, {2, batch_first}});
-        uint32_t groups = (c.m + s.rows - 1) / s.rows;
-        run_once(p, {{0, &bw}, {1, &bx}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
-                 batch_first ? c.batch : groups, batch_first ? groups : c.batch);
-        auto y = download<float>(by, ref.value.size());
-        EXPECT_LT(scaled_error(y, ref), kMatvecError)
-            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << c.accumulate
-            << " wg=" << s.wg << " rows=" << s.rows << " batch_first=" << batch_first << " seed=" << test_seed();
-      }
+    each_matvec_shape("matvec_" + kernel_suffix(t), c.m, c.k, c.batch, c.accumulate, bw, bx, y0,
+                      [&](const std::vector<float>& y, const std::string& where) {
+                        EXPECT_LT(scaled_error(y, ref), kMatvecError)
+                            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
+                            << " acc=" << c.accumulate << " " << where << " seed=" << test_seed();
+                      });
   }
 };
 

@@ -58,32 +58,21 @@ class MatvecInt8 : public KernelTest {
     auto bq = poisoned(size_t(c.batch) * nb * 640, "x q8");
     run_once(kernels().get("quantize_x_q8"), {{0, &bx}, {1, &bq}}, MatvecParams{0, c.k, c.batch, 0},
              (c.batch * nb * 16 + 63) / 64);
-    struct Shape {
-      uint32_t wg, rows;
-    };
-    for (Shape s : {Shape{32, 1}, Shape{64, 3}, Shape{128, 4}, Shape{256, 8}})
-      for (uint32_t batch_first : {0u, 1u}) {
-        if (batch_first && c.batch == 1) continue;
-        auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
-        const auto& p = kernels().get(kernel, {{0, s.wg}, {1, s.rows}, {2, batch_first}});
-        uint32_t groups = (c.m + s.rows - 1) / s.rows;
-        run_once(p, {{0, &bw}, {1, &bq}, {2, &by}}, MatvecParams{c.m, c.k, c.batch, c.accumulate},
-                 batch_first ? c.batch : groups, batch_first ? groups : c.batch);
-        auto y = download<float>(by, ref.value.size());
-        double worst = 0, sq = 0, expect = 0;
-        for (size_t i = 0; i < y.size(); ++i) {
-          double err = std::abs(double(y[i]) - ref.value[i]), lim = bound.value[i] + 2e-6 * ref.scale[i];
-          worst = std::isnan(y[i]) ? 1e30 : std::max(worst, err / lim);
-          sq += err * err;
-          expect += var.value[i] / 3 + std::pow(2e-6 * ref.scale[i], 2);
-        }
-        if (y.size() >= 30) {
-          EXPECT_LE(sq, 16 * expect) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch;
-        }
-        EXPECT_LE(worst, 1.0) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch << " acc=" << c.accumulate
-                              << " wg=" << s.wg << " rows=" << s.rows << " batch_first=" << batch_first
-                              << " seed=" << test_seed();
-      }
+    each_matvec_shape(kernel, c.m, c.k, c.batch, c.accumulate, bw, bq, y0,
+                      [&](const std::vector<float>& y, const std::string& where) {
+                        double worst = 0, sq = 0, expect = 0;
+                        for (size_t i = 0; i < y.size(); ++i) {
+                          double err = std::abs(double(y[i]) - ref.value[i]), lim = bound.value[i] + 2e-6 * ref.scale[i];
+                          worst = std::isnan(y[i]) ? 1e30 : std::max(worst, err / lim);
+                          sq += err * err;
+                          expect += var.value[i] / 3 + std::pow(2e-6 * ref.scale[i], 2);
+                        }
+                        if (y.size() >= 30) {
+                          EXPECT_LE(sq, 16 * expect) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch;
+                        }
+                        EXPECT_LE(worst, 1.0) << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
+                                              << " acc=" << c.accumulate << " " << where << " seed=" << test_seed();
+                      });
   }
 };
 
