@@ -109,6 +109,16 @@ Device::Device(int adapter_index, int enable_validation)
     exts.push_back(VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
   }
 
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const bool stats = adapter_.pipeline_stats && env_switch("BLUESHIFT_PIPELINE_STATS");
+  if (stats) {
+    pef.pipelineExecutableInfo = VK_TRUE;
+    pef.pNext = f2.pNext;
+    f2.pNext = &pef;
+    exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
+
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
@@ -120,6 +130,13 @@ Device::Device(int adapter_index, int enable_validation)
     begin_conditional_ = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdBeginConditionalRenderingEXT");
     end_conditional_ = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(device_, "vkCmdEndConditionalRenderingEXT");
     if (!begin_conditional_ || !end_conditional_) begin_conditional_ = nullptr, end_conditional_ = nullptr;
+  }
+  if (stats) {
+    executable_properties_ = (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(
+        device_, "vkGetPipelineExecutablePropertiesKHR");
+    executable_statistics_ = (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+        device_, "vkGetPipelineExecutableStatisticsKHR");
+    if (!executable_properties_ || !executable_statistics_) executable_properties_ = nullptr, executable_statistics_ = nullptr;
   }
   if (instance_->debug_utils())
     set_name_ = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT");
@@ -371,8 +388,44 @@ ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc
     ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   ci.layout = layout_;
+  if (device.executableStatisticsFn()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VK_CHECK(vkCreateComputePipelines(device.handle(), VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_));
   device.setName(VK_OBJECT_TYPE_PIPELINE, uint64_t(pipeline_), label_);
+  if (device.executableStatisticsFn()) print_statistics();
+}
+
+// One stderr line per executable of this pipeline (a compute pipeline has one): the driver's statistics,
+// "name=value" (NVIDIA: register count, shared memory, spills and the like; lavapipe: instruction counts).
+void ComputePipeline::print_statistics() const {
+  VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  pi.pipeline = pipeline_;
+  uint32_t n = 0;
+  if (device_->executablePropertiesFn()(device_->handle(), &pi, &n, nullptr) != VK_SUCCESS) return;
+  std::vector<VkPipelineExecutablePropertiesKHR> props(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (device_->executablePropertiesFn()(device_->handle(), &pi, &n, props.data()) != VK_SUCCESS) return;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = pipeline_;
+    ei.executableIndex = e;
+    uint32_t ns = 0;
+    if (device_->executableStatisticsFn()(device_->handle(), &ei, &ns, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (device_->executableStatisticsFn()(device_->handle(), &ei, &ns, st.data()) != VK_SUCCESS) continue;
+    std::string line = fmt::format("pipeline-stats {} [{}]:", label_, props[e].name);
+    for (auto& s : st) {
+      line += fmt::format(" {}=", s.name);
+      switch (s.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(s.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(s.value.u64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += fmt::format("{:g}", s.value.f64); break;
+        default: line += "?";
+      }
+      line += ',';
+    }
+    line.back() = '\n';
+    std::fputs(line.c_str(), stderr);
+  }
 }
 
 ComputePipeline& ComputePipeline::operator=(ComputePipeline&& o) noexcept {

@@ -133,6 +133,7 @@ class ComputePipeline {
   const std::string& label() const { return label_; }
 
  private:
+  void print_statistics() const;
   Device* device_ = nullptr;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
@@ -237,6 +238,11 @@ class Device {
   // shaderIntegerDotProduct is enabled (AdapterInfo::int_dot; BLUESHIFT_NO_INT_DOT=1 leaves it off): the
   // kernels with SPV_KHR_integer_dot_product (*_i8*) can run here.
   bool has_int_dot() const { return int_dot_; }
+  // BLUESHIFT_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: every compute
+  // pipeline is created with its statistics captured, and they go to stderr as one line per executable
+  // ("pipeline-stats LABEL: Register Count=96, ..."), to see what bounds a kernel's occupancy.
+  PFN_vkGetPipelineExecutablePropertiesKHR executablePropertiesFn() const { return executable_properties_; }
+  PFN_vkGetPipelineExecutableStatisticsKHR executableStatisticsFn() const { return executable_statistics_; }
   PFN_vkCmdBeginConditionalRenderingEXT beginConditionalFn() const { return begin_conditional_; }
   PFN_vkCmdEndConditionalRenderingEXT endConditionalFn() const { return end_conditional_; }
 
@@ -265,6 +271,8 @@ class Device {
   bool coopmat_f16_ = false;
   bool buffer_device_address_ = false;
   bool int_dot_ = false;
+  PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics_ = nullptr;
   PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;
   PFN_vkCmdEndConditionalRenderingEXT end_conditional_ = nullptr;
 };
