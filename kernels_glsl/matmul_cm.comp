@@ -141,6 +141,47 @@ void store(uint buf, uint n0) {
 #endif
 }
 
+#ifdef CM_PREFETCH
+// One word of each 16 bytes that fetch(t0, n0, k0) will read, loaded a k step before fetch and only folded
+// into a sink a step later: the lines wait in L1, so the step's real loads need not wait on L2. With one
+// workgroup per multiprocessor (these tiles take 172-212 registers) every k step waited for its own loads
+// (2026-11-25-h100-session8.md, R1). On the H100 the touches made F16 and Q8_0 on the k-64 tile 5-12% faster
+// (CM_PREFETCH_X: X's lines only) and Q4_K and Q6_K, whose chunks are more loads each, 2-20% slower (R3-R4).
+#ifdef CM_PREFETCH_X
+struct Touch { uint x[XV]; };  // X's lines only
+#else
+struct Touch { uint x[XV]; WTouch w[WC]; };
+#endif
+Touch touch(uint t0, uint n0, uint k0) {
+  Touch t;
+  uint kv = p.k / 8u;
+  [[unroll]] for (uint i = 0; i < XV; ++i) {
+    uint g = gl_LocalInvocationID.x + NT * i, tok = min(t0 + g / XG, p.batch - 1u);
+    t.x[i] = g < BM * XG ? x8[tok * kv + k0 / 8u + g % XG].x : 0u;
+  }
+#ifndef CM_PREFETCH_X
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+#ifdef CM_PAIRS
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WP, p.m - 1u), q = c % WP;
+    t.w[j] = w_touch(row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));
+#else
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
+    t.w[j] = w_touch(row, p.k, k0 + 16u * (c % WG));
+#endif
+  }
+#endif
+  return t;
+}
+uint fold(Touch t) {
+  uint f = 0u;
+  [[unroll]] for (uint i = 0; i < XV; ++i) f ^= t.x[i];
+#ifndef CM_PREFETCH_X
+  [[unroll]] for (uint j = 0; j < WC; ++j) f ^= w_touch_fold(t.w[j]);
+#endif
+  return f;
+}
+#endif
+
 // Whether the fragment at (tok, row) lies wholly inside Y and may be loaded and stored directly: a
 // row-major Y needs 16-byte aligned rows for that (m % 4 == 0).
 bool whole_fragment(uint tok, uint row) { return tok + 16u <= p.batch && row + 16u <= p.m && (p.m & 3u) == 0u; }
@@ -162,12 +203,19 @@ void main() {
 
   uint steps = p.k / BK;
   fetch(t0, n0, 0u);
+#ifdef CM_PREFETCH
+  Touch pf = touch(t0, n0, min(1u, steps - 1u) * BK);
+  uint sink = 0u;
+#endif
   store(0u, n0);
   barrier();
   for (uint s = 0; s < steps; ++s) {
     uint buf = NBUF == 1u ? 0u : s & 1u;
     bool more = s + 1u < steps;
     if (more) fetch(t0, n0, (s + 1u) * BK);
+#ifdef CM_PREFETCH
+    Touch next = touch(t0, n0, min(s + 2u, steps - 1u) * BK);
+#endif
     [[unroll]] for (uint kk = 0; kk < BK / 8u; kk += 2u) {  // 16-deep slices, in uvec4 units
       F16MAT a[FM];
       [[unroll]] for (uint i = 0; i < FM; ++i)
@@ -179,6 +227,10 @@ void main() {
         [[unroll]] for (uint i = 0; i < FM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
     }
+#ifdef CM_PREFETCH
+    sink ^= fold(pf);  // loaded a step ago
+    pf = next;
+#endif
     if (NBUF == 1u) {
       barrier();  // every subgroup is done with the buffer
       if (more) store(0u, n0);
@@ -188,6 +240,9 @@ void main() {
     barrier();
   }
 
+#ifdef CM_PREFETCH
+  if (sink == 0x9E3779B9u && p.m == 0u) y[0] = 0.0;  // never: keeps the touches
+#endif
   // Fragment (i, j) covers tokens tok .. tok + 15 and rows row .. row + 15 of Y.
   uint lane = gl_SubgroupInvocationID, sc = sg * 256u;
   [[unroll]] for (uint i = 0; i < FM; ++i) {

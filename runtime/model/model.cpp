@@ -56,21 +56,23 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   // 2048x8192: 61 vs 66 and 215 vs 245 us with 64x64k64); below that 64x64k64 (512x2048: 36 vs 46 us,
   // 1024x4096: 65 vs 86 us), whose fewer, longer k steps and 8 subgroups suit the few workgroups.
   // 64x128 no longer wins anywhere; it stays for BLUESHIFT_MATMUL_TILE. Q6_K where 128x128 is chosen:
-  // its single-buffered k-64 form (the 8B's down projection: 685 vs 761 us, session 5 P5);
-  // BLUESHIFT_MATMUL_Q6K_SK64=0 keeps 128x128 (A/B runs).
+  // its single-buffered k-64 form (the 8B's down projection: 685 vs 761 us, session 5 P5).
   const auto tiles = coopmat_tiles();
   auto groups = [&](const CoopmatTile& c) { return ((m + c.bn - 1) / c.bn) * ((tokens + c.bm - 1) / c.bm); };
   auto usable = [&](const CoopmatTile& c) { return k % c.bk == 0 && kernels.has(cm + c.suffix); };
-  // Q4_K wherever 128x128 would make 128 workgroups, in place of 128x128 and of 256x128k16: the single-buffered
-  // k-64 tile, whose k steps cover whole 64-weight groups, so its W loads go by chunk pairs (matmul_cm.comp
-  // CM_PAIRS: one header and one code load per 32 weights). On the H100 (2026-11-24-h100-session7.md, S9) the
-  // 8B's TTFT went 83.5 -> 73.3 ms (81.7 taking it only where 128x128 was chosen), the 1B's 17.2 -> 16.9.
-  // BLUESHIFT_MATMUL_Q4K_SK64=0 never, =1 only in place of 128x128 (A/B runs).
-  const uint32_t q4k_sk64 = env_uint("BLUESHIFT_MATMUL_Q4K_SK64", 2);
-  const bool sk64 = usable(tiles[5]) && ((t == DType::Q6_K && env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1)) ||
-                                         (t == DType::Q4_K && q4k_sk64 > 0));
+  // Q4_K, F16 and Q8_0 wherever 128x128 would make 128 workgroups, in place of 128x128 and of 256x128k16: the
+  // single-buffered k-64 tile. Q4_K's k steps then cover whole 64-weight groups, so its W loads go by chunk pairs
+  // (matmul_cm.comp CM_PAIRS: one header and one code load per 32 weights; H100, 2026-11-24-h100-session7.md S9:
+  // the 8B's TTFT 83.5 -> 73.3 ms). F16 and Q8_0 take it with their next step's lines touched into L1
+  // (CM_PREFETCH, variants.cmake; 2026-11-25-h100-session8.md R3-R4: F16 14336x4096 650 -> 544 us, 4096x14336
+  // 607 -> 462; Q8_0 789 -> 682, 685 -> 594), which made Q4_K and Q6_K slower. Q6_K only where 128x128 would be
+  // chosen (neutral in place of 256x128k16).
+  // BLUESHIFT_MATMUL_SK64=0 never, =1 only in place of 128x128 (A/B runs; Q6_K: BLUESHIFT_MATMUL_Q6K_SK64=0|1).
+  const uint32_t sk64_where = t == DType::Q6_K ? env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1) ? 1 : 0
+                                               : env_uint("BLUESHIFT_MATMUL_SK64", 2);
+  const bool sk64 = usable(tiles[5]) && sk64_where > 0;
   const CoopmatTile* tile = &tiles[0];
-  if (t == DType::Q4_K && q4k_sk64 > 1 && sk64 && groups(tiles[2]) >= 128) tile = &tiles[5];
+  if (sk64 && sk64_where > 1 && groups(tiles[2]) >= 128) tile = &tiles[5];
   else if (usable(tiles[4]) && groups(tiles[4]) >= 128) tile = &tiles[4];
   else if (groups(tiles[2]) >= 128)
     tile = sk64 ? &tiles[5] : &tiles[2];

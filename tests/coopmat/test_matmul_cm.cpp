@@ -148,7 +148,10 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     }
   }
   if (cm) {  // the tile follows the grid: the largest that still gives enough workgroups
-    // Q4_K: the k-64 tile (chunk pairs) where 128x128 would make 128 workgroups (also in place of 256x128k16).
+    // Q4_K, F16, Q8_0: the k-64 tile where 128x128 would make 128 workgroups (also in place of 256x128k16).
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::F16, 14336, 4096, 512).kernel, "matmul_cm_f16_128x128sk64");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q8_0, 4096, 4096, 512).kernel, "matmul_cm_q8_0_128x128sk64");
+    EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::F16, 2048, 8192, 512).kernel, "matmul_cm_f16");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 8192, 2048, 512).kernel, "matmul_cm_q4k_128x128sk64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 14336, 4096, 512).kernel, "matmul_cm_q4k_128x128sk64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q6_K, 14336, 4096, 512).kernel, "matmul_cm_q6k_256x128k16");
@@ -158,12 +161,12 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 512, 2048, 512).kernel, "matmul_cm_q4k_64x64k64");
     EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128sk64");
     {
-      ScopedEnv off("BLUESHIFT_MATMUL_Q4K_SK64", "0");
+      ScopedEnv off("BLUESHIFT_MATMUL_SK64", "0");
       EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128");
       EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 14336, 4096, 512).kernel, "matmul_cm_q4k_256x128k16");
     }
     {
-      ScopedEnv only("BLUESHIFT_MATMUL_Q4K_SK64", "1");  // only where 128x128 would be chosen
+      ScopedEnv only("BLUESHIFT_MATMUL_SK64", "1");  // only where 128x128 would be chosen
       EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512).kernel, "matmul_cm_q4k_128x128sk64");
       EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 14336, 4096, 512).kernel, "matmul_cm_q4k_256x128k16");
     }

@@ -1,0 +1,235 @@
+#version 450
+// Prefill GEMM on tensor cores: Y[M, m] (+)= X[M, k] . W[m, k]^T, as matmul.comp (same MatvecParams:
+// m, k, batch = M, accumulate) but with X in f16 (the model converts each input once, to_f16), with
+// f16 x f16 -> f32 multiply-adds through GL_NV_cooperative_matrix (16 x 16 x 16 subgroup fragments). W
+// is decoded to f16 (weight_chunk.glsl); products and sums stay f32. X in f16 halves the bytes of the
+// kernel's heaviest traffic: every workgroup of a column of tiles re-reads its X rows (m / BN times in
+// all), which in f32 cost 40% of a 4096x4096 GEMM on the H100 (2026-11-24-h100-gemm.md). Needs
+// k % BK == 0 (the host falls back otherwise) and subgroups of 32 (Device::has_coopmat_f16).
+//
+// Dispatch: ((m + BN - 1) / BN, (M + BM - 1) / BM). The tile is fixed at compile time (CM_BM, CM_BN,
+// CM_BK, CM_WARPS_M x CM_WARPS_N subgroups; variants.cmake), so every loop over fragments unrolls and
+// the accumulators live in registers. A workgroup computes a BM x BN tile of Y, each subgroup a
+// (BM / WARPS_M) x (BN / WARPS_N) part of it as FM x FN accumulator fragments. It steps through k BK
+// at a time:
+//   * staging: X [BM, BK] (f16) and W [BN, BK] decoded to f16 go to shared memory, so every
+//     weight is decoded once per workgroup and reused by all BM tokens;
+//   * the global loads of step s + 1 are issued before the multiply-adds of step s and stored after
+//     them into the other of two shared buffers: one barrier per step, load latency behind the math.
+// Epilogue: fragments wholly inside Y are stored straight to memory (with accumulate, they started
+// from Y's values); edge fragments go through a per-subgroup shared scratch and are written element
+// by element with bounds checks, so ragged M and m are exact.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+#include "params.h"
+#include "weight_chunk.glsl"
+
+#ifndef CM_BM
+#define CM_BM 64
+#endif
+#ifndef CM_BN
+#define CM_BN 64
+#endif
+#ifndef CM_BK
+#define CM_BK 32
+#endif
+#ifndef CM_WARPS_M
+#define CM_WARPS_M 2
+#endif
+#ifndef CM_WARPS_N
+#define CM_WARPS_N 2
+#endif
+const uint BM = CM_BM, BN = CM_BN, BK = CM_BK, WARPS_M = CM_WARPS_M, WARPS_N = CM_WARPS_N;
+const uint NT = 32 * WARPS_M * WARPS_N;  // invocations
+layout(local_size_x = NT) in;
+layout(push_constant) uniform PC { MatvecParams p; };
+layout(std430, binding = 1) readonly buffer X { uvec4 x8[]; };  // 8 f16 values each
+layout(std430, binding = 2) buffer Y { float y[]; };
+
+#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+// Shared tiles are rows of BK f16 (BK / 8 uvec4) plus one uvec4 of padding: an odd number of 16-byte
+// units per row puts the 8 rows that one fragment load reads at a time on distinct bank groups.
+const uint LD = BK / 8 + 1;
+const uint FM = BM / WARPS_M / 16, FN = BN / WARPS_N / 16;  // fragments per subgroup
+const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 weights, per tile row
+#if defined(W_HAS_PAIRS) && CM_BK % 64 == 0
+// Q4_K at k steps of 64 or more: an invocation stages chunk pairs (weights 64 g + 16 u and 32 further, one qs
+// uvec4 between them: weight_chunk.glsl's w_decode_pair), half the load instructions of single chunks. The
+// prefill GEMM is bound by its loads (2026-11-24-h100-session7.md, S6 and S7: without its global loads the 8B's
+// TTFT fell 84 -> 58 ms; without its multiply-adds it did not move).
+#define CM_PAIRS
+const uint WP = BK / 32;  // chunk pairs per tile row and step
+const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WP + NT - 1) / NT;  // ... per invocation (at most)
+#else
+const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WG + NT - 1) / NT;  // ... per invocation (at most)
+#endif
+// Shared memory: 2 (BM + BN) LD 16 B of tiles + 1 KiB of scratch per subgroup; 128x128 with 8 subgroups
+// is 48 KiB, the most the H100 driver offers a workgroup (maxComputeSharedMemorySize): keep within it
+// (256x128 fits only at BK 16: 45 KiB). CM_SINGLE: one shared buffer (two barriers a step; the global
+// loads of step s + 1 are still issued before the multiply-adds of step s), which lets 128x128 take k
+// steps of 64: twice the multiply-adds per barrier, 45 KiB. On the H100 that is the better Q6_K tile for
+// the 8B's down projection (4096x14336 at 512 tokens: 685 vs 761 us; 2026-11-24-h100-session5.md, P5)
+// and no better elsewhere.
+#ifdef CM_SINGLE
+const uint NBUF = 1;
+#else
+const uint NBUF = 2;
+#endif
+shared uvec4 xs[NBUF * BM * LD];
+shared uvec4 ws[NBUF * BN * LD];
+shared float scratch[WARPS_M * WARPS_N * 256];
+
+// The raw loads of one k step, held in registers between fetch and store. Invocation tid stages the X
+// groups g = tid + NT i (token g / XG, values 8 (g % XG) ..) and the W chunks c = tid + NT j (row
+// c / WG, weights 16 (c % WG) ..): consecutive invocations read consecutive bytes of a row.
+uvec4 staged_x[XV];
+WChunk staged_w[WC];
+
+void fetch(uint t0, uint n0, uint k0) {
+  uint kv = p.k / 8u;
+  [[unroll]] for (uint i = 0; i < XV; ++i) {
+    uint g = gl_LocalInvocationID.x + NT * i, tok = t0 + g / XG, v = tok * kv + k0 / 8u + g % XG;
+    if (g >= BM * XG) break;
+#ifdef KNOCK_LDX
+    staged_x[i] = uvec4(v, tok, g, k0);
+#else
+    staged_x[i] = tok < p.batch ? x8[v] : uvec4(0u);
+#endif
+  }
+#ifdef CM_PAIRS
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WP, p.m - 1u), q = c % WP;
+    if (c >= BN * WP) break;
+#ifdef KNOCK_LDW
+    staged_w[j] = WChunk(uvec4(row, c, k0, q), uvec4(c, k0, row, 7u), c & 6u);
+#else
+    staged_w[j] = w_fetch(row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
+#endif
+  }
+#else
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
+    if (c >= BN * WG) break;
+    staged_w[j] = w_fetch(row, p.k, k0 + 16u * (c % WG));  // rows past m are zeroed when stored
+  }
+#endif
+}
+
+void store(uint buf, uint n0) {
+  [[unroll]] for (uint i = 0; i < XV; ++i) {
+    uint g = gl_LocalInvocationID.x + NT * i;
+    if (g >= BM * XG) break;
+#ifdef KNOCK_ST
+    if (staged_x[i].x == 0x12345u) xs[(buf * BM + g / XG) * LD + g % XG] = staged_x[i];
+#else
+    xs[(buf * BM + g / XG) * LD + g % XG] = staged_x[i];
+#endif
+  }
+#ifdef CM_PAIRS
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, r = c / WP, q = c % WP;
+    uint o = (buf * BN + r) * LD + 2u * (4u * (q >> 1) + (q & 1u));  // the low chunk; the high one 2 chunks on
+    if (c >= BN * WP) break;
+    uvec4 h[4] = w_decode_pair(staged_w[j]);
+    bool in_m = n0 + r < p.m;
+#ifdef KNOCK_ST
+    if ((h[0].x ^ h[1].y ^ h[2].z ^ h[3].w) == 0x12345u) ws[o] = h[0];
+#else
+    ws[o] = in_m ? h[0] : uvec4(0);
+    ws[o + 1u] = in_m ? h[1] : uvec4(0);
+    ws[o + 4u] = in_m ? h[2] : uvec4(0);
+    ws[o + 5u] = in_m ? h[3] : uvec4(0);
+#endif
+  }
+#else
+  [[unroll]] for (uint j = 0; j < WC; ++j) {
+    uint c = gl_LocalInvocationID.x + NT * j, r = c / WG, o = (buf * BN + r) * LD + 2u * (c % WG);
+    if (c >= BN * WG) break;
+    uvec4 h[2] = w_decode(staged_w[j]);
+    bool in_m = n0 + r < p.m;
+    ws[o] = in_m ? h[0] : uvec4(0);
+    ws[o + 1u] = in_m ? h[1] : uvec4(0);
+  }
+#endif
+}
+
+// Whether the fragment at (tok, row) lies wholly inside Y and may be loaded and stored directly: a
+// row-major Y needs 16-byte aligned rows for that (m % 4 == 0).
+bool whole_fragment(uint tok, uint row) { return tok + 16u <= p.batch && row + 16u <= p.m && (p.m & 3u) == 0u; }
+
+void main() {
+  uint n0 = gl_WorkGroupID.x * BN, t0 = gl_WorkGroupID.y * BM, sg = gl_SubgroupID;
+  uint sm = (sg / WARPS_N) * (BM / WARPS_M), sn = (sg % WARPS_N) * (BN / WARPS_N);  // this subgroup's part
+
+  // With accumulate, whole fragments start from Y itself (no coopmat addition needed later: glslang
+  // 12's optimizer crashes on one); edge fragments start from zero and add Y when written.
+  F32MAT acc[FM][FN];
+  [[unroll]] for (uint i = 0; i < FM; ++i) {
+    [[unroll]] for (uint j = 0; j < FN; ++j) {
+      uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j;
+      if (p.accumulate != 0u && whole_fragment(tok, row)) coopMatLoadNV(acc[i][j], y, tok * p.m + row, p.m, false);
+      else acc[i][j] = F32MAT(0.0);
+    }
+  }
+
+  uint steps = p.k / BK;
+  fetch(t0, n0, 0u);
+  store(0u, n0);
+  barrier();
+  for (uint s = 0; s < steps; ++s) {
+    uint buf = NBUF == 1u ? 0u : s & 1u;
+    bool more = s + 1u < steps;
+    if (more) fetch(t0, n0, (s + 1u) * BK);
+    [[unroll]] for (uint kk = 0; kk < BK / 8u; kk += 2u) {  // 16-deep slices, in uvec4 units
+      F16MAT a[FM];
+      [[unroll]] for (uint i = 0; i < FM; ++i)
+        coopMatLoadNV(a[i], xs, (buf * BM + sm + 16u * i) * LD + kk, LD, false);
+      [[unroll]] for (uint j = 0; j < FN; ++j) {
+        // B = W^T [k, rows]: column n is row n of W, stored k-contiguous, i.e. column-major.
+        F16MAT b;
+        coopMatLoadNV(b, ws, (buf * BN + sn + 16u * j) * LD + kk, LD, true);
+#ifndef KNOCK_MMA
+        [[unroll]] for (uint i = 0; i < FM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+#endif
+      }
+    }
+#ifdef KNOCK_BAR
+    if (more) store(NBUF == 1u ? 0u : buf ^ 1u, n0);
+#else
+    if (NBUF == 1u) {
+      barrier();  // every subgroup is done with the buffer
+      if (more) store(0u, n0);
+    } else if (more) {
+      store(buf ^ 1u, n0);
+    }
+    barrier();
+#endif
+  }
+
+  // Fragment (i, j) covers tokens tok .. tok + 15 and rows row .. row + 15 of Y.
+  uint lane = gl_SubgroupInvocationID, sc = sg * 256u;
+  [[unroll]] for (uint i = 0; i < FM; ++i) {
+    [[unroll]] for (uint j = 0; j < FN; ++j) {
+      uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j, o = tok * p.m + row;
+      if (tok >= p.batch || row >= p.m) continue;
+      if (whole_fragment(tok, row)) {
+        coopMatStoreNV(acc[i][j], y, o, p.m, false);
+      } else {
+        coopMatStoreNV(acc[i][j], scratch, sc, 16u, false);
+        subgroupBarrier();
+        for (uint e = lane; e < 256u; e += gl_SubgroupSize) {
+          uint r = e / 16u, c = e % 16u;
+          if (tok + r < p.batch && row + c < p.m) {
+            uint oe = o + r * p.m + c;
+            y[oe] = (p.accumulate != 0u ? y[oe] : 0.0) + scratch[sc + e];
+          }
+        }
+        subgroupBarrier();  // the next fragment reuses the scratch
+      }
+    }
+  }
+}
