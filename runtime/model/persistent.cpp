@@ -77,7 +77,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   uint32_t grid = env_uint("BLUESHIFT_PERSISTENT_GRID", 0);
   if (!grid) grid = cpu ? 1 : ad.sm_count;
   if (!grid) return no("the number of resident workgroups is unknown (no SM count; set BLUESHIFT_PERSISTENT_GRID)");
-  uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", cpu ? 64 : 512);
+  // 512 invocations, 384 up to hidden size 2048. On the H100 (2026-11-25-h100-session8.md, R5-R6) 384 took the 1B
+  // q4_k_m from 854 to 889 tok/s and the 8B from 251 to 202 (f16 138 -> 115); 448 and 320 lost on both. Only
+  // those two shapes were measured.
+  uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", cpu ? 64 : c.dim <= 2048 ? 384 : 512);
   wg = std::min(wg, ad.max_workgroup_invocations);
   if (wg < 32 || wg % 32 != 0 || uint32_t(c.head_dim / 4) > wg) return no("workgroup size");
   pk->grid_ = grid;
