@@ -395,7 +395,7 @@ ComputePipeline::ComputePipeline(Device& device, const ComputePipelineDesc& desc
 }
 
 // One stderr line per executable of this pipeline (a compute pipeline has one): the driver's statistics,
-// "name=value" (NVIDIA: register count, shared memory, spills and the like; lavapipe: instruction counts).
+// "name=value" (NVIDIA's driver: register count, binary size, shared memory size).
 void ComputePipeline::print_statistics() const {
   VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
   pi.pipeline = pipeline_;

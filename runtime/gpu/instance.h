@@ -38,7 +38,7 @@ struct AdapterInfo {
   bool int_dot = false;
   bool int_dot_accel = false;  // integerDotProduct4x8BitPackedSignedAccelerated (a native instruction)
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each
-  // compiled kernel (registers, shared memory, spills on NVIDIA), printed with BLUESHIFT_PIPELINE_STATS=1.
+  // compiled kernel (registers and shared memory on NVIDIA), printed with BLUESHIFT_PIPELINE_STATS=1.
   bool pipeline_stats = false;
   // Streaming multiprocessors (VK_NV_shader_sm_builtins), 0 where the driver does not say: how many
   // workgroups of a persistent kernel are surely resident at once (runtime/model/persistent.cpp).

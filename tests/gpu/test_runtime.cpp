@@ -93,6 +93,25 @@ void main() { v[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x * FACTOR; })"
   for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(v[i], i * 3);
 }
 
+// BLUESHIFT_PIPELINE_STATS=1: where the adapter has VK_KHR_pipeline_executable_properties, each pipeline created
+// prints the driver's statistics, one "pipeline-stats LABEL [...]: ..." line on stderr; elsewhere (lavapipe) the
+// switch changes nothing and the pipeline still builds and runs.
+TEST_F(Runtime, PipelineStatsSwitch) {
+  setenv("BLUESHIFT_PIPELINE_STATS", "1", 1);
+  gpu::Device dev;
+  unsetenv("BLUESHIFT_PIPELINE_STATS");
+  EXPECT_EQ(dev.executableStatisticsFn() != nullptr, dev.adapter().pipeline_stats) << dev.adapter().name;
+  auto module = dev.createShaderModuleGLSL(R"(#version 450
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { uint v[]; };
+void main() { v[gl_GlobalInvocationID.x] += 1u; })", "stats probe");
+  ::testing::internal::CaptureStderr();
+  auto pipe = dev.createComputePipeline({&module, {}, 0, "stats probe"});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("pipeline-stats stats probe [") != std::string::npos, dev.adapter().pipeline_stats) << err;
+  EXPECT_EQ(pipe.workgroupSize()[0], 32u);
+}
+
 TEST_F(Runtime, GlslCompileErrorIsReported) {
   EXPECT_THROW(device().createShaderModuleGLSL("#version 450\nvoid main() { undefined_thing; }", "bad"), bs::Error);
 }
