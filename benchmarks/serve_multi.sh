@@ -24,20 +24,8 @@
 #   dispatches: embed + 16 x (rms, q, k, v, rope_kv, attention, o, rms, gated, down) + rms + head + 16
 #   samplers = 179; ~132 barriers.
 set -uo pipefail
-. benchmarks/lease_setup.sh >/dev/null 2>&1
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-t0=$(date +%s)
-$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/hf1 --seed 1 --tokenizer builtin >/dev/null
-$BS blueshift convert /tmp/hf1 /tmp/m1 --quant q4_k_m >/dev/null; rm -rf /tmp/hf1
-echo "synth + convert $(( $(date +%s) - t0 )) s"
-
-# bench NAME GEN REPS [bench args...] (environment from the caller): bench-NAME.json, or a line saying why not.
-bench() {
-  local name=$1 gen=$2 reps=$3; shift 3
-  timeout 60 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens "$gen" --reps "$reps" --json "$@" \
-    > "$OUT/bench-$name.json" 2> "$OUT/bench-$name.err" || { echo "bench $name failed"; tail -3 "$OUT/bench-$name.err"; }
-}
+. benchmarks/serve_common.sh
+serve_model
 timeout 120 $BS bs_gemv_bench --multi 8 --dtype q4k,q6k --shape 2048x2048,512x2048,8192x2048,2048x8192,128256x2048 \
   --wg 64,128,256 --rows 1,2 --reps 10 --json > "$OUT/gemv-multi8.json" 2> "$OUT/gemv-multi8.err" \
   || { echo "bs_gemv_bench --multi 8 failed"; tail -3 "$OUT/gemv-multi8.err"; }
@@ -61,57 +49,31 @@ done
 echo "benches done $(( $(date +%s) - t0 )) s"
 
 python3 - "$OUT" <<'PY'
-import glob, json, os, sys
+import glob, os, sys
+sys.path.insert(0, "benchmarks")
+from serve_summary import best_by_kernel, issue_bar, load, profiles, step_table
 out = sys.argv[1]
-def load(name):
-    try:
-        return json.load(open(os.path.join(out, f"bench-{name}.json")))
-    except Exception:
-        return None
-try:
-    g = json.load(open(os.path.join(out, "gemv-multi8.json")))
+g = load(out, "gemv-multi8.json")
+if g:
     print(f"kernels at N = 8 ({g['device']}): best of wg x rows; weights read once")
     for r in g["results"]:
         if "skipped" in r:
             continue
-        best = {}
-        for c in r["configs"]:
-            b = best.get(c["kernel"])
-            if b is None or c["median_us"] < b["median_us"]:
-                best[c["kernel"]] = c
+        best = best_by_kernel(r)
         line = f"  {r['dtype']:<4} {r['m']:>6}x{r['k']:<5}"
         for kname in ("batched", "multi", "lanes"):
             c = best.get(kname)
             if c:
                 line += f"  {kname} {c['median_us']:7.1f} us {c['tflop_s']:5.2f} TF (wg {c['wg']} r {c['rows']})"
         print(line)
-except Exception as e:
-    print(f"kernels: no results ({e})")
-b1 = load("1")
-base = b1["decode_tok_s"] if b1 else 0
-print(f"{'run':>22} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
-if b1:
-    print(f"{'1 (Session loop)':>22} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
+else:
+    print("kernels: no results")
 names = [f"{n}-{g}" for n in (4, 16, 32) for g in ("old", "default")] + ["16-tuned", "16-lanes", "32-matmul-old"]
 names += sorted(os.path.basename(p)[6:-5] for p in glob.glob(os.path.join(out, "bench-16-shape-*.json")))
-for name in names:
-    d = load(name)
-    if not d:
-        print(f"{name:>22} failed"); continue
-    x = d["aggregate_decode_tok_s"] / base if base else 0
-    print(f"{name:>22} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f} "
-          f"{d.get('dispatches_per_step', 0):>18.0f} / {d.get('barriers_per_step', 0):<6.0f}")
-# GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
-for name in ("16-old", "16-default", "16-tuned"):
-    d = load(name) or {}
-    by = d.get("profile_ms_by_kernel")
-    if by:
-        top = sorted(by.items(), key=lambda kv: -kv[1])[:8]
-        print(f"profile {name}: {d['profile_step_ms']:.2f} ms: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
-best = max((load(n) or {}).get("aggregate_decode_tok_s", 0) for n in ["16-default"] + [n for n in names if "shape" in n])
-if base:
-    r = best / base
-    print(f"issue bar: N=16 aggregate (default, best shape) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "shape names: NB-ROWS-GATED_ROWS-WG-FOLD-LONG")
+base = step_table(out, names, 22)
+profiles(out, ("16-old", "16-default", "16-tuned"), 8, 2)
+best = max((load(out, f"bench-{n}.json") or {}).get("aggregate_decode_tok_s", 0)
+           for n in ["16-default"] + [n for n in names if "shape" in n])
+issue_bar(base, best, "default, best shape", "; shape names: NB-ROWS-GATED_ROWS-WG-FOLD-LONG")
 PY
 rm -rf /tmp/m1

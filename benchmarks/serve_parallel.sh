@@ -9,48 +9,26 @@
 # The issue's bar: aggregate decode at N = 16 >= 6x the batch-1 figure. About 3 minutes of device time.
 #   benchmarks/serve_parallel.sh      (carry .gl .dev/carry; writes $OUT)
 set -uo pipefail
-. benchmarks/lease_setup.sh >/dev/null 2>&1
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-t0=$(date +%s)
-$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/hf1 --seed 1 --tokenizer builtin >/dev/null
-$BS blueshift convert /tmp/hf1 /tmp/m1 --quant q4_k_m >/dev/null; rm -rf /tmp/hf1
-echo "synth + convert $(( $(date +%s) - t0 )) s"
+. benchmarks/serve_common.sh
+serve_model
 
 echo "== decode throughput (prompt 128, 256 generated, medians of 3)"
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
-timeout 90 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 256 --reps 3 --json > "$OUT/bench-1.json" 2> "$OUT/bench-1.err" \
-  || { echo "bench batch 1 failed"; tail -3 "$OUT/bench-1.err"; }
+bench 1 256 3
 for n in 4 16 32; do
-  for g in matvec matmul; do  # the batch's projections as batched matvecs or as the prefill GEMM (default: matvec up to 32)
-    BLUESHIFT_BATCH_GEMM=$g timeout 90 $BS blueshift bench --model /tmp/m1 --parallel $n --prompt-tokens 128 --gen-tokens 256 \
-      --reps 3 --json > "$OUT/bench-$n-$g.json" 2> "$OUT/bench-$n-$g.err" || { echo "bench --parallel $n ($g) failed"; tail -3 "$OUT/bench-$n-$g.err"; }
+  for g in matvec matmul; do  # the batch's projections as batched matvecs or as the prefill GEMM
+    BLUESHIFT_BATCH_GEMM=$g bench "$n-$g" 256 3 --parallel $n
   done
 done
 python3 - "$OUT" <<'PY'
-import json, os, sys
+import sys
+sys.path.insert(0, "benchmarks")
+from serve_summary import issue_bar, load, step_table
 out = sys.argv[1]
-def load(name):
-    try:
-        return json.load(open(os.path.join(out, name)))
-    except Exception:
-        return None
-b1 = load("bench-1.json")
-base = b1["decode_tok_s"] if b1 else 0
-print(f"{'N-gemm':>9} {'aggregate tok/s':>16} {'per stream':>11} {'ms/step':>8} {'x batch 1':>9}")
-if b1:
-    print(f"{1:>9} {base:>16.1f} {base:>11.1f} {1e3 / base:>8.3f} {1.0:>9.2f}   (bench: Session decode loop)")
-for tag in [f"{n}-{g}" for n in (4, 16, 32) for g in ("matvec", "matmul")]:
-    d = load(f"bench-{tag}.json")
-    if not d:
-        print(f"{tag:>9} failed"); continue
-    x = d["aggregate_decode_tok_s"] / base if base else 0
-    print(f"{tag:>9} {d['aggregate_decode_tok_s']:>16.1f} {d['per_stream_decode_tok_s']:>11.1f} {d['ms_per_step']:>8.3f} "
-          f"{x:>9.2f}   submits/token {d['submits_per_token']:.4f}, prefill {d['parallel']}x128 {d['prefill_all_ms']:.0f} ms")
-best = max((load(f"bench-16-{g}.json") or {}).get("aggregate_decode_tok_s", 0) for g in ("matvec", "matmul"))
-if base:
-    r = best / base
-    print(f"issue bar: N=16 aggregate (better GEMM) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x)")
+base = step_table(out, [f"{n}-{g}" for n in (4, 16, 32) for g in ("matvec", "matmul")], 16,
+                  lambda d: f"submits/token {d['submits_per_token']:.4f}, prefill {d['parallel']}x128 {d['prefill_all_ms']:.0f} ms")
+best = max((load(out, f"bench-16-{g}.json") or {}).get("aggregate_decode_tok_s", 0) for g in ("matvec", "matmul"))
+issue_bar(base, best, "better GEMM")
 PY
 
 echo "== serve: 200 streaming requests at concurrency 16, 128 tokens each (loopback)"

@@ -24,10 +24,7 @@
 #   ~7,300 tok/s, ~8.8x batch 1; profiled ~2.5 ms, the rows_cm kernels ~1.1 ms of it (q | k | v ~6 us a
 #   layer, o ~5, gated FFN ~12, down ~7, head ~90 us); ~190 dispatches and ~150 barriers a step.
 set -uo pipefail
-. benchmarks/lease_setup.sh >/dev/null 2>&1
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-t0=$(date +%s)
+. benchmarks/serve_common.sh
 bin=$(dirname "$BS")/bin
 if [ -x "$bin/test_coopmat" ]; then
   timeout 150 $BS test_coopmat --gtest_filter='MatmulRows*:RowsCm*:MatmulCm*' > "$OUT/test_coopmat.txt" 2>&1
@@ -47,9 +44,7 @@ else
 fi
 echo "tests done $(( $(date +%s) - t0 )) s"
 
-$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/hf1 --seed 1 --tokenizer builtin >/dev/null
-$BS blueshift convert /tmp/hf1 /tmp/m1 --quant q4_k_m >/dev/null; rm -rf /tmp/hf1
-echo "synth + convert $(( $(date +%s) - t0 )) s"
+serve_model
 
 for n in 4 16 32; do
   for spec in "q4k 2048x2048,512x2048,8192x2048,2048x8192,128256x2048" "q6k 512x2048,2048x8192,128256x2048"; do
@@ -61,12 +56,6 @@ for n in 4 16 32; do
 done
 echo "kernels done $(( $(date +%s) - t0 )) s"
 
-# bench NAME GEN REPS [bench args...] (environment from the caller): bench-NAME.json, or a line saying why not.
-bench() {
-  local name=$1 gen=$2 reps=$3; shift 3
-  timeout 60 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens "$gen" --reps "$reps" --json "$@" \
-    > "$OUT/bench-$name.json" 2> "$OUT/bench-$name.err" || { echo "bench $name failed"; tail -3 "$OUT/bench-$name.err"; }
-}
 $BS blueshift bench --model /tmp/m1 --prompt-tokens 128 --gen-tokens 32 --reps 1 >/dev/null 2>&1  # clocks up
 bench 1 256 3
 for n in 4 8 16 32; do
@@ -86,58 +75,32 @@ done
 echo "benches done $(( $(date +%s) - t0 )) s"
 
 python3 - "$OUT" <<'PY'
-import glob, json, os, sys
+import glob, os, sys
+sys.path.insert(0, "benchmarks")
+from serve_summary import best_by_kernel, issue_bar, load, profiles, step_table
 out = sys.argv[1]
-def load(name):
-    try:
-        return json.load(open(os.path.join(out, name)))
-    except Exception:
-        return None
 print("kernels alone (us, best of --wg; TF = TFLOP/s, GB/s of the weights once; gated: both matrices)")
 for n in (4, 16, 32):
     for dt in ("q4k", "q6k"):
-        g = load(f"gemv-{n}-{dt}.json")
+        g = load(out, f"gemv-{n}-{dt}.json")
         if not g:
             print(f"  N={n} {dt}: no results"); continue
         for r in g["results"]:
             if "skipped" in r:
                 continue
-            best = {}
-            for c in r["configs"]:
-                b = best.get(c["kernel"])
-                if b is None or c["median_us"] < b["median_us"]:
-                    best[c["kernel"]] = c
+            best = best_by_kernel(r)
             line = f"  N={n:<2} {dt} {r['m']:>6}x{r['k']:<5}"
             for kname in ("rowscm", "rowscm_k128", "rowscm_r32", "rowscm_gated", "multi"):
                 c = best.get(kname)
                 if c:
                     line += f"  {kname} {c['median_us']:7.1f} ({c['tflop_s']:5.1f} TF {c['gb_s']:5.0f} GB/s wg {c['wg']})"
             print(line)
-b1 = load("bench-1.json")
-base = b1["decode_tok_s"] if b1 else 0
-print(f"{'run':>16} {'aggregate tok/s':>15} {'per stream':>10} {'ms/step':>8} {'x batch 1':>9} {'dispatches/barriers a step':>27}")
-if b1:
-    print(f"{'1 (Session loop)':>16} {base:>15.1f} {base:>10.1f} {1e3 / base:>8.3f} {1.0:>9.2f}")
 names = [f"{n}-{g}" for n in (4, 8, 16, 32) for g in ("rowscm", "multi")]
 names += sorted(os.path.basename(p)[6:-5] for p in glob.glob(os.path.join(out, "bench-16-sg-*.json")))
-for name in names:
-    d = load(f"bench-{name}.json")
-    if not d:
-        print(f"{name:>16} failed"); continue
-    x = d["aggregate_decode_tok_s"] / base if base else 0
-    print(f"{name:>16} {d['aggregate_decode_tok_s']:>15.1f} {d['per_stream_decode_tok_s']:>10.1f} {d['ms_per_step']:>8.3f} {x:>9.2f} "
-          f"{d.get('dispatches_per_step', 0):>18.0f} / {d.get('barriers_per_step', 0):<6.0f}")
-# GPU time by kernel of one profiled step (timestamps after every dispatch serialize it: shares, not a step time).
-for name in ("16-rowscm", "16-multi"):
-    d = load(f"bench-{name}.json") or {}
-    by = d.get("profile_ms_by_kernel")
-    if by:
-        top = sorted(by.items(), key=lambda kv: -kv[1])[:9]
-        print(f"profile {name}: {d['profile_step_ms']:.2f} ms: " + ", ".join(f"{k} {v:.3f}" for k, v in top))
-d = load("bench-16-rowscm.json")
-if base and d:
-    r = d["aggregate_decode_tok_s"] / base
-    print(f"issue bar: N=16 aggregate (rowscm, the default at 16) {r:.2f}x batch 1 ({'meets' if r >= 6 else 'misses'} >= 6x); "
-          "sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: default, 64)-R32 (h: heads only, the default; 0: off)")
+base = step_table(out, names, 16)
+profiles(out, ("16-rowscm", "16-multi"), 9, 3)
+d = load(out, "bench-16-rowscm.json")
+issue_bar(base, d["aggregate_decode_tok_s"] if d else 0, "rowscm, the default at 16",
+          "; sweep names: 16-sg-PLAIN-GATED subgroups-BK (0: default, 64)-R32 (h: heads only, the default; 0: off)")
 PY
 rm -rf /tmp/m1
