@@ -53,7 +53,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
   // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
   // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
-  // since the grid barrier's rework (before it the 1B lost: 803 -> 765), but 1B F16 656 -> 615. On
+  // since the grid barrier's rework (before it the 1B lost: 803 -> 765), but 1B F16 656 -> 615 (still so in
+  // 2026-11-25-h100-session8.md R9: 647 per-phase vs 596 at 384 invocations, 616 at 512). On
   // lavapipe one workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
   const bool forced = env_switch("BLUESHIFT_PERSISTENT");
   if (!forced && ad.type == "cpu") return no("off by default on CPU devices (BLUESHIFT_PERSISTENT=1 forces it)");
