@@ -142,15 +142,18 @@ void store(uint buf, uint n0) {
 }
 
 #ifdef CM_PREFETCH
-// One word of each 16 bytes that fetch(t0, n0, k0) will read, loaded a k step before fetch and only folded
-// into a sink a step later: the lines wait in L1, so the step's real loads need not wait on L2. With one
-// workgroup per multiprocessor (these tiles take 172-212 registers) every k step waited for its own loads
-// (2026-11-25-h100-session8.md, R1). On the H100 the touches made F16 and Q8_0 on the k-64 tile 5-12% faster
-// (CM_PREFETCH_X: X's lines only) and Q4_K and Q6_K, whose chunks are more loads each, 2-20% slower (R3-R4).
-#ifdef CM_PREFETCH_X
+// One word of each 16 bytes of X and each 32 of W that fetch(t0, n0, k0) will read, loaded a k step before fetch
+// and only folded into a sink a step later: the lines wait in L1, so the step's real loads need not wait on L2.
+// With one workgroup per multiprocessor (these tiles take 172-212 registers) every k step waited for its own
+// loads (2026-11-25-h100-session8.md, R1). On the H100 the touches made F16 and Q8_0 on the k-64 tile 5-12%
+// faster (CM_PREFETCH_X: X's lines only) and Q4_K and Q6_K, whose chunks are more loads each, 2-20% slower
+// (R3-R4), so W touches exist for F16 alone (weight_chunk.glsl's w_touch).
+#if defined(CM_PREFETCH_X)
 struct Touch { uint x[XV]; };  // X's lines only
+#elif defined(W_HAS_TOUCH) && !defined(CM_PAIRS)
+struct Touch { uint x[XV]; uint w[WC]; };
 #else
-struct Touch { uint x[XV]; WTouch w[WC]; };
+#error "CM_PREFETCH touches W for F16 only: use CM_PREFETCH_X"
 #endif
 Touch touch(uint t0, uint n0, uint k0) {
   Touch t;
@@ -159,15 +162,10 @@ Touch touch(uint t0, uint n0, uint k0) {
     uint g = gl_LocalInvocationID.x + NT * i, tok = min(t0 + g / XG, p.batch - 1u);
     t.x[i] = g < BM * XG ? x8[tok * kv + k0 / 8u + g % XG].x : 0u;
   }
-#ifndef CM_PREFETCH_X
+#if !defined(CM_PREFETCH_X)
   [[unroll]] for (uint j = 0; j < WC; ++j) {
-#ifdef CM_PAIRS
-    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WP, p.m - 1u), q = c % WP;
-    t.w[j] = w_touch(row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));
-#else
     uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
     t.w[j] = w_touch(row, p.k, k0 + 16u * (c % WG));
-#endif
   }
 #endif
   return t;
@@ -175,8 +173,8 @@ Touch touch(uint t0, uint n0, uint k0) {
 uint fold(Touch t) {
   uint f = 0u;
   [[unroll]] for (uint i = 0; i < XV; ++i) f ^= t.x[i];
-#ifndef CM_PREFETCH_X
-  [[unroll]] for (uint j = 0; j < WC; ++j) f ^= w_touch_fold(t.w[j]);
+#if !defined(CM_PREFETCH_X)
+  [[unroll]] for (uint j = 0; j < WC; ++j) f ^= t.w[j];
 #endif
   return f;
 }

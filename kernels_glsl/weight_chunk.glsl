@@ -8,9 +8,10 @@
 //   WChunk w_fetch(up, row, k, e)  the same from binding 4 when `up` (a constant at every call, so the
 //                               branch folds away);
 //   uvec4[2] w_decode(c)        those 16 weights as f16 pairs, in element order;
-//   WTouch w_touch(row, k, e)   one word of each 16 bytes w_fetch(row, k, e) reads, unused: loads that bring
-//                               those lines into L1 a k step before w_fetch needs them (CM_PREFETCH), and
-//   uint w_touch_fold(t)        its words folded into one (the use that keeps the loads).
+//   uint w_touch(row, k, e)     F16 only (W_HAS_TOUCH): one word of the 32 bytes w_fetch(row, k, e) reads, a load
+//                               that brings them into L1 a k step before w_fetch needs them (matmul_cm's
+//                               CM_PREFETCH; for the quantized dtypes, with more loads per chunk, such touches lost
+//                               on the H100: 2026-11-25-h100-session8.md, R3-R4).
 // A chunk never straddles a block: 16 divides every block size, and a Q4_K / Q6_K scale covers at
 // least 16 weights.
 //
@@ -66,9 +67,8 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
   return WChunk(w_at(up, i), w_at(up, i + 1u));
 }
 uvec4[2] w_decode(WChunk c) { return uvec4[2](c.lo, c.hi); }
-#define WTouch uint
-WTouch w_touch(uint row, uint k, uint e) { return w_at(false, (row * k + e) >> 3).x; }  // one 32-byte sector
-uint w_touch_fold(WTouch t) { return t; }
+#define W_HAS_TOUCH
+uint w_touch(uint row, uint k, uint e) { return w_at(false, (row * k + e) >> 3).x; }  // one 32-byte sector
 
 #elif defined(W_Q4K)
 // 144-byte blocks {d, dmin (f16); scales[12]; qs[128]} are 16-byte aligned: one uvec4 holds the
@@ -82,12 +82,6 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
   uint byte = 32u * (sub >> 1) + (el & 16u);
   return WChunk(w_at(up, base), w_at(up, base + 1u + (byte >> 4)), sub);
 }
-#define WTouch uvec2
-WTouch w_touch(uint row, uint k, uint e) {
-  uint base = (row * ((k + 255u) >> 8) + (e >> 8)) * 9u, el = e & 255u, byte = 32u * (el >> 6) + (el & 16u);
-  return uvec2(w_at(false, base).x, w_at(false, base + 1u + (byte >> 4)).x);
-}
-uint w_touch_fold(WTouch t) { return t.x ^ t.y; }
 uvec4[2] w_decode(WChunk c) {
   uvec2 sm = q4k_scale_min(c.hdr.yzw, c.sub);
   vec2 dm = unpackHalf2x16(c.hdr.x);
@@ -142,12 +136,6 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
   uint bo = (row * (k >> 5) + (e >> 5)) * 34u;
   return WChunk(w_words16(up, bo + 2u + (e & 16u)), w_at(up, bo >> 2), bo);
 }
-#define WTouch uvec2
-WTouch w_touch(uint row, uint k, uint e) {
-  uint bo = (row * (k >> 5) + (e >> 5)) * 34u;
-  return uvec2(w_at(false, (bo + 2u + (e & 16u)) >> 2), w_at(false, bo >> 2));
-}
-uint w_touch_fold(WTouch t) { return t.x ^ t.y; }
 uvec4[2] w_decode(WChunk c) {
   float16_t d = unpackFloat2x16(c.dw >> ((c.bo & 2u) * 8u)).x;
   uvec4 q = w_join(c.qs, c.bo + 2u);  // the chunk's offset, bo + 2 (+ 16), has this parity
@@ -166,14 +154,6 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
   return WChunk(w_words16(up, bo + 64u * h + 32u * (qq & 1u) + l), w_words16(up, bo + 128u + 32u * h + l),
                 w_at(up, so >> 2), w_at(up, dof >> 2), bo, el);
 }
-#define WTouch uvec4
-WTouch w_touch(uint row, uint k, uint e) {
-  uint bo = (row * (k >> 8) + (e >> 8)) * 210u, el = e & 255u;
-  uint h = el >> 7, qq = (el >> 5) & 3u, l = el & 16u;
-  return uvec4(w_at(false, (bo + 64u * h + 32u * (qq & 1u) + l) >> 2), w_at(false, (bo + 128u + 32u * h + l) >> 2),
-               w_at(false, (bo + 192u + (el >> 4)) >> 2), w_at(false, (bo + 208u) >> 2));
-}
-uint w_touch_fold(WTouch t) { return t.x ^ t.y ^ t.z ^ t.w; }
 uvec4[2] w_decode(WChunk c) {
   uint h = c.el >> 7, qq = (c.el >> 5) & 3u, l = c.el & 16u;
   uvec4 ql = w_join(c.ql, c.bo + 64u * h + 32u * (qq & 1u) + l) >> (4u * (qq >> 1));
