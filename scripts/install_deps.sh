@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git \
-  libvulkan-dev glslc libshaderc-dev glslang-tools spirv-tools \
+  libvulkan-dev glslc libshaderc-dev glslang-tools spirv-tools spirv-headers \
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
   libzstd-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
   libgtest-dev googletest libfmt-dev libicu-dev python3 python3-numpy tmux \

@@ -1,10 +1,13 @@
 #include "runtime/gpu/device.h"
 
+#include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "runtime/base/env.h"
 #include "runtime/gpu/command.h"
 #include "runtime/gpu/queue.h"
+#include "runtime/gpu/spirv_coopmat.h"
 
 namespace bs::gpu {
 
@@ -85,6 +88,16 @@ Device::Device(int adapter_index, int enable_validation)
     f2.pNext = &cm;
     f12.vulkanMemoryModel = VK_TRUE;
     exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  // ... and the KHR extension beside it where the driver has it: every module that declares the NV capability
+  // is rewritten to KHR at load (ShaderModule, spirv_coopmat.h). BLUESHIFT_COOPMAT_NV=1 keeps the NV kernels.
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmk{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  if (adapter_.coopmat_f16_khr && !env_switch("BLUESHIFT_COOPMAT_NV")) {
+    coopmat_khr_ = true;
+    cmk.cooperativeMatrix = VK_TRUE;
+    cmk.pNext = f2.pNext;
+    f2.pNext = &cmk;
+    exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
   // Integer dot products (the int8 Q4_K decode kernels), wherever offered: enabling them costs nothing.
@@ -299,6 +312,16 @@ void Buffer::invalidate() const {
 
 ShaderModule::ShaderModule(Device& device, std::span<const uint32_t> spirv, std::string label)
     : device_(&device), reflection_(reflect_spirv(spirv)), label_(std::move(label)) {
+  std::optional<CoopmatRewrite> khr;
+  if (device.has_coopmat_khr() && uses_coopmat_nv(spirv)) {
+    std::string why;
+    khr = coopmat_nv_to_khr(spirv, &why);
+    if (khr) spirv = khr->words;
+    if (env_switch("BLUESHIFT_PIPELINE_STATS"))  // which kernels the rewrite took, beside their statistics
+      std::fprintf(stderr, "coopmat %s: %s\n", label_.c_str(),
+                   khr ? fmt::format("VK_KHR_cooperative_matrix ({} matrix types)", khr->types).c_str()
+                       : ("stays on VK_NV_cooperative_matrix: " + why).c_str());
+  }
   VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   ci.codeSize = spirv.size() * 4;
   ci.pCode = spirv.data();

@@ -230,6 +230,9 @@ class Device {
   // (AdapterInfo::coopmat_f16); the extension, its feature and the Vulkan memory model that glslang
   // emits for those kernels are then enabled at creation.
   bool has_coopmat_f16() const { return coopmat_f16_; }
+  // VK_KHR_cooperative_matrix is enabled too, and the NV kernels are rewritten to it at load
+  // (AdapterInfo::coopmat_f16_khr; BLUESHIFT_COOPMAT_NV=1 leaves it off).
+  bool has_coopmat_khr() const { return coopmat_khr_; }
   // VK_EXT_conditional_rendering is enabled (CommandEncoder::beginConditional works).
   bool hasConditionalRendering() const { return begin_conditional_ != nullptr; }
   // bufferDeviceAddress is enabled: storage buffers have a GPU address (Buffer::deviceAddress), so one
@@ -269,6 +272,7 @@ class Device {
   DeviceCounters counters_;
   uint64_t allocated_bytes_ = 0;
   bool coopmat_f16_ = false;
+  bool coopmat_khr_ = false;
   bool buffer_device_address_ = false;
   bool int_dot_ = false;
   PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;

@@ -156,6 +156,29 @@ static bool coopmat_f16_supported(VkInstance instance, VkPhysicalDevice pd, cons
   return false;
 }
 
+// VK_KHR_cooperative_matrix with the shape above; only asked where the NV one is there too, since the kernels
+// are written (and built) against the NV extension and rewritten.
+static bool coopmat_f16_khr_supported(VkInstance instance, VkPhysicalDevice pd, const AdapterInfo& a) {
+  if (!a.coopmat_f16 || !a.coopmat_khr) return false;
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &cm};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  if (!cm.cooperativeMatrix) return false;
+  auto get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
+      instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+  if (!get) return false;
+  uint32_t n = 0;
+  if (get(pd, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesKHR> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  if (get(pd, &n, shapes.data()) != VK_SUCCESS) return false;
+  for (const auto& s : shapes)
+    if (s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+        s.BType == VK_COMPONENT_TYPE_FLOAT16_KHR && s.CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+        s.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && s.scope == VK_SCOPE_SUBGROUP_KHR)
+      return true;
+  return false;
+}
+
 static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
   AdapterInfo a;
   a.index = index;
@@ -249,6 +272,7 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
   }
   if (p.apiVersion >= VK_API_VERSION_1_3) a.subgroup_size_control = true;
   a.coopmat_f16 = coopmat_f16_supported(instance, pd, a);
+  a.coopmat_f16_khr = coopmat_f16_khr_supported(instance, pd, a);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

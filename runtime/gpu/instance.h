@@ -46,6 +46,9 @@ struct AdapterInfo {
   // The tensor-core prefill matmul (matmul_cm_*) runs here: VK_NV_cooperative_matrix with a 16x16x16
   // f16 x f16 -> f32 subgroup shape in compute shaders, the Vulkan memory model, subgroups of 32.
   bool coopmat_f16 = false;
+  // The same 16x16x16 shape through VK_KHR_cooperative_matrix as well: the coopmat kernels' SPIR-V is then
+  // rewritten to it at load (spirv_coopmat.h), which NVIDIA's driver compiles to faster fragment loads.
+  bool coopmat_f16_khr = false;
   uint64_t max_storage_range = 0;
   uint32_t max_shared_memory = 0;
   uint32_t max_push_constants = 0;
