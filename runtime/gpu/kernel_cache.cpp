@@ -16,11 +16,11 @@ KernelSource parse_kernel_source(std::string_view name) {
 const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl ? "wgsl" : "glsl"; }
 
 // Kernels that need an optional device feature: the tensor-core matmuls and attention (matmul_cm_*,
-// matmul_rows_cm_*, attention_cm_*) need cooperative matrices, and creating their pipelines elsewhere
+// matmul_rows_cm_*, attention_fa_*) need cooperative matrices, and creating their pipelines elsewhere
 // (lavapipe) would fail; the *_i8* kernels (SPV_KHR_integer_dot_product) need shaderIntegerDotProduct.
 static bool device_can_run(const Device& device, std::string_view name) {
   const bool coopmat = name.starts_with("matmul_cm_") || name.starts_with("matmul_rows_cm_") ||
-                       name.starts_with("attention_cm_");
+                       name.starts_with("attention_fa_");
   if (name.find("_i8") != std::string_view::npos && !device.has_int_dot()) return false;
   return !coopmat || device.has_coopmat_f16();
 }

@@ -569,10 +569,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   bool split_attention = M == 1 && attn_splits_ > 0 && kernels_.has("attention_split_" + kvt);
   // BLUESHIFT_NO_TILED_ATTENTION=1: prefill on attention.comp (A/B runs).
   static const bool no_tiled = env_switch("BLUESHIFT_NO_TILED_ATTENTION");
-  // BLUESHIFT_CM_ATTENTION=1: prefill attention on tensor cores (attention_cm.comp) where the device and
-  // head_dim allow. Opt-in: on the H100 it is correct but slower than attention_tiled.comp (8B q4_k_m at
-  // 512 tokens: 13.5 ms against 7.7 ms; benchmarks/results/2026-11-24-h100-session5.md).
-  static const bool cm_attention = env_switch("BLUESHIFT_CM_ATTENTION");
+  // Prefill attention on tensor cores in one pass (flash attention, attention_fa.comp) where the device and
+  // head_dim allow; BLUESHIFT_FA_ATTENTION=0 leaves it to attention_tiled.comp (A/B runs). On the H100 the 8B's
+  // attention takes 1.8 ms against 7.1 (benchmarks/results/2026-11-25-h100-session9.md, A1).
+  static const bool fa_attention = env_uint("BLUESHIFT_FA_ATTENTION", 1) != 0;
   bool tiled_attention = M > 1 && !no_tiled && !opts_.kv_f32 && kernels_.has("attention_tiled_f16kv") &&
                          device_.adapter().max_shared_memory >= 28 * 1024;
   bool fold_norm = M == 1;
@@ -734,10 +734,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window,
                                       scale, c.attn_softcap, 0},
                  c.n_heads, attn_splits_, "attention");
-      } else if (tiled_attention && (hd == 64 || hd == 128) && !c.attn_sinks && cm_attention &&
-                 kernels_.has(fmt::format("attention_cm_f16kv_hd{}", hd))) {
-        // Prefill on tensor cores: 16 query rows per subgroup, 64 per workgroup (attention_cm.comp).
-        dispatch(fmt::format("attention_cm_f16kv_hd{}", hd), {},
+      } else if (tiled_attention && (hd == 64 || hd == 128) && !c.attn_sinks && fa_attention &&
+                 kernels_.has(fmt::format("attention_fa_f16kv_hd{}", hd))) {
+        // Prefill on tensor cores: 16 query rows per subgroup, 64 per workgroup, K/V staged once per block.
+        dispatch(fmt::format("attention_fa_f16kv_hd{}", hd), {},
                  {{0, &q_, 0, uint64_t(M) * qd * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},

@@ -206,7 +206,7 @@ TEST_F(KernelsModel, TiledAttentionMatchesFloat64) {
   }
 }
 
-// The tensor-core prefill attention (attention_cm_f16kv_hd64 / _hd128: 16 rows per subgroup, two passes,
+// The tensor-core prefill attention (attention_fa_f16kv_hd64 / _hd128: 16 rows per subgroup, one pass,
 // Q and P in f16) against float64 over f16-rounded Q: ragged row blocks, start positions inside a
 // 16-key fragment, GQA, window and softcap, and cache rows past the last position filled with NaN (the
 // edge fragment must not read them into a product). Only where the device has cooperative matrices.
@@ -219,8 +219,10 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
     uint32_t hd, rows, pos0, window;
     float cap;
   };
+  // The last two: several workgroups of rows, a window that skips whole K/V blocks, ragged last blocks.
   for (TCase t : {TCase{64, 37, 0, 0, 0.0f}, TCase{64, 100, 21, 0, 5.0f}, TCase{128, 50, 3, 0, 0.0f},
-                  TCase{128, 130, 70, 40, 30.0f}, TCase{128, 1, 0, 0, 0.0f}, TCase{64, 64, 16, 7, 0.0f}}) {
+                  TCase{128, 130, 70, 40, 30.0f}, TCase{128, 1, 0, 0, 0.0f}, TCase{64, 64, 16, 7, 0.0f},
+                  TCase{128, 300, 5, 0, 0.0f}, TCase{64, 257, 33, 100, 0.0f}}) {
     const uint32_t heads = 6, kvh = 2, hd = t.hd, rows = t.rows, pos0 = t.pos0, ctx = pos0 + rows + 37;
     const uint32_t kvd = kvh * hd, n = pos0 + rows;
     const float scale = 1.0f / std::sqrt(float(hd));
@@ -230,7 +232,7 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
     for (size_t i = 0; i < k.size(); ++i) kh[i] = float_to_half(k[i]), vh[i] = float_to_half(v[i]);
     auto kc = upload(kh), vc = upload(vh), bq = upload(q), out = poisoned(rows * heads * hd * 4),
          sp = state(pos0);
-    const std::string name = "attention_cm_f16kv_hd" + std::to_string(hd);
+    const std::string name = "attention_fa_f16kv_hd" + std::to_string(hd);
     run(name.c_str(), {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {5, &sp}},
         AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 63) / 64);
     auto got = download<float>(out, rows * heads * hd);
