@@ -1,6 +1,6 @@
 #version 450
 // Small elementwise kernels, one variant each (variants.cmake): gated activation (also with an f16 copy),
-// bias add, softcap, scale by a one-element buffer, f32 -> f16 conversion.
+// bias add, softcap, scale by a one-element buffer, f32 -> f16 conversion, the sum of a split-k GEMM's parts.
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256) in;
@@ -65,5 +65,17 @@ void main() {
   if (i >= p.n / 4u) return;
   vec4 v = x4[i];
   y4[i] = uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+}
+#elif defined(SPLITK_REDUCE)
+// The planes of a split-k GEMM (matmul_cm.comp CM_SPLITK) summed into Y, plane 0 first: the same sum on every run.
+layout(push_constant) uniform PC { SplitKParams p; };
+layout(std430, binding = 0) readonly buffer W { float ws[]; };
+layout(std430, binding = 1) buffer Y { float y[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i >= p.n) return;
+  float v = p.accumulate != 0u ? y[i] : 0.0;
+  for (uint q = 0; q < p.parts; ++q) v += ws[q * p.n + i];
+  y[i] = v;
 }
 #endif

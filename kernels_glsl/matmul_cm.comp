@@ -19,6 +19,11 @@
 // Epilogue: fragments wholly inside Y are stored straight to memory (with accumulate, they started
 // from Y's values); edge fragments go through a per-subgroup shared scratch and are written element
 // by element with bounds checks, so ragged M and m are exact.
+//
+// CM_SPLITK: the k steps are split among S workgroups per tile, so that a grid too small for the GPU fills
+// it. The dispatch's y count is S times the token tiles; workgroup row y takes token tile y % tiles and part
+// y / tiles of the steps, and writes its partial sums to plane y / tiles of binding 2 ([S, M, m] f32, never
+// accumulated). splitk_reduce.comp then adds the planes, in order, into Y.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -74,6 +79,9 @@ const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WG + NT - 1) / NT;  // ... p
 // steps of 64: twice the multiply-adds per barrier, 45 KiB. On the H100 that is the better Q6_K tile for
 // the 8B's down projection (4096x14336 at 512 tokens: 685 vs 761 us; 2026-11-24-h100-session5.md, P5)
 // and no better elsewhere.
+#if defined(CM_SPLITK) && !defined(CM_SINGLE)
+#error "CM_SPLITK is built on the single-buffered tile (a part's first step may be odd)"
+#endif
 #ifdef CM_SINGLE
 const uint NBUF = 1;
 #else
@@ -185,7 +193,15 @@ uint fold(Touch t) {
 bool whole_fragment(uint tok, uint row) { return tok + 16u <= p.batch && row + 16u <= p.m && (p.m & 3u) == 0u; }
 
 void main() {
-  uint n0 = gl_WorkGroupID.x * BN, t0 = gl_WorkGroupID.y * BM, sg = gl_SubgroupID;
+#ifdef CM_SPLITK
+  const uint tiles = (p.batch + BM - 1u) / BM, part = gl_WorkGroupID.y / tiles, parts = gl_NumWorkGroups.y / tiles;
+  const uint t0 = (gl_WorkGroupID.y % tiles) * BM, plane = part * p.batch * p.m;
+#define ACCUMULATE false
+#else
+  const uint t0 = gl_WorkGroupID.y * BM, plane = 0u;
+#define ACCUMULATE (p.accumulate != 0u)
+#endif
+  uint n0 = gl_WorkGroupID.x * BN, sg = gl_SubgroupID;
   uint sm = (sg / WARPS_N) * (BM / WARPS_M), sn = (sg % WARPS_N) * (BN / WARPS_N);  // this subgroup's part
 
   // With accumulate, whole fragments start from Y itself (no coopmat addition needed later: glslang
@@ -194,20 +210,24 @@ void main() {
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j;
-      if (p.accumulate != 0u && whole_fragment(tok, row)) coopMatLoadNV(acc[i][j], y, tok * p.m + row, p.m, false);
+      if (ACCUMULATE && whole_fragment(tok, row)) coopMatLoadNV(acc[i][j], y, tok * p.m + row, p.m, false);
       else acc[i][j] = F32MAT(0.0);
     }
   }
 
-  uint steps = p.k / BK;
-  fetch(t0, n0, 0u);
+#ifdef CM_SPLITK
+  const uint first = p.k / BK * part / parts, steps = p.k / BK * (part + 1u) / parts;  // steps [first, steps)
+#else
+  const uint first = 0u, steps = p.k / BK;
+#endif
+  fetch(t0, n0, first * BK);
 #ifdef CM_PREFETCH
-  Touch pf = touch(t0, n0, min(1u, steps - 1u) * BK);
+  Touch pf = touch(t0, n0, min(first + 1u, steps - 1u) * BK);
   uint sink = 0u;
 #endif
   store(0u, n0);
   barrier();
-  for (uint s = 0; s < steps; ++s) {
+  for (uint s = first; s < steps; ++s) {
     uint buf = NBUF == 1u ? 0u : s & 1u;
     bool more = s + 1u < steps;
     if (more) fetch(t0, n0, (s + 1u) * BK);
@@ -245,7 +265,7 @@ void main() {
   uint lane = gl_SubgroupInvocationID, sc = sg * 256u;
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
-      uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j, o = tok * p.m + row;
+      uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j, o = plane + tok * p.m + row;
       if (tok >= p.batch || row >= p.m) continue;
       if (whole_fragment(tok, row)) {
         coopMatStoreNV(acc[i][j], y, o, p.m, false);
@@ -256,7 +276,7 @@ void main() {
           uint r = e / 16u, c = e % 16u;
           if (tok + r < p.batch && row + c < p.m) {
             uint oe = o + r * p.m + c;
-            y[oe] = (p.accumulate != 0u ? y[oe] : 0.0) + scratch[sc + e];
+            y[oe] = (ACCUMULATE ? y[oe] : 0.0) + scratch[sc + e];
           }
         }
         subgroupBarrier();  // the next fragment reuses the scratch

@@ -76,6 +76,9 @@ BS_PARAMS(ShortConvParams) { uint rows; uint dim; uint kernel; uint pad0; };
 BS_PARAMS(ScaleByParams) { uint n; uint pad0; uint pad1; uint pad2; };
 // to_f16: y (f16) = x (f32) for n elements, n % 4 == 0 (the tensor-core GEMM's input, converted once).
 BS_PARAMS(ToF16Params) { uint n; uint pad0; uint pad1; uint pad2; };
+// splitk_reduce: y[i] = (accumulate ? y[i] : 0) + sum over p < parts of ws[p n + i], in order (matmul_cm.comp
+// CM_SPLITK's partial sums).
+BS_PARAMS(SplitKParams) { uint n; uint parts; uint accumulate; uint pad0; };
 
 // ple_combine (Gemma 4's per-layer inputs): rows of n = ple_dim per (token, layer); ple.comp.
 BS_PARAMS(PleCombineParams) {

@@ -65,6 +65,7 @@ bs_kernel(moe_group moe.comp DEFINES MOE_GROUP)
 # Gemma 4: layer_scalar, and the per-layer inputs of its E variants
 bs_kernel(scale_by_f32 elementwise.comp DEFINES SCALE_BY)
 bs_kernel(to_f16 elementwise.comp DEFINES TO_F16)
+bs_kernel(splitk_reduce elementwise.comp DEFINES SPLITK_REDUCE)
 bs_kernel(ple_combine_f32 ple.comp)
 
 # --- weight kernels: y = W x (decode), Y = X W^T (prefill), embedding rows; W in f16 / Q8_0 / Q4_K / Q6_K ---
@@ -133,24 +134,30 @@ bs_kernel(matmul_cm_f16_128x128 matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128
 bs_kernel(matmul_cm_f16_64x64k64 matmul_cm.comp DEFINES W_F16 CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_f16_256x128k16 matmul_cm.comp DEFINES W_F16 CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_f16_128x128sk64 matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH)
+bs_kernel(matmul_cm_f16_128x128sk64_split matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_SPLITK)
 bs_kernel(matmul_cm_q8_0 matmul_cm.comp DEFINES W_Q8_0)
 bs_kernel(matmul_cm_q8_0_64x128 matmul_cm.comp DEFINES W_Q8_0 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q8_0_128x128 matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q8_0_64x64k64 matmul_cm.comp DEFINES W_Q8_0 CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q8_0_256x128k16 matmul_cm.comp DEFINES W_Q8_0 CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q8_0_128x128sk64 matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X)
+bs_kernel(matmul_cm_q8_0_128x128sk64_split matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_SPLITK)
 bs_kernel(matmul_cm_q4k matmul_cm.comp DEFINES W_Q4K)
 bs_kernel(matmul_cm_q4k_64x128 matmul_cm.comp DEFINES W_Q4K CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q4k_128x128 matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q4k_64x64k64 matmul_cm.comp DEFINES W_Q4K CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q4k_256x128k16 matmul_cm.comp DEFINES W_Q4K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q4k_128x128sk64 matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE)
+bs_kernel(matmul_cm_q4k_128x128sk64_split matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_SPLITK)
 bs_kernel(matmul_cm_q6k matmul_cm.comp DEFINES W_Q6K)
 bs_kernel(matmul_cm_q6k_64x128 matmul_cm.comp DEFINES W_Q6K CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_64x64k64 matmul_cm.comp DEFINES W_Q6K CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_256x128k16 matmul_cm.comp DEFINES W_Q6K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q6k_128x128sk64 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE)
+bs_kernel(matmul_cm_q6k_128x128sk64_split matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_SPLITK)
+# (each dtype's *_128x128sk64_split: the k steps split among several workgroups per tile, for grids smaller
+# than the GPU; splitk_reduce sums the parts)
 # ... and serve's batched decode on tensor cores (M <= 32 sequences): 16 rows of W a workgroup, k split over its
 # subgroups (matmul_rows_cm.comp); plain (store / accumulate) and the gated FFN (f16 out). Coopmat-gated as above.
 foreach(dt f16 q8_0 q4k q6k)

@@ -34,6 +34,7 @@ class KernelCache {
   bool has(std::string_view name) const;
   KernelSource source() const { return source_; }
   Device& device() { return device_; }
+  const Device& device() const { return device_; }
 
  private:
   const ShaderModule& module(const std::string& name);

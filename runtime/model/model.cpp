@@ -44,7 +44,7 @@ std::span<const CoopmatTile> coopmat_tiles() {
 }
 
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
-                               bool f16_inputs) {
+                               bool f16_inputs, bool split_k) {
   std::string cm = weight_kernel("matmul_cm", t);
   if (!f16_inputs || env_switch("BLUESHIFT_NO_COOPMAT") || k % 32 != 0 || !kernels.has(cm))
     return {weight_kernel("matmul", t), {}, (m + 63) / 64, (tokens + 63) / 64};  // matmul.comp: 64 x 64 tiles
@@ -78,6 +78,18 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
     tile = sk64 ? &tiles[5] : &tiles[2];
   else if (groups(tiles[0]) >= 256) tile = &tiles[0];
   else if (usable(tiles[3])) tile = &tiles[3];
+  // Split-k where even the 64-wide tiles were chosen because 128x128 leaves most multiprocessors idle (the 1B's
+  // 2048-row projections at 512 tokens: 64 workgroups of 128x128 on 132 SMs; the 8B's k and v: 32): the k-64 tile
+  // with its k steps split into `parts` so that parts x workgroups fills the GPU once, each part at least 4 steps.
+  // It needs the multiprocessor count (VK_NV_shader_sm_builtins). BLUESHIFT_MATMUL_SPLITK=0: never (A/B runs).
+  const uint32_t sms = kernels.device().adapter().sm_count;
+  const std::string split = cm + tiles[5].suffix + "_split";
+  if (split_k && tile->bn < 128 && sms >= 2 * groups(tiles[5]) && k % 64 == 0 && kernels.has(split) &&
+      env_uint("BLUESHIFT_MATMUL_SPLITK", 1) != 0 && !std::getenv("BLUESHIFT_MATMUL_TILE")) {
+    const uint32_t parts = std::min({8u, sms / groups(tiles[5]), k / 64 / 4});
+    if (parts >= 2 && uint64_t(parts) * tokens * m <= kSplitKPlaneFloats)
+      return {split, {}, (m + 127) / 128, (tokens + 127) / 128 * parts, true, parts};
+  }
   if (const char* e = std::getenv("BLUESHIFT_MATMUL_TILE")) {
     tile = nullptr;
     for (const auto& c : tiles)
@@ -240,6 +252,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     for (const auto& [name, w] : weights_)
       if (w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
     x16_ = act((B * max_k + 1) / 2, "gemm input f16");
+    // Split-k GEMMs' partial sums (plan_prefill_matmul), where the device says how many multiprocessors it has.
+    if (device_.adapter().sm_count > 0 && kernels_.has("matmul_cm_f16_128x128sk64_split"))
+      splitk_ws_ = act(kSplitKPlaneFloats, "split-k planes");
   }
   if (std::string k = q4k_dot_kernel(kernels_, "matvec_q4k"); k != "matvec_q4k") {
     uint64_t max_k = 0;
@@ -499,7 +514,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
-      MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul);
+      MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul,
+                                            splitk_ws_.size() > 0);
       const uint64_t n = uint64_t(nrows) * k;
       if (plan.f16_x) {
         if (n * 2 > x16_.size())
@@ -510,7 +526,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                    grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)), "to_f16");
         e[1] = {1, &x16_, 0, n * 2};
       }
+      const uint64_t planes = uint64_t(plan.parts) * nrows * m;
+      if (plan.parts > 1) e[2] = {2, &splitk_ws_, 0, planes * 4};  // the parts' planes, then summed into y
       dispatch(plan.kernel, plan.constants, e, mp, plan.groups_x, plan.groups_y, shape_label("matmul", w));
+      if (plan.parts > 1) {
+        const uint32_t ny = nrows * m;
+        dispatch("splitk_reduce", {}, {{0, &splitk_ws_, 0, planes * 4}, {1, &y, 0, uint64_t(ny) * 4}},
+                 SplitKParams{ny, plan.parts, mp.accumulate, 0}, grid_x(ny), grid_y(ny), "splitk_reduce");
+      }
       if (plan.f16_x) x16_holds = {&x, x_off, n};
     }
   };

@@ -169,6 +169,7 @@ class Model {
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
   gpu::Buffer x16_;
+  gpu::Buffer splitk_ws_;  // split-k GEMMs' partial sums (kSplitKPlaneFloats; empty: no split-k plans)
   // Decode's plain Q4_K matvecs on integer dot products (BLUESHIFT_Q4K_DOT=int|intmx: matvec_q4k_i8 / _i8mx;
   // empty: the float decode) and their input, x quantized by quantize_x_q8 (one row of the widest Q4_K k).
   std::string q4k_matvec_;
@@ -220,7 +221,13 @@ struct MatmulPlan {
   std::vector<gpu::SpecConstant> constants;
   uint32_t groups_x = 0, groups_y = 0;  // the dispatch
   bool f16_x = false;  // the kernel reads X as f16 (the tensor-core kernels: to_f16 converts it first)
+  // > 1: split-k (matmul_cm.comp CM_SPLITK): the kernel writes `parts` planes of partial sums, [parts, tokens, m]
+  // f32, to its binding 2 instead of Y, and splitk_reduce adds them into Y (kSplitKPlaneFloats bounds the planes).
+  uint32_t parts = 1;
 };
+// The most floats a split-k plan's planes take: parts x (tokens x m) <= 132 multiprocessors' worth of 128 x 128
+// tiles, since parts is chosen to fill the GPU once (plan_prefill_matmul).
+constexpr uint64_t kSplitKPlaneFloats = 132ull * 128 * 128;
 // The tensor-core tiles variants.cmake declares (tokens x rows of W, k step), smallest first but for the last.
 struct CoopmatTile {
   const char* suffix;  // of the kernel name, e.g. "_128x128"
@@ -232,8 +239,9 @@ struct CoopmatTile {
 };
 std::span<const CoopmatTile> coopmat_tiles();
 // f16_inputs = false: the f32 kernel (matmul.comp) even where tensor cores (f16 inputs) are available.
+// split_k: the caller can run a split-k plan (parts > 1; a workspace of kSplitKPlaneFloats and splitk_reduce).
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,
-                               bool f16_inputs = true);
+                               bool f16_inputs = true, bool split_k = false);
 
 // serve's batched decode on tensor cores (forward_batch.cpp): Y[rows, m] (+)= X[rows, k] W[m, k]^T for
 // 1 <= rows <= 32, X in f16 (16 rows bound, 32 when rows > 16), or with `gated` the FFN act(X W^T) * (X U^T)

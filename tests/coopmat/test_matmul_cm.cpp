@@ -96,6 +96,29 @@ TEST_F(MatmulCm, Q6K) {
     check(DType::Q6_K, c);
 }
 
+// Split-k (CM_SPLITK + splitk_reduce): the parts' planes summed into Y, with and without accumulate, parts that
+// do not divide the k steps (8 steps in 3 parts: 2, 3, 3), ragged M and m, and planes poisoned before.
+TEST_F(MatmulCm, SplitK) {
+  for (DType t : kWeightTypes)
+    for (auto [c, parts] : {std::pair{Case{200, 300, 512, 1}, 3u}, std::pair{Case{7, 129, 768, 0}, 2u},
+                            std::pair{Case{130, 64, 1024, 1}, 4u}}) {
+      Weights w = random_weights(t, c.m, c.k);
+      auto x = random_floats(size_t(c.tokens) * c.k, -2, 2);
+      auto y0 = random_floats(size_t(c.tokens) * c.m);
+      DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.tokens);
+      const uint32_t n = c.tokens * c.m;
+      auto bw = upload(w.bytes), bx = upload(f16_with_nan_tail(x)), planes = poisoned(uint64_t(parts) * n * 4);
+      auto by = c.accumulate ? upload(y0) : poisoned(n * 4);
+      run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + "_128x128sk64_split"), {{0, &bw}, {1, &bx}, {2, &planes}},
+               MatvecParams{c.m, c.k, c.tokens, c.accumulate}, (c.m + 127) / 128, (c.tokens + 127) / 128 * parts);
+      run_once(kernels().get("splitk_reduce"), {{0, &planes}, {1, &by}}, kparams::SplitKParams{n, parts, c.accumulate, 0},
+               (n + 255) / 256);
+      EXPECT_LT(scaled_error(download<float>(by, n), ref), kCoopmatError)
+          << dtype_name(t) << " parts " << parts << " M=" << c.tokens << " m=" << c.m << " k=" << c.k
+          << " acc=" << c.accumulate << " seed=" << test_seed();
+    }
+}
+
 // The tensor-core and scalar kernels agree on a Llama-sized projection (k = 2048, 512 tokens).
 TEST_F(MatmulCm, MatchesScalarMatmulAtModelSize) {
   uint32_t tokens = 512, m = 512, k = 2048;
@@ -181,6 +204,54 @@ TEST_F(PrefillPlan, TensorCoresOnlyWhereTheDeviceHasThem) {
     EXPECT_EQ(p.kernel, "matmul_cm_q6k");
     EXPECT_EQ(p.groups_x, 32u);
     EXPECT_EQ(p.groups_y, 8u);
+  }
+}
+
+// Split-k only for callers that can run it, where 128x128 leaves at least half the multiprocessors idle.
+TEST_F(PrefillPlan, SplitKFillsTheGpu) {
+  const uint32_t sms = device().adapter().sm_count;
+  const bool able = device().has_coopmat_f16() && sms > 0;
+  model::MatmulPlan p = model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512, true, true);
+  if (!able) {  // lavapipe: no tensor cores, no multiprocessor count: never split
+    EXPECT_EQ(p.parts, 1u);
+    EXPECT_EQ(p.kernel, device().has_coopmat_f16() ? "matmul_cm_q4k" : "matmul_q4k");
+    return;
+  }
+  EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512).parts, 1u);  // not asked
+  const uint32_t g = 16 * 4;  // 128x128 workgroups of 2048 rows x 512 tokens
+  if (sms < 2 * g) {
+    EXPECT_EQ(p.parts, 1u);
+    return;
+  }
+  EXPECT_EQ(p.kernel, "matmul_cm_q4k_128x128sk64_split");
+  EXPECT_EQ(p.parts, std::min(8u, sms / g));
+  EXPECT_EQ(p.groups_x, 16u);
+  EXPECT_EQ(p.groups_y, 4u * p.parts);
+  // 512 rows x 512 tokens: 16 workgroups; k 2048 is 32 steps, 8 parts of 4.
+  model::MatmulPlan kv = model::plan_prefill_matmul(kernels(), DType::Q6_K, 512, 2048, 512, true, true);
+  EXPECT_EQ(kv.kernel, "matmul_cm_q6k_128x128sk64_split");
+  EXPECT_EQ(kv.parts, std::min({8u, sms / 16, 8u}));
+  EXPECT_LE(uint64_t(kv.parts) * 512 * 512, model::kSplitKPlaneFloats);
+  // k 512 is 8 steps: at most 2 parts of 4.
+  EXPECT_LE(model::plan_prefill_matmul(kernels(), DType::F16, 512, 512, 512, true, true).parts, 2u);
+  // Grids that fill the GPU are not split.
+  EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 4096, 4096, 512, true, true).parts, 1u);
+  ScopedEnv off("BLUESHIFT_MATMUL_SPLITK", "0");
+  EXPECT_EQ(model::plan_prefill_matmul(kernels(), DType::Q4_K, 2048, 2048, 512, true, true).kernel, "matmul_cm_q4k");
+}
+
+// splitk_reduce on every device, against the sum in the same order.
+TEST_F(PrefillPlan, SplitKReduceSumsThePlanesInOrder) {
+  for (auto [n, parts, acc] : {std::tuple{1000u, 3u, 1u}, std::tuple{257u, 8u, 0u}, std::tuple{1u, 2u, 1u}}) {
+    auto planes = random_floats(size_t(n) * parts, -3, 3), y0 = random_floats(n);
+    auto bp = upload(planes), by = acc ? upload(y0) : poisoned(n * 4);
+    run_once(kernels().get("splitk_reduce"), {{0, &bp}, {1, &by}}, kparams::SplitKParams{n, parts, acc, 0}, (n + 255) / 256);
+    auto got = download<float>(by, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      float want = acc ? y0[i] : 0.0f;
+      for (uint32_t q = 0; q < parts; ++q) want += planes[size_t(q) * n + i];
+      ASSERT_EQ(got[i], want) << "n " << n << " parts " << parts << " i " << i;
+    }
   }
 }
 
