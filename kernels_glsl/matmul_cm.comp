@@ -155,7 +155,8 @@ void store(uint buf, uint n0) {
 // With one workgroup per multiprocessor (these tiles take 172-212 registers) every k step waited for its own
 // loads (2026-11-25-h100-session8.md, R1). On the H100 the touches made F16 and Q8_0 on the k-64 tile 5-12%
 // faster (CM_PREFETCH_X: X's lines only) and Q4_K and Q6_K, whose chunks are more loads each, 2-20% slower
-// (R3-R4), so W touches exist for F16 alone (weight_chunk.glsl's w_touch).
+// (R3-R4), so W touches exist for F16 alone (weight_chunk.glsl's w_touch). Through VK_KHR_cooperative_matrix
+// (session 9, T1) X-only touches turned 2-5% faster for Q6_K too (8B shapes), and stay 15-25% slower for Q4_K.
 #if defined(CM_PREFETCH_X)
 struct Touch { uint x[XV]; };  // X's lines only
 #elif defined(W_HAS_TOUCH) && !defined(CM_PAIRS)

@@ -65,8 +65,8 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   // (matmul_cm.comp CM_PAIRS: one header and one code load per 32 weights; H100, 2026-11-24-h100-session7.md S9:
   // the 8B's TTFT 83.5 -> 73.3 ms). F16 and Q8_0 take it with their next step's lines touched into L1
   // (CM_PREFETCH, variants.cmake; 2026-11-25-h100-session8.md R3-R4: F16 14336x4096 650 -> 544 us, 4096x14336
-  // 607 -> 462; Q8_0 789 -> 682, 685 -> 594), which made Q4_K and Q6_K slower. Q6_K only where 128x128 would be
-  // chosen (neutral in place of 256x128k16).
+  // 607 -> 462; Q8_0 789 -> 682, 685 -> 594), which made Q4_K and Q6_K slower (Q6_K's X-only touches are 2-5%
+  // faster through KHR: session 9, T1). Q6_K only where 128x128 would be chosen (neutral in place of 256x128k16).
   // BLUESHIFT_MATMUL_SK64=0 never, =1 only in place of 128x128 (A/B runs; Q6_K: BLUESHIFT_MATMUL_Q6K_SK64=0|1).
   const uint32_t sk64_where = t == DType::Q6_K ? env_uint("BLUESHIFT_MATMUL_Q6K_SK64", 1) ? 1 : 0
                                                : env_uint("BLUESHIFT_MATMUL_SK64", 2);
