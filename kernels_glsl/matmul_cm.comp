@@ -23,7 +23,7 @@
 // CM_SPLITK: the k steps are split among S workgroups per tile, so that a grid too small for the GPU fills
 // it. The dispatch's y count is S times the token tiles; workgroup row y takes token tile y % tiles and part
 // y / tiles of the steps, and writes its partial sums to plane y / tiles of binding 2 ([S, M, m] f32, never
-// accumulated). splitk_reduce.comp then adds the planes, in order, into Y.
+// accumulated). splitk_reduce (elementwise.comp) then adds the planes, in order, into Y.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require

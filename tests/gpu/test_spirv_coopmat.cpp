@@ -118,16 +118,19 @@ TEST(SpirvCoopmat, EveryEmbeddedCoopmatKernelRewrites) {
   EXPECT_GT(plain, 100u);
 }
 
-// One f16 fragment type used as A and as B (the prefill GEMM's case): the B values get a type of their own.
-TEST(SpirvCoopmat, SplitsATypeUsedAsAAndB) {
-  const char* src = R"(#version 450
+// The start of the GLSL modules below: NV cooperative matrices over an f16 input and an f32 output.
+constexpr const char* kHeader = R"(#version 450
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 layout(local_size_x = 32) in;
 layout(std430, binding = 0) buffer X { float16_t x[]; };
 layout(std430, binding = 1) buffer Y { float y[]; };
-void main() {
+)";
+
+// One f16 fragment type used as A and as B (the prefill GEMM's case): the B values get a type of their own.
+TEST(SpirvCoopmat, SplitsATypeUsedAsAAndB) {
+  const std::string src = std::string(kHeader) + R"(void main() {
   fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a, b;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   for (uint k = 0; k < 4; ++k) {
@@ -147,14 +150,7 @@ void main() {
 }
 
 TEST(SpirvCoopmat, RefusesOneValueAsAAndB) {
-  const char* src = R"(#version 450
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-layout(local_size_x = 32) in;
-layout(std430, binding = 0) buffer X { float16_t x[]; };
-layout(std430, binding = 1) buffer Y { float y[]; };
-void main() {
+  const std::string src = std::string(kHeader) + R"(void main() {
   fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   coopMatLoadNV(a, x, 0, 16, false);
