@@ -28,6 +28,7 @@ nlohmann::json to_json(const bs::gpu::AdapterInfo& a, bool selected) {
           {"cooperative_matrix_nv", a.coopmat_nv},
           {"cooperative_matrix_khr", a.coopmat_khr},
           {"tensor_core_prefill", a.coopmat_f16},
+          {"tensor_core_khr", a.coopmat_f16_khr},  // the kernels are rewritten to KHR at load (BLUESHIFT_COOPMAT_NV=1: not)
           {"int_dot", a.int_dot},
           {"int_dot_accelerated", a.int_dot_accel},
           {"max_storage_binding_bytes", a.max_storage_range},
@@ -57,8 +58,9 @@ void run(const Args& args) {
       std::printf("    subgroup %u, f16 %s, int8 %s, coopmat %s\n", a.subgroup_size, a.f16 ? "yes" : "no",
                   a.int8 ? "yes" : "no", a.coopmat_khr && a.coopmat_nv ? "KHR+NV" : a.coopmat_khr ? "KHR" : a.coopmat_nv ? "NV" : "no");
       std::printf("    int8 dot products: %s\n", a.int_dot_accel ? "yes (accelerated)" : a.int_dot ? "yes (emulated)" : "no");
-      std::printf("    prefill matmul: %s\n", a.coopmat_f16 ? "tensor cores (cooperative matrix, f16 -> f32)"
-                                                             : "scalar (no usable cooperative matrix)");
+      std::printf("    prefill matmul: %s\n", a.coopmat_f16_khr ? "tensor cores (cooperative matrix, f16 -> f32, through KHR)"
+                                             : a.coopmat_f16   ? "tensor cores (cooperative matrix, f16 -> f32)"
+                                                               : "scalar (no usable cooperative matrix)");
       std::printf("    max storage binding %.0f MiB, shared memory %u KiB, device-local memory %.1f GiB\n",
                   double(a.max_storage_range) / (1 << 20), a.max_shared_memory / 1024,
                   double(a.device_local_bytes) / (1ull << 30));
