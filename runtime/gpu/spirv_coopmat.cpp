@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #define SPV_ENABLE_UTILITY_CODE
 #include <spirv/unified1/spirv.hpp>
@@ -131,7 +132,7 @@ std::optional<CoopmatRewrite> coopmat_nv_to_khr(std::span<const uint32_t> w, std
   // Values that must share one use: whatever flows between them through loads, stores, phis, selects,
   // copies and element-wise arithmetic. A multiply-add's result joins its accumulator.
   Classes cls;
-  std::unordered_map<uint32_t, uint32_t> length_of;  // OpCooperativeMatrixLengthNV operand types
+  std::unordered_set<uint32_t> length_types;  // the types OpCooperativeMatrixLengthNV asks about
   for (const auto& in : insts) {
     const uint32_t* o = &w[in.at + 1];
     switch (in.op) {
@@ -146,7 +147,7 @@ std::optional<CoopmatRewrite> coopmat_nv_to_khr(std::span<const uint32_t> w, std
       case spv::OpCooperativeMatrixMulAddNV: cls.join(in.result, o[4]); continue;
       case spv::OpCooperativeMatrixLoadNV: cls.find(in.result); continue;
       case spv::OpCooperativeMatrixStoreNV: cls.find(o[1]); continue;
-      case spv::OpCooperativeMatrixLengthNV: length_of[o[2]] = 1; continue;
+      case spv::OpCooperativeMatrixLengthNV: length_types.insert(o[2]); continue;
       case spv::OpLoad:
         if (matrix_of(in.result)) cls.join(in.result, o[2]);
         continue;
@@ -187,7 +188,7 @@ std::optional<CoopmatRewrite> coopmat_nv_to_khr(std::span<const uint32_t> w, std
   std::map<uint32_t, std::map<uint32_t, std::vector<uint32_t>>> values;  // matrix type -> use -> value ids
   for (const auto& [id, d] : def) {
     uint32_t m = matrix_of(id);
-    if (!m || d->op == spv::OpTypePointer) continue;
+    if (!m) continue;  // types have no result type: only values and variables get here
     int u = use_of(id);
     if (u < 0) return refuse("value %" + std::to_string(id) + " is used both as A or B and as another operand");
     values[m][uint32_t(u)].push_back(id);
@@ -202,7 +203,7 @@ std::optional<CoopmatRewrite> coopmat_nv_to_khr(std::span<const uint32_t> w, std
     own_use[m] = by_use.empty() ? uint32_t(kUseAcc) : by_use.begin()->first;
     for (auto it = by_use.begin(); it != by_use.end(); ++it) {
       if (it == by_use.begin()) continue;
-      if (length_of.count(m)) return refuse("the length of a type used two ways");
+      if (length_types.count(m)) return refuse("the length of a type used two ways");
       uint32_t t = bound++;
       extra[m].push_back({it->first, t});
       for (uint32_t id : it->second) {
