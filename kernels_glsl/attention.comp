@@ -33,7 +33,7 @@ void main() {
   uint hd4 = p.head_dim / 4;                  // head_dim is a multiple of 4 for every supported model
   uint kv_dim4 = p.n_kv_heads * hd4;
   uint pos = state[1] + row;
-  uint lo = (p.window > 0 && pos + 1 > p.window) ? pos + 1 - p.window : 0;
+  uint lo = bs_window_lo(pos, p.window);
   uint qbase = (row * p.n_heads + h) * p.head_dim;
   uint sbase = (row * p.n_heads + h) * p.max_ctx;
 

@@ -25,6 +25,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "common.glsl"
 #include "params.h"
 
 #ifndef CM_HD
@@ -98,9 +99,9 @@ void main() {
   col8 = kvh * HD / 8u;
   uint pos0 = state[1];
   uint last = pos0 + min(p.rows, wbase + 16u * WARPS) - 1u;  // the workgroup's last row's position
-  uint lo_wg = (p.window > 0u && pos0 + wbase + 1u > p.window) ? pos0 + wbase + 1u - p.window : 0u;
+  uint lo_wg = bs_window_lo(pos0 + wbase, p.window);
   uint posA = pos0 + rbase, posZ = posA + max(nr, 1u) - 1u;  // this subgroup's first and last positions
-  uint lo_sg = (p.window > 0u && posA + 1u > p.window) ? posA + 1u - p.window : 0u;
+  uint lo_sg = bs_window_lo(posA, p.window);
   uint sb = w * 16u * KB, pb = w * 16u * LP;
 
   // Q rows -> f16 (rows past the last are zero), through shared memory into NF A fragments.
@@ -128,7 +129,7 @@ void main() {
 
   // This lane's half row of the scores: row r, columns c0 .. c0 + KB / 2 - 1.
   uint r = lane >> 1, c0 = (lane & 1u) * (KB / 2u), pos_r = posA + r;
-  uint lo_r = (p.window > 0u && pos_r + 1u > p.window) ? pos_r + 1u - p.window : 0u;
+  uint lo_r = bs_window_lo(pos_r, p.window);
   bool row_ok = r < nr;
   float m = NEG, l = 0.0;
   F32MAT acc[NF];

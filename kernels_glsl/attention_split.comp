@@ -89,7 +89,7 @@ void main() {
 #else
   uint pos = state[1], hq = h;
 #endif
-  uint lo = (p.window > 0 && pos + 1 > p.window) ? pos + 1 - p.window : 0;
+  uint lo = bs_window_lo(pos, p.window);
   uint len = pos + 1 - lo, chunk = max(MIN_CHUNK, (len + p.splits - 1) / p.splits);
   uint n_act = (len + chunk - 1) / chunk;
   if (sp >= n_act) return;  // uniform per workgroup: no barrier has been reached

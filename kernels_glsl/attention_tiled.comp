@@ -53,7 +53,7 @@ void main() {
   uint kvh = h / (p.n_heads / p.n_kv_heads), hd4 = p.head_dim / 4u, kvd4 = p.n_kv_heads * hd4;
   uint nrows = min(BR, p.rows - row0);
   uint pos_first = state[1] + row0, pos_last = pos_first + nrows - 1u, pos_r = pos_first + r;
-  uint lo0 = (p.window > 0u && pos_first + 1u > p.window) ? pos_first + 1u - p.window : 0u;
+  uint lo0 = bs_window_lo(pos_first, p.window);
 
   for (uint i = tid; i < BR * hd4; i += 256u) {
     uint rr = i / hd4, d = i % hd4;

@@ -13,6 +13,9 @@ float bs_act(float x, uint kind) {
   float t = 0.7978845608028654 * (x + 0.044715 * x * x * x);
   return 0.5 * x * (1.0 + tanh(t));
 }
+// The first key position a query at position pos sees: pos + 1 - window with a sliding window, else 0.
+uint bs_window_lo(uint pos, uint window) { return (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u; }
+
 shared float bs_red[MAX_SUBGROUPS];
 
 // Sum of v over the workgroup; every invocation gets the result.
