@@ -1,7 +1,9 @@
 // bs_prefill_profile: where one prefill forward spends its GPU time, per kernel class and per label
 // (timestamps around every dispatch; the marks add a barrier each, so the total exceeds a plain run).
 //
-//   bs_prefill_profile MODEL_DIR [--tokens 512] [--reps 5] [--json]
+//   bs_prefill_profile MODEL_DIR [--tokens 512] [--reps 5] [--warm 0] [--json]
+// --warm N records N plain forwards ahead of each profiled one in the same submit, so that a short
+// forward (a 1B's) is profiled at the clocks a busy GPU runs at, not at an idle one's.
 // Prints the median over reps of each label's ms (labels read "matmul q4k 8192x2048", "attention", ...),
 // and the sum per first word. BLUESHIFT_NO_COOPMAT=1 profiles the scalar matmul instead.
 #include <fmt/format.h>
@@ -24,6 +26,7 @@ struct Options {
   std::string model;
   uint32_t tokens = 512;
   uint32_t reps = 5;
+  uint32_t warm = 0;
   bool json = false;
 };
 
@@ -51,6 +54,11 @@ int run(const Options& o) {
     uint32_t st[2] = {0, 0};
     enc.writeBuffer(m.state(), 0, st, sizeof st);
     enc.writeBuffer(m.tokens(), 0, toks.data(), toks.size() * 4);
+    for (uint32_t w = 0; w < o.warm; ++w) {
+      model::Recording warm;
+      m.record_forward(enc, int32_t(o.tokens), warm);
+      enc.barrier();
+    }
     prof.begin(enc);
     m.record_forward(enc, int32_t(o.tokens), rec, &prof);
     auto cb = enc.finish();
@@ -87,6 +95,7 @@ int main(int argc, char** argv) {
   app.add_option("model", o.model, "model directory (RDRR or HF)")->required();
   app.add_option("--tokens", o.tokens, "prompt rows in the forward")->check(CLI::Range(2u, 8192u));
   app.add_option("--reps", o.reps, "profiled forwards (median)")->check(CLI::Range(1u, 1000u));
+  app.add_option("--warm", o.warm, "plain forwards before each profiled one, in its submit")->check(CLI::Range(0u, 1000u));
   app.add_flag("--json", o.json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   try {
