@@ -103,6 +103,14 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
 }
 
+// rope_kv's workgroups per row: its items (q pairs, k pairs and unrotated k dims, v values) at about two per
+// invocation of its 128-wide workgroups.
+static uint32_t rope_kv_groups(const ModelConfig& c, int32_t hd, uint32_t store_heads) {
+  const uint32_t half_rot = uint32_t(c.rot_dim() != c.head_dim ? c.rot_dim() : hd) / 2;  // as the kernel's ROT_DIM
+  const uint32_t items = uint32_t(c.n_heads) * half_rot + store_heads * (uint32_t(hd) - half_rot + uint32_t(hd));
+  return std::max(1u, (items + 255) / 256);
+}
+
 // A 2-D grid of 256-wide workgroups covering n elements (elementwise kernels fold y into the index).
 static uint32_t grid_x(uint32_t n) { return std::min((n + 255) / 256, 65535u); }
 static uint32_t grid_y(uint32_t n) { return ((n + 255) / 256 + grid_x(n) - 1) / grid_x(n); }
@@ -732,8 +740,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                   {4, &state_},
                   {5, &kcache_[src]},
                   {6, &vcache_[src]}},
-                 RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)},
-                 uint32_t(c.n_heads) + 2 * store_heads, M, "rope_kv");
+                 RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)}, rope_kv_groups(c, hd, store_heads), M,
+                 "rope_kv");
       }
       // Per layer: split decode attention up to head_dim 256, tiled prefill up to 128, else attention.comp
       // (up to 512: Gemma 4's full layers).
