@@ -229,7 +229,8 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
         try_config(kc.get(name), (m + c.bn - 1) / c.bn, (tokens + c.bm - 1) / c.bm,
                    {{"kernel", "matmul_cm"}, {"tile", c.label()}, {"planned", name == planned}});
     }
-    // Tuning builds: DIR/<dtype>.<label>-<BM>x<BN>.spv (the tile sets the dispatch).
+    // Tuning builds: DIR/<dtype>.<label>-<BM>x<BN>.spv (the tile sets the dispatch; a label ending in _tx: built
+    // with CM_TOKENS_X, token tiles along x).
     if (!o.cm_spv_dir.empty() && kc.has("matmul_cm_" + dname))
       for (const auto& f : std::filesystem::directory_iterator(o.cm_spv_dir)) {
         std::string name = f.path().stem().string();
@@ -240,8 +241,12 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
           continue;
         auto& mod = spv_modules.emplace_back(dev.createShaderModule(read_spirv(f.path()), name));
         auto& pipe = spv_pipes.emplace_back(dev.createComputePipeline({&mod, {}, 0, name}));
-        try_config(pipe, (m + bn - 1) / bn, (tokens + bm - 1) / bm,
-                   {{"kernel", name.substr(dname.size() + 1, dash - dname.size() - 1)}, {"tile", fmt::format("{}x{}", bm, bn)}});
+        const std::string label = name.substr(dname.size() + 1, dash - dname.size() - 1);
+        const uint32_t gx = (m + bn - 1) / bn, gy = (tokens + bm - 1) / bm;
+        if (label.ends_with("_tx"))  // built with CM_TOKENS_X: token tiles along x
+          try_config(pipe, gy, gx, {{"kernel", label}, {"tile", fmt::format("{}x{}", bm, bn)}});
+        else
+          try_config(pipe, gx, gy, {{"kernel", label}, {"tile", fmt::format("{}x{}", bm, bn)}});
       }
   } else if (mt) {
     // The host's choice of NB (forward_batch.cpp): the next power of 2 of N up to 16; shapes whose

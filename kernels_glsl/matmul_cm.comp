@@ -24,11 +24,25 @@
 // it. The dispatch's y count is S times the token tiles; workgroup row y takes token tile y % tiles and part
 // y / tiles of the steps, and writes its partial sums to plane y / tiles of binding 2 ([S, M, m] f32, never
 // accumulated). splitk_reduce (elementwise.comp) then adds the planes, in order, into Y.
+//
+// CM_GATED: the gated FFN's gate and up projections in one GEMM, H = act(X W_gate^T) * (X W_up^T) written in f16
+// (GatedMatmulParams; W_up at binding 4), the down projection's input: no gated_act pass, and gate and up never
+// reach memory. A workgroup's BN staged rows are BN / 2 output columns' gate and up rows in alternating 16-row
+// fragments (TILE_ROW), so each subgroup's fragment pairs (j, j + 1) are gate and up of the same columns, which
+// the epilogue joins through the scratch. Dispatch ((M + BM - 1) / BM, (m + BN / 2 - 1) / (BN / 2)): token tiles
+// along x, so the workgroups that read one W tile run back to back and W comes from DRAM once. (Columns along x,
+// the 8B's gate and up, 66 MB in Q4_K, were read again by each of the 4 token tiles, more than the 50 MB L2
+// holds: the GEMM took 28.5 ms against 24.7 for the two plain ones; session 10, A2.) CM_TOKENS_X lays out a
+// plain kernel's grid so too (tuning builds).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 #include "params.h"
+#ifdef CM_GATED
+#define W_UP
+#include "common.glsl"  // bs_act
+#endif
 #include "weight_chunk.glsl"
 
 #ifndef CM_BM
@@ -49,9 +63,17 @@
 const uint BM = CM_BM, BN = CM_BN, BK = CM_BK, WARPS_M = CM_WARPS_M, WARPS_N = CM_WARPS_N;
 const uint NT = 32 * WARPS_M * WARPS_N;  // invocations
 layout(local_size_x = NT) in;
-layout(push_constant) uniform PC { MatvecParams p; };
 layout(std430, binding = 1) readonly buffer X { uvec4 x8[]; };  // 8 f16 values each
+#ifdef CM_GATED
+#if defined(CM_SPLITK) || (CM_BN / CM_WARPS_N / 16) % 2 != 0
+#error "CM_GATED needs whole k per workgroup and fragment pairs"
+#endif
+layout(push_constant) uniform PC { GatedMatmulParams p; };
+layout(std430, binding = 2) writeonly buffer H { uvec4 h8[]; };  // 8 f16 values each
+#else
+layout(push_constant) uniform PC { MatvecParams p; };
 layout(std430, binding = 2) buffer Y { float y[]; };
+#endif
 
 #define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -91,6 +113,18 @@ shared uvec4 xs[NBUF * BM * LD];
 shared uvec4 ws[NBUF * BN * LD];
 shared float scratch[WARPS_M * WARPS_N * 256];
 
+// Staged tile row r (0 .. BN) of the workgroup whose first output column is n0 is W row n0 + r; with CM_GATED, row
+// n0 + 16 (r / 32) + r % 16 of gate where r % 32 < 16, else of up. (Macros: the plain kernels keep their SPIR-V.)
+#ifdef CM_GATED
+#define TILE_ROW(n0, r) ((n0) + ((r) >> 5) * 16u + ((r) & 15u))
+#define W_FETCH(r, row, k, e) w_fetch(((r) & 16u) != 0u, row, k, e)
+#define W_TOUCH(r, row, k, e) w_touch(((r) & 16u) != 0u, row, k, e)
+#else
+#define TILE_ROW(n0, r) ((n0) + (r))
+#define W_FETCH(r, row, k, e) w_fetch(row, k, e)
+#define W_TOUCH(r, row, k, e) w_touch(row, k, e)
+#endif
+
 // The raw loads of one k step, held in registers between fetch and store. Invocation tid stages the X
 // groups g = tid + NT i (token g / XG, values 8 (g % XG) ..) and the W chunks c = tid + NT j (row
 // c / WG, weights 16 (c % WG) ..): consecutive invocations read consecutive bytes of a row.
@@ -106,15 +140,15 @@ void fetch(uint t0, uint n0, uint k0) {
   }
 #ifdef CM_PAIRS
   [[unroll]] for (uint j = 0; j < WC; ++j) {
-    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WP, p.m - 1u), q = c % WP;
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(TILE_ROW(n0, c / WP), p.m - 1u), q = c % WP;
     if (c >= BN * WP) break;
-    staged_w[j] = w_fetch(row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
+    staged_w[j] = W_FETCH(c / WP, row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
   }
 #else
   [[unroll]] for (uint j = 0; j < WC; ++j) {
-    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(TILE_ROW(n0, c / WG), p.m - 1u);
     if (c >= BN * WG) break;
-    staged_w[j] = w_fetch(row, p.k, k0 + 16u * (c % WG));  // rows past m are zeroed when stored
+    staged_w[j] = W_FETCH(c / WG, row, p.k, k0 + 16u * (c % WG));  // rows past m are zeroed when stored
   }
 #endif
 }
@@ -131,7 +165,7 @@ void store(uint buf, uint n0) {
     uint o = (buf * BN + r) * LD + 2u * (4u * (q >> 1) + (q & 1u));  // the low chunk; the high one 2 chunks on
     if (c >= BN * WP) break;
     uvec4 h[4] = w_decode_pair(staged_w[j]);
-    bool in_m = n0 + r < p.m;
+    bool in_m = TILE_ROW(n0, r) < p.m;
     ws[o] = in_m ? h[0] : uvec4(0);
     ws[o + 1u] = in_m ? h[1] : uvec4(0);
     ws[o + 4u] = in_m ? h[2] : uvec4(0);
@@ -142,7 +176,7 @@ void store(uint buf, uint n0) {
     uint c = gl_LocalInvocationID.x + NT * j, r = c / WG, o = (buf * BN + r) * LD + 2u * (c % WG);
     if (c >= BN * WG) break;
     uvec4 h[2] = w_decode(staged_w[j]);
-    bool in_m = n0 + r < p.m;
+    bool in_m = TILE_ROW(n0, r) < p.m;
     ws[o] = in_m ? h[0] : uvec4(0);
     ws[o + 1u] = in_m ? h[1] : uvec4(0);
   }
@@ -173,8 +207,8 @@ Touch touch(uint t0, uint n0, uint k0) {
   }
 #if !defined(CM_PREFETCH_X)
   [[unroll]] for (uint j = 0; j < WC; ++j) {
-    uint c = gl_LocalInvocationID.x + NT * j, row = min(n0 + c / WG, p.m - 1u);
-    t.w[j] = w_touch(row, p.k, k0 + 16u * (c % WG));
+    uint c = gl_LocalInvocationID.x + NT * j, row = min(TILE_ROW(n0, c / WG), p.m - 1u);
+    t.w[j] = W_TOUCH(c / WG, row, p.k, k0 + 16u * (c % WG));
   }
 #endif
   return t;
@@ -198,11 +232,23 @@ void main() {
   const uint tiles = (p.batch + BM - 1u) / BM, part = gl_WorkGroupID.y / tiles, parts = gl_NumWorkGroups.y / tiles;
   const uint t0 = (gl_WorkGroupID.y % tiles) * BM, plane = part * p.batch * p.m;
 #define ACCUMULATE false
+#elif defined(CM_GATED)
+  const uint t0 = gl_WorkGroupID.x * BM;  // token tiles along x (above)
+#define ACCUMULATE false
+#elif defined(CM_TOKENS_X)
+  const uint t0 = gl_WorkGroupID.x * BM, plane = 0u;
+#define ACCUMULATE (p.accumulate != 0u)
 #else
   const uint t0 = gl_WorkGroupID.y * BM, plane = 0u;
 #define ACCUMULATE (p.accumulate != 0u)
 #endif
+#if defined(CM_GATED)
+  uint n0 = gl_WorkGroupID.y * (BN / 2u), sg = gl_SubgroupID;  // the first output column
+#elif defined(CM_TOKENS_X)
+  uint n0 = gl_WorkGroupID.y * BN, sg = gl_SubgroupID;
+#else
   uint n0 = gl_WorkGroupID.x * BN, sg = gl_SubgroupID;
+#endif
   uint sm = (sg / WARPS_N) * (BM / WARPS_M), sn = (sg % WARPS_N) * (BN / WARPS_N);  // this subgroup's part
 
   // With accumulate, whole fragments start from Y itself (no coopmat addition needed later: glslang
@@ -211,8 +257,11 @@ void main() {
   [[unroll]] for (uint i = 0; i < FM; ++i) {
     [[unroll]] for (uint j = 0; j < FN; ++j) {
       uint tok = t0 + sm + 16u * i, row = n0 + sn + 16u * j;
+#ifndef CM_GATED
       if (ACCUMULATE && whole_fragment(tok, row)) coopMatLoadNV(acc[i][j], y, tok * p.m + row, p.m, false);
-      else acc[i][j] = F32MAT(0.0);
+      else
+#endif
+        acc[i][j] = F32MAT(0.0);
     }
   }
 
@@ -260,8 +309,38 @@ void main() {
   }
 
 #ifdef CM_PREFETCH
+#ifdef CM_GATED
+  if (sink == 0x9E3779B9u && p.m == 0u) h8[0] = uvec4(0u);  // never: keeps the touches
+#else
   if (sink == 0x9E3779B9u && p.m == 0u) y[0] = 0.0;  // never: keeps the touches
 #endif
+#endif
+#ifdef CM_GATED
+  // Fragments (i, j) and (i, j + 1), j even: gate and up of tokens tok .. tok + 15, columns col .. col + 15. Both
+  // go through the subgroup's scratch; lane l joins 8 consecutive values of row l / 2 (as gated_act_f32_f16 does:
+  // act(g) * u, packHalf2x16) and writes them as one uvec4 (m % 16 == 0, so a fragment is wholly in or out).
+  uint lane = gl_SubgroupInvocationID, sc = sg * 256u, er = lane >> 1, ec = (lane & 1u) * 8u;
+  [[unroll]] for (uint i = 0; i < FM; ++i) {
+    [[unroll]] for (uint j = 0; j < FN; j += 2u) {
+      uint tok = t0 + sm + 16u * i, col = n0 + (sn + 16u * j) / 2u;
+      if (tok >= p.batch || col >= p.m) continue;
+      float g[8];
+      coopMatStoreNV(acc[i][j], scratch, sc, 16u, false);
+      subgroupBarrier();
+      [[unroll]] for (uint q = 0; q < 8u; ++q) g[q] = scratch[sc + 16u * er + ec + q];
+      subgroupBarrier();
+      coopMatStoreNV(acc[i][j + 1u], scratch, sc, 16u, false);
+      subgroupBarrier();
+      uint hp[4];
+      [[unroll]] for (uint q = 0; q < 4u; ++q) {
+        vec2 u = vec2(scratch[sc + 16u * er + ec + 2u * q], scratch[sc + 16u * er + ec + 2u * q + 1u]);
+        hp[q] = packHalf2x16(vec2(bs_act(g[2u * q], p.act), bs_act(g[2u * q + 1u], p.act)) * u);
+      }
+      subgroupBarrier();  // the next pair reuses the scratch
+      if (tok + er < p.batch) h8[((tok + er) * p.m + col + ec) / 8u] = uvec4(hp[0], hp[1], hp[2], hp[3]);
+    }
+  }
+#else
   // Fragment (i, j) covers tokens tok .. tok + 15 and rows row .. row + 15 of Y.
   uint lane = gl_SubgroupInvocationID, sc = sg * 256u;
   [[unroll]] for (uint i = 0; i < FM; ++i) {
@@ -284,4 +363,5 @@ void main() {
       }
     }
   }
+#endif
 }

@@ -79,6 +79,9 @@ BS_PARAMS(ToF16Params) { uint n; uint pad0; uint pad1; uint pad2; };
 // splitk_reduce: y[i] = (accumulate ? y[i] : 0) + sum over p < parts of ws[p n + i], in order (matmul_cm.comp
 // CM_SPLITK's partial sums).
 BS_PARAMS(SplitKParams) { uint n; uint parts; uint accumulate; uint pad0; };
+// matmul_cm_*_gated: H[M, m] (f16) = act(X W_gate^T) * (X W_up^T), X [M, k] in f16, gate and up [m, k]; act 0 SiLU,
+// 1 GELU (tanh), as gated_act. m % 16 == 0.
+BS_PARAMS(GatedMatmulParams) { uint m; uint k; uint batch; uint act; };
 
 // ple_combine (Gemma 4's per-layer inputs): rows of n = ple_dim per (token, layer); ple.comp.
 BS_PARAMS(PleCombineParams) {

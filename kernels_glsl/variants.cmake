@@ -135,6 +135,7 @@ bs_kernel(matmul_cm_f16_64x64k64 matmul_cm.comp DEFINES W_F16 CM_BK=64 CM_WARPS_
 bs_kernel(matmul_cm_f16_256x128k16 matmul_cm.comp DEFINES W_F16 CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_f16_128x128sk64 matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH)
 bs_kernel(matmul_cm_f16_128x128sk64_split matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_SPLITK)
+bs_kernel(matmul_cm_f16_128x128sk64_gated matmul_cm.comp DEFINES W_F16 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_GATED)
 bs_kernel(matmul_cm_q8_0 matmul_cm.comp DEFINES W_Q8_0)
 bs_kernel(matmul_cm_q8_0_64x128 matmul_cm.comp DEFINES W_Q8_0 CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q8_0_128x128 matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_WARPS_N=4)
@@ -142,6 +143,7 @@ bs_kernel(matmul_cm_q8_0_64x64k64 matmul_cm.comp DEFINES W_Q8_0 CM_BK=64 CM_WARP
 bs_kernel(matmul_cm_q8_0_256x128k16 matmul_cm.comp DEFINES W_Q8_0 CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q8_0_128x128sk64 matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X)
 bs_kernel(matmul_cm_q8_0_128x128sk64_split matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_SPLITK)
+bs_kernel(matmul_cm_q8_0_128x128sk64_gated matmul_cm.comp DEFINES W_Q8_0 CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_GATED)
 bs_kernel(matmul_cm_q4k matmul_cm.comp DEFINES W_Q4K)
 bs_kernel(matmul_cm_q4k_64x128 matmul_cm.comp DEFINES W_Q4K CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q4k_128x128 matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
@@ -149,6 +151,7 @@ bs_kernel(matmul_cm_q4k_64x64k64 matmul_cm.comp DEFINES W_Q4K CM_BK=64 CM_WARPS_
 bs_kernel(matmul_cm_q4k_256x128k16 matmul_cm.comp DEFINES W_Q4K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q4k_128x128sk64 matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE)
 bs_kernel(matmul_cm_q4k_128x128sk64_split matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_SPLITK)
+bs_kernel(matmul_cm_q4k_128x128sk64_gated matmul_cm.comp DEFINES W_Q4K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_GATED)
 bs_kernel(matmul_cm_q6k matmul_cm.comp DEFINES W_Q6K)
 bs_kernel(matmul_cm_q6k_64x128 matmul_cm.comp DEFINES W_Q6K CM_BN=128 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_WARPS_N=4)
@@ -156,6 +159,7 @@ bs_kernel(matmul_cm_q6k_64x64k64 matmul_cm.comp DEFINES W_Q6K CM_BK=64 CM_WARPS_
 bs_kernel(matmul_cm_q6k_256x128k16 matmul_cm.comp DEFINES W_Q6K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q6k_128x128sk64 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X)
 bs_kernel(matmul_cm_q6k_128x128sk64_split matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_SPLITK)
+bs_kernel(matmul_cm_q6k_128x128sk64_gated matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_GATED)
 # (each dtype's *_128x128sk64_split: the k steps split among several workgroups per tile, for grids smaller
 # than the GPU; splitk_reduce sums the parts)
 # ... and serve's batched decode on tensor cores (M <= 32 sequences): 16 rows of W a workgroup, k split over its

@@ -11,7 +11,8 @@
 //   uint w_touch(row, k, e)     F16 only (W_HAS_TOUCH): one word of the 32 bytes w_fetch(row, k, e) reads, a load
 //                               that brings them into L1 a k step before w_fetch needs them (matmul_cm's
 //                               CM_PREFETCH; for the quantized dtypes, with more loads per chunk, such touches lost
-//                               on the H100: 2026-11-25-h100-session8.md, R3-R4).
+//                               on the H100: 2026-11-25-h100-session8.md, R3-R4); w_touch(up, row, k, e) from
+//                               binding 4 when `up`.
 // A chunk never straddles a block: 16 divides every block size, and a Q4_K / Q6_K scale covers at
 // least 16 weights.
 //
@@ -69,6 +70,7 @@ WChunk w_fetch(bool up, uint row, uint k, uint e) {
 uvec4[2] w_decode(WChunk c) { return uvec4[2](c.lo, c.hi); }
 #define W_HAS_TOUCH
 uint w_touch(uint row, uint k, uint e) { return w_at(false, (row * k + e) >> 3).x; }  // one 32-byte sector
+uint w_touch(bool up, uint row, uint k, uint e) { return w_at(up, (row * k + e) >> 3).x; }
 
 #elif defined(W_Q4K)
 // 144-byte blocks {d, dmin (f16); scales[12]; qs[128]} are 16-byte aligned: one uvec4 holds the

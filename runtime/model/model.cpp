@@ -474,11 +474,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto shape_label = [&](const char* op, const Weight& w) {
     return prof ? fmt::format("{} {} {}x{}", op, weight_kernel("", w.dtype).substr(1), w.shape[0], w.shape[1]) : std::string(op);
   };
-  // The input x16_ holds in f16 (buffer, element offset, elements): q, k and v read one normed x, so it
-  // is converted once for the three. Any other dispatch may rewrite that input: each dispatch forgets it.
+  // The input an f16 copy exists of (buffer, element offset, elements) and where that copy is (x16_, or
+  // gate_'s bytes for the gated GEMM's h): q, k and v read one normed x, so it is converted once for the
+  // three. Any other dispatch may rewrite that input: each dispatch forgets it.
   struct {
     const gpu::Buffer* buffer = nullptr;
     uint64_t offset = 0, n = 0;
+    gpu::Buffer* copy = nullptr;  // nullptr: x16_
   } x16_holds;
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
@@ -525,14 +527,16 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul,
                                             splitk_ws_.size() > 0);
       const uint64_t n = uint64_t(nrows) * k;
+      gpu::Buffer* copy = nullptr;  // where X's f16 copy is (x16_ unless the gated GEMM wrote it)
       if (plan.f16_x) {
         if (n * 2 > x16_.size())
           fail_kind(ErrorKind::internal, "record_forward: a {}x{} GEMM input exceeds the f16 staging buffer", nrows, k);
         const bool held = x16_holds.buffer == &x && x16_holds.offset == x_off && x16_holds.n == n;
+        copy = held && x16_holds.copy ? x16_holds.copy : &x16_;
         if (!held)
           dispatch("to_f16", {}, {{0, &x, x_off * 4, n * 4}, {1, &x16_, 0, n * 2}}, ToF16Params{uint32_t(n)},
                    grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)), "to_f16");
-        e[1] = {1, &x16_, 0, n * 2};
+        e[1] = {1, copy, 0, n * 2};
       }
       const uint64_t planes = uint64_t(plan.parts) * nrows * m;
       if (plan.parts > 1) e[2] = {2, &splitk_ws_, 0, planes * 4};  // the parts' planes, then summed into y
@@ -542,7 +546,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         dispatch("splitk_reduce", {}, {{0, &splitk_ws_, 0, planes * 4}, {1, &y, 0, uint64_t(ny) * 4}},
                  SplitKParams{ny, plan.parts, mp.accumulate, 0}, grid_x(ny), grid_y(ny), "splitk_reduce");
       }
-      if (plan.f16_x) x16_holds = {&x, x_off, n};
+      if (plan.f16_x) x16_holds = {&x, x_off, n, copy == &x16_ ? nullptr : copy};
     }
   };
 
@@ -565,6 +569,33 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}},
              RmsNormParams{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, M, 1, "rms_norm");
     x16_holds = {&xn_, 0, n};
+  };
+
+  // Prefill: gate and up in one tensor-core GEMM whose epilogue writes h = act(gate) * up in f16 (matmul_cm.comp
+  // CM_GATED), into gate_'s bytes, for the down projection: no gated_act pass, gate and up never reach memory.
+  // Where the plain GEMMs would take the k-64 128x128 tile (the same tile, so the same sums: h is bit-identical) and
+  // the down projection reads f16. By default for F16 weights only: on the H100 (2026-11-25-h100-session10.md, A2-A4)
+  // TTFT 1B f16 11.4 -> 9.6-10.1 ms and 8B f16 55.0 -> 47.7, but 8B q4_k_m 53.3-54.8 -> 54.9-56.7 (its Q4_K GEMM
+  // alone: 24.5 ms against 24.7 + 1.2 of gated_act, yet slower in the unprofiled forward) and 1B q4_k_m even.
+  // BLUESHIFT_GATED_GEMM=1: every dtype; =0: never (the two GEMMs and gated_act).
+  static const uint32_t gated_gemm_env = env_uint("BLUESHIFT_GATED_GEMM", 2);
+  auto gated_gemm = [&](const Weight& g, const Weight& u, const Weight& down) {
+    const uint32_t m = uint32_t(g.shape[0]), k = uint32_t(g.shape[1]);
+    const std::string cm = weight_kernel("matmul_cm", g.dtype) + "_128x128sk64";
+    const bool wanted = gated_gemm_env == 1 || (gated_gemm_env > 1 && g.dtype == DType::F16);
+    if (!wanted || M <= 1 || u.dtype != g.dtype || u.shape != g.shape || m % 16 != 0 ||
+        !kernels_.has(cm + "_gated") || !feeds_f16_gemm(down, m) ||
+        plan_prefill_matmul(kernels_, g.dtype, m, k, M, !opts_.f32_prefill_matmul).kernel != cm)
+      return false;
+    if (x16_holds.buffer != &xn_ || x16_holds.offset != 0 || x16_holds.n != uint64_t(M) * k || x16_holds.copy)
+      return false;  // the norm wrote no f16 copy of its output
+    const uint64_t n = uint64_t(M) * m;
+    dispatch(cm + "_gated", {},
+             {{0, &g.buffer}, {1, &x16_, 0, uint64_t(M) * k * 2}, {2, &gate_, 0, n * 2}, {4, &u.buffer}},
+             GatedMatmulParams{m, k, M, c.act == Activation::silu ? 0u : 1u}, (M + 127) / 128, (m + 63) / 64,
+             shape_label("matmul_gated", g));
+    x16_holds = {&gate_, 0, n, &gate_};
+    return true;
   };
 
   // Decode: y = W rmsnorm(x_) in one dispatch per projection (matvec.glsl, MV_NORM): the norm's
@@ -825,17 +856,22 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
     } else {
+      bool h_written = false;  // by the gated GEMM, in f16
       if (fold_norm) {
         normed_matvec(W("ffn_norm"), W("ffn_gate"), gate_);
         normed_matvec(W("ffn_norm"), W("ffn_up"), up_);
       } else {
         norm_for_gemm(W("ffn_norm"), W("ffn_gate"));
-        matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
-        matmul(W("ffn_up"), xn_, 0, up_, M, false);
+        h_written = gated_gemm(W("ffn_gate"), W("ffn_up"), W("ffn_down"));
+        if (!h_written) {
+          matmul(W("ffn_gate"), xn_, 0, gate_, M, false);
+          matmul(W("ffn_up"), xn_, 0, up_, M, false);
+        }
       }
       uint32_t n = M * uint32_t(c.ffn_dim_of(l));
       const GatedActParams act{n, c.act == Activation::silu ? 0u : 1u, 0, 0};
-      if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
+      if (h_written) {
+      } else if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
         dispatch("gated_act_f32_f16", {},
                  {{0, &gate_, 0, uint64_t(n) * 4},
                   {1, &up_, 0, uint64_t(n) * 4},

@@ -6,6 +6,7 @@
 // the kernel choice and the scalar fallback are checked on every device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "runtime/base/half.h"
@@ -116,6 +117,37 @@ TEST_F(MatmulCm, SplitK) {
       EXPECT_LT(scaled_error(download<float>(by, n), ref), kCoopmatError)
           << dtype_name(t) << " parts " << parts << " M=" << c.tokens << " m=" << c.m << " k=" << c.k
           << " acc=" << c.accumulate << " seed=" << test_seed();
+    }
+}
+
+// The gated FFN's GEMM (CM_GATED): H = act(X Wg^T) * (X Wu^T) in f16, for every dtype and both activations, with
+// ragged M, m that leaves a workgroup's last fragments outside (m % 64 != 0) and a poisoned output; the f16 rows
+// past M stay poisoned. The reference's scale: how the gate's and up's errors (each within their sums of |terms|)
+// and the f16 rounding of h carry into h.
+TEST_F(MatmulCm, Gated) {
+  for (DType t : kWeightTypes)
+    for (auto [tokens, m, k, act] : {std::tuple{77u, 208u, 256u, 0u}, std::tuple{130u, 64u, 512u, 1u},
+                                     std::tuple{1u, 48u, 256u, 0u}}) {
+      Weights wg = random_weights(t, m, k), wu = random_weights(t, m, k);
+      auto x = random_floats(size_t(tokens) * k, -2, 2);
+      DotRef g = dot_ref(wg.dq.data(), x.data(), nullptr, m, k, tokens), u = dot_ref(wu.dq.data(), x.data(), nullptr, m, k, tokens);
+      DotRef h;
+      for (size_t i = 0; i < g.value.size(); ++i) {
+        double a = act == 0 ? g.value[i] / (1 + std::exp(-g.value[i]))
+                            : 0.5 * g.value[i] * (1 + std::tanh(0.7978845608028654 * (g.value[i] + 0.044715 * std::pow(g.value[i], 3))));
+        h.value.push_back(a * u.value[i]);
+        h.scale.push_back(1.2 * g.scale[i] * std::abs(u.value[i]) + std::abs(a) * u.scale[i] + std::abs(a * u.value[i]));
+      }
+      const size_t n = size_t(tokens) * m, rows = size_t(tokens + 5) * m;  // 5 rows past M: must stay poisoned
+      auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(f16_with_nan_tail(x)), bh = poisoned(rows * 2);
+      run_once(kernels().get("matmul_cm_" + kernel_suffix(t) + "_128x128sk64_gated"), {{0, &bg}, {1, &bx}, {2, &bh}, {4, &bu}},
+               kparams::GatedMatmulParams{m, k, tokens, act}, (tokens + 127) / 128, (m + 63) / 64);
+      auto raw = download<uint16_t>(bh, rows);
+      std::vector<float> got;
+      for (size_t i = 0; i < n; ++i) got.push_back(half_to_float(raw[i]));
+      EXPECT_LT(scaled_error(got, h), kCoopmatError)
+          << dtype_name(t) << " M=" << tokens << " m=" << m << " k=" << k << " act=" << act << " seed=" << test_seed();
+      for (size_t i = n; i < rows; ++i) ASSERT_EQ(raw[i], 0xFFFF) << dtype_name(t) << " element " << i << " past M";
     }
 }
 
