@@ -19,7 +19,8 @@
 // buffer device address through the layer table (lavapipe binds at most 32 buffers per stage).
 //
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
-// 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step). p.skip (timing breakdowns
+// 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step), 6 = X_EARLY (the residual rows
+// read before their dot products). p.skip (timing breakdowns
 // only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -118,6 +119,11 @@ layout(constant_id = 4) const uint FENCE_ALL = 0;
 // PARTS: Q4_K parts per lane per step, their loads issued together (dot2; 2 by default, tuning:
 // BLUESHIFT_PERSISTENT_PARTS; the integer-dot form holds fewer x registers per part than the float one).
 layout(constant_id = 5) const uint PARTS = 2;
+// X_EARLY = 1: in the o and down phases lane 0 reads its two rows of x before the dot products, so the add
+// into x after them is a store alone (x[ra] += s waits a round trip to L2 with the whole subgroup, once a
+// task: H100 1B kernel 0.973 -> 0.958 ms, 8B 3.785 -> 3.722 ms, the same sums; session 11's B1). A subgroup
+// owns its rows through the phase, so the early value is still current.
+layout(constant_id = 6) const uint X_EARLY = 1;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -172,7 +178,9 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // PARTS (2) parts per lane per step (sg apart), their loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
     // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms; with the
-    // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s.) The integer-dot form (PK_INT_DOT)
+    // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s. Headers loaded one word a lane and shared
+    // by shuffles, to free registers for more parts, took more: 110 -> 122-133 registers, 8B 241 -> 221 tok/s,
+    // 183 at 3-4 parts; session 11 B1.) The integer-dot form (PK_INT_DOT)
     // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
     // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
@@ -274,6 +282,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     }
   } else {  // F16: a part is 8 values (4 words) of a row
     RU4 wa = RU4(a), wb = RU4(b);  // rows are k * 2 bytes: 16-byte aligned when k % 8 == 0
+    // One part per lane per step: 2 and 4 (loads issued together) moved the 8B f16 kernel by under 1%
+    // (6.84 -> 6.82 ms; session 11 B1): its matvecs already stream at ~2.7 TB/s between the phases' fixed costs.
     uint np = k / 8u;
     for (uint part = k0 / 8u + lane; part < k1 / 8u; part += sg) {
       vec4 x0 = xin4(part * 8u - k0), x1 = xin4(part * 8u + 4u - k0);
@@ -434,6 +444,13 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 }
 
 // ------------------------------------------------------------------------------------------------ main
+// x[ra] += s.x, x[rb] += s.y (rb == ra: the odd last row, once); x0 holds the rows read early (X_EARLY).
+void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
+  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
+  x[ra] = x0.x + s.x;
+  if (rb != ra) x[rb] = x0.y + s.y;
+}
+
 void main() {
   uint pos = state[1];
   uint nsg = gl_NumSubgroups, gsub = gl_WorkGroupID.x * nsg + gl_SubgroupID, nsub = gl_NumWorkGroups.x * nsg;
@@ -497,11 +514,9 @@ void main() {
       uint dt = tbl[base + kPkO + 2u];
       for (uint t = (p.skip & 4u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
         uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
+        vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
         vec2 s = dot2(dt, w, ra, w, rb, p.q_dim, 0u, p.q_dim);
-        if (lane0) {
-          x[ra] += s.x;
-          if (rb != ra) x[rb] += s.y;
-        }
+        if (lane0) add_rows(ra, rb, x0, s);
       }
     }
     grid_barrier();
@@ -528,11 +543,9 @@ void main() {
         if (dt == kPkQ4K) stage_quantize(k1 - k0);
         for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
           uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
+          vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
           vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);
-          if (lane0) {
-            x[ra] += s.x;
-            if (rb != ra) x[rb] += s.y;
-          }
+          if (lane0) add_rows(ra, rb, x0, s);
         }
         barrier();  // sx is restaged by the next pass
       }

@@ -132,7 +132,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Q4_K parts per lane per step (decode_persistent.comp dot2): 2; BLUESHIFT_PERSISTENT_PARTS=1..4 for A/B runs
   // (4 with the float decode: 8B kernel 4.2 -> 6.8 ms on the H100, registers; session 6 Q2).
   uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", 2), 1u, 4u);
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}};
+  // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
+  // for A/B runs: the same sums).
+  uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

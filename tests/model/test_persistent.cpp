@@ -71,6 +71,8 @@ std::vector<Case> cases() {
       {"q4_k_passes_int", llama(256, 4096, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
+      // The residual rows read after the o and down projections' dot products, not before (the default).
+      {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
