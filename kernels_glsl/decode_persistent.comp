@@ -444,11 +444,21 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 }
 
 // ------------------------------------------------------------------------------------------------ main
-// x[ra] += s.x, x[rb] += s.y (rb == ra: the odd last row, once); x0 holds the rows read early (X_EARLY).
-void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
-  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
-  x[ra] = x0.x + s.x;
-  if (rb != ra) x[rb] = x0.y + s.y;
+// x += W h over columns [k0, k1) of W [dim, k] (dtype dt; h staged): the o and down phases. Two rows a task,
+// grid-stride over every subgroup (a row's column passes fall to the same subgroup); p.skip's bit `skip` skips it.
+void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
+  uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
+  bool lane0 = gl_SubgroupInvocationID == 0u;
+  for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+    uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
+    vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
+    vec2 s = dot2(dt, w, ra, w, rb, k, k0, k1);
+    if (lane0) {
+      if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
+      x[ra] = x0.x + s.x;
+      if (rb != ra) x[rb] = x0.y + s.y;
+    }
+  }
 }
 
 void main() {
@@ -509,16 +519,7 @@ void main() {
     // P3: x += W_o att.
     stage_attention(n_act);
     if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
-    {
-      uvec2 w = addr(l, kPkO);
-      uint dt = tbl[base + kPkO + 2u];
-      for (uint t = (p.skip & 4u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
-        uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
-        vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
-        vec2 s = dot2(dt, w, ra, w, rb, p.q_dim, 0u, p.q_dim);
-        if (lane0) add_rows(ra, rb, x0, s);
-      }
-    }
+    add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
     grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
     stage_norm(addr(l, kPkFfnNorm));
@@ -541,12 +542,7 @@ void main() {
         uint k1 = min(p.ffn_dim, k0 + kc);
         stage_copy(p.h_off + k0, k1 - k0);
         if (dt == kPkQ4K) stage_quantize(k1 - k0);
-        for (uint t = (p.skip & 16u) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
-          uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);
-          vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
-          vec2 s = dot2(dt, w, ra, w, rb, p.ffn_dim, k0, k1);
-          if (lane0) add_rows(ra, rb, x0, s);
-        }
+        add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
         barrier();  // sx is restaged by the next pass
       }
     }
