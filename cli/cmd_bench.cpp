@@ -136,7 +136,7 @@ void run(const Args& a) {
   opts.sampling = a.sampling;
   bs::generate::Session session(model);
 
-  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token, arrivals_last;
+  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token, arrivals_last, prefill_record, prefill_gpu;
   bs::generate::GenerateStats last;
   for (int r = -1; r < a.reps; ++r) {  // r = -1: warm-up
     if (tty) std::fprintf(stderr, "\rbench %s [%d/%d]", a.model.c_str(), r + 1, a.reps);
@@ -148,6 +148,8 @@ void run(const Args& a) {
     prefill_tok_s.push_back(a.prompt_tokens / (last.prefill_ms / 1000.0));
     decode_tok_s.push_back(last.decode_tok_s());
     ttft.push_back(last.ttft_ms);
+    prefill_record.push_back(last.prefill_record_ms);
+    prefill_gpu.push_back(last.prefill_gpu_ms);
     // Tokens reach the host a batch (16 decode steps) at a time: a token's time is its arrival group's
     // interval over the group's size (tokens arriving within 0.05 ms form a group). arrivals[0] is the
     // token sampled in the prefill submit.
@@ -206,6 +208,7 @@ void run(const Args& a) {
                     {"min_p", a.sampling.min_p}, {"repeat_penalty", a.sampling.repeat_penalty}, {"seed", a.sampling.seed}}},
       {"prefill_tok_s", percentile(prefill_tok_s, 0.5)}, {"decode_tok_s", tok_s},
       {"ttft_ms", percentile(ttft, 0.5)},
+      {"prefill_record_ms", percentile(prefill_record, 0.5)}, {"prefill_gpu_ms", percentile(prefill_gpu, 0.5)},
       {"decode_ms_per_token_p50", percentile(per_token, 0.5)}, {"decode_ms_per_token_p95", percentile(per_token, 0.95)},
       {"submits_per_token", double(last.decode_submits) / std::max(1, last.generated)},
       {"readback_bytes_per_token", 4.0 + 8.0 / 16.0},
@@ -224,8 +227,9 @@ void run(const Args& a) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s (%s) on %s\n", a.model.c_str(), lm.quant.c_str(), dev.adapter().name.c_str());
-    std::printf("  prefill %d tokens: %.0f tok/s, TTFT %.1f ms\n", a.prompt_tokens, j["prefill_tok_s"].get<double>(),
-                j["ttft_ms"].get<double>());
+    std::printf("  prefill %d tokens: %.0f tok/s, TTFT %.1f ms (recording %.2f ms, GPU %.2f ms)\n", a.prompt_tokens,
+                j["prefill_tok_s"].get<double>(), j["ttft_ms"].get<double>(), j["prefill_record_ms"].get<double>(),
+                j["prefill_gpu_ms"].get<double>());
     std::printf("  decode %d tokens: %.1f tok/s (p50 %.3f ms/token, p95 %.3f)\n", a.gen_tokens, tok_s,
                 j["decode_ms_per_token_p50"].get<double>(), j["decode_ms_per_token_p95"].get<double>());
     std::printf("  %.1f GB/s of %.1f GB/s peak (%.1f%%); floor %.3f ms/token (%.0f tok/s)\n", achieved, peak, pct,

@@ -176,6 +176,8 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   ring[1] = 0;
   model::Recording rec;
   auto enc = device_.createCommandEncoder("prefill");
+  gpu::Profiler prof(device_, 1);
+  prof.begin(enc);
   uint32_t st0[5] = {0, uint32_t(pos_), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st0, sizeof st0);
   std::vector<uint32_t> hist(prompt.begin(), prompt.end());
@@ -195,9 +197,13 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   int32_t L = std::min<int32_t>(model_.logits_rows(), int32_t(std::min<size_t>(prompt.size(), model_.max_batch())));
   if (L != 1) fail_kind(ErrorKind::internal, "generate needs a model built with logits_rows = 1");
   record_sample(enc, rec, o, nullptr);
+  prof.mark(enc, "prefill");
   auto prefill_cb = enc.finish();
+  st.prefill_record_ms = ms_since(t0);
   device_.queue().wait(device_.queue().submit(prefill_cb));
   st.prefill_ms = ms_since(t0);
+  prof.collect();
+  st.prefill_gpu_ms = prof.ms_by_label().at("prefill");
   st.prefill_submits = device_.counters().submits - submits0;
 
   int32_t emitted = 0;

@@ -34,6 +34,9 @@ struct GenerateOptions {
 struct GenerateStats {
   int32_t prompt_tokens = 0, generated = 0;
   double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;  // decode: first to last token
+  // Where prefill_ms goes: recording its command buffer on the host (the GPU idle meanwhile), and the GPU's
+  // own time from the first dispatch to the end of the sampler (timestamps).
+  double prefill_record_ms = 0, prefill_gpu_ms = 0;
   uint64_t prefill_submits = 0, decode_submits = 0;
   uint64_t dispatches_per_step = 0, barriers_per_step = 0;
   bool stopped_by_eos = false;
