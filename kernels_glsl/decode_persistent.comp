@@ -20,11 +20,10 @@
 //
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
 // 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step), 6 = X_EARLY (the residual rows
-// read before their dot products), 7 = HDR_SHUFFLE (Q4_K block headers shared by shuffles). p.skip (timing breakdowns
+// read before their dot products). p.skip (timing breakdowns
 // only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
-#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "dequant.glsl"
 #include "persistent.h"
@@ -125,11 +124,6 @@ layout(constant_id = 5) const uint PARTS = 2;
 // task: H100 1B kernel 0.973 -> 0.958 ms, 8B 3.785 -> 3.722 ms, the same sums; session 11's B1). A subgroup
 // owns its rows through the phase, so the early value is still current.
 layout(constant_id = 6) const uint X_EARLY = 1;
-// HDR_SHUFFLE = 1: a Q4_K lane loads one word of its block's 16-byte header (word lane % 4), and the eight lanes of
-// the block share the four words by shuffles just before each part's math, so a part in flight holds 1 + 4
-// registers a row instead of 4 + 4 (more parts fit: BLUESHIFT_PERSISTENT_PARTS). (Session 11's form shuffled every
-// part before the math, all words live at once: 110 -> 122-133 registers, slower.)
-layout(constant_id = 7) const uint HDR_SHUFFLE = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -186,35 +180,24 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms; with the
     // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s. Headers loaded one word a lane and shared
     // by shuffles, to free registers for more parts, took more: 110 -> 122-133 registers, 8B 241 -> 221 tok/s,
-    // 183 at 3-4 parts; session 11 B1.) The integer-dot form (PK_INT_DOT)
+    // 183 at 3-4 parts; session 11 B1. Shuffled inside this loop, just before each part's use, they held the
+    // registers at 112-115 for 3-4 parts and still lost: 8B kernel 3.72 -> 4.67 / 4.56 ms, 1B 0.96 -> 1.10 / 1.14;
+    // at 2 parts 124 registers, 3.97 ms; session 12 R1. More parts a lane lose here at any register count.)
+    // The integer-dot form (PK_INT_DOT)
     // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
     // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
       uvec4 hh[2u * PARTS], qq[2u * PARTS];
-      uint hw[2u * PARTS];
       for (uint u = 0u; u < PARTS; ++u) {
-        uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;  // a block's 8 lanes clamp alike
+        uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
-        qq[2u * u] = wa.v[ba + 1u + t], qq[2u * u + 1u] = wb.v[bb + 1u + t];
-        if (HDR_SHUFFLE != 0u)
-          hw[2u * u] = RU(a).v[4u * ba + (lane & 3u)], hw[2u * u + 1u] = RU(b).v[4u * bb + (lane & 3u)];
-        else
-          hh[2u * u] = wa.v[ba], hh[2u * u + 1u] = wb.v[bb];
+        hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
       }
       for (uint u = 0u; u < PARTS; ++u) {
       uint part = p0 + u * sg;
-      if (part >= pend) break;  // the same for a block's 8 lanes (pend and k0 / 32 are multiples of 8)
+      if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      uvec4 ha, hb, qa = qq[2u * u], qb = qq[2u * u + 1u];
-      if (HDR_SHUFFLE != 0u) {  // words 0-3 from the block's lanes 0-3 (all of its 8 lanes are here)
-        uint oct = lane & ~7u;
-        ha = uvec4(subgroupShuffle(hw[2u * u], oct), subgroupShuffle(hw[2u * u], oct + 1u),
-                   subgroupShuffle(hw[2u * u], oct + 2u), subgroupShuffle(hw[2u * u], oct + 3u));
-        hb = uvec4(subgroupShuffle(hw[2u * u + 1u], oct), subgroupShuffle(hw[2u * u + 1u], oct + 1u),
-                   subgroupShuffle(hw[2u * u + 1u], oct + 2u), subgroupShuffle(hw[2u * u + 1u], oct + 3u));
-      } else {
-        ha = hh[2u * u], hb = hh[2u * u + 1u];
-      }
+      uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
 #ifdef PK_INT_DOT
       uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
       uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];

@@ -41,23 +41,41 @@ CommandBuffer::~CommandBuffer() {
 
 CommandEncoder::CommandEncoder(Device& device, std::string label, bool simultaneous)
     : device_(&device), label_(std::move(label)) {
+  begin(simultaneous);
+}
+
+void CommandEncoder::begin(bool simultaneous) {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = device.commandPool();
+  ai.commandPool = device_->commandPool();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  VK_CHECK(vkAllocateCommandBuffers(device.handle(), &ai, &cb_));
-  device.setName(VK_OBJECT_TYPE_COMMAND_BUFFER, uint64_t(cb_), label_);
+  VK_CHECK(vkAllocateCommandBuffers(device_->handle(), &ai, &cb_));
+  device_->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, uint64_t(cb_), label_);
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   if (simultaneous) bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   VK_CHECK(vkBeginCommandBuffer(cb_, &bi));
   // Work from earlier submits (and host writes made available by the submit) is ordered before this
   // command buffer by one barrier at its start; within it, the tracker decides.
   record_barrier(cb_);
+  pending_writes_.clear();
+  pending_reads_.clear();
+  pending_stages_ = 0;
+}
+
+CommandBuffer CommandEncoder::split() {
+  if (conditional_) fail_kind(ErrorKind::internal, "split inside a conditional block");
+  VK_CHECK(vkEndCommandBuffer(cb_));
+  CommandBuffer out(*device_, cb_, label_, dispatches_, barriers_);
+  cb_ = VK_NULL_HANDLE;
+  begin(false);
+  ++generation_;
+  return out;
 }
 
 CommandEncoder::CommandEncoder(CommandEncoder&& o) noexcept
     : device_(o.device_), cb_(o.cb_), label_(std::move(o.label_)), pending_writes_(std::move(o.pending_writes_)),
-      pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), conditional_(o.conditional_), barriers_(o.barriers_), dispatches_(o.dispatches_) {
+      pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), conditional_(o.conditional_), barriers_(o.barriers_), dispatches_(o.dispatches_),
+      generation_(o.generation_) {
   o.cb_ = VK_NULL_HANDLE;
 }
 
@@ -162,12 +180,15 @@ CommandBuffer CommandEncoder::finish() {
 // ------------------------------------------------------------------------------------ ComputePassEncoder
 
 void ComputePassEncoder::setPipeline(const ComputePipeline& p) {
+  if (generation_ != enc_->generation_) groups_.clear();  // bound in an earlier command buffer of the encoder
+  generation_ = enc_->generation_;
   pipeline_ = &p;
   vkCmdBindPipeline(enc_->cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.handle());
 }
 
 void ComputePassEncoder::setBindGroup(uint32_t group, const BindGroup& g) {
-  if (!pipeline_) fail_kind(ErrorKind::internal, "setBindGroup before setPipeline");
+  if (!pipeline_ || generation_ != enc_->generation_)
+    fail_kind(ErrorKind::internal, "setBindGroup before setPipeline (in this command buffer of the encoder)");
   if (groups_.size() <= group) groups_.resize(group + 1, nullptr);
   groups_[group] = &g;
   VkDescriptorSet set = g.handle();
@@ -183,6 +204,7 @@ void ComputePassEncoder::setPushConstants(const void* data, uint32_t size) {
 
 void ComputePassEncoder::track(const Buffer* indirect, uint64_t indirect_offset) {
   if (!pipeline_) fail_kind(ErrorKind::internal, "dispatch before setPipeline");
+  if (generation_ != enc_->generation_) fail_kind(ErrorKind::internal, "dispatch after CommandEncoder::split without setPipeline");
   CommandEncoder::Access acc[64];
   size_t n = 0;
   for (auto* g : groups_) {

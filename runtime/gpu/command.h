@@ -59,6 +59,11 @@ class CommandEncoder {
   void writeTimestamp(QuerySet& set, uint32_t index);
   void resetQueries(QuerySet& set, uint32_t first, uint32_t count);
   CommandBuffer finish();
+  // What is recorded so far as a command buffer of its own (to submit now, so that the GPU starts while the
+  // rest records); recording goes on in a fresh one, which begins with a full barrier. Bindings do not carry
+  // over: set the pipeline and bind groups again before the next dispatch (the pass encoder's callers do so
+  // for every dispatch).
+  CommandBuffer split();
   // Extension (VK_EXT_conditional_rendering, Device::hasConditionalRendering): the dispatches up to
   // endConditional() run only if the u32 at `offset` in `predicate` is non-zero (zero with `inverted`)
   // when the GPU reaches this point. Begins with a barrier that orders every earlier write (this and
@@ -85,6 +90,7 @@ class CommandEncoder {
 
  private:
   friend class ComputePassEncoder;
+  void begin(bool simultaneous);
   Device* device_;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   std::string label_;
@@ -92,6 +98,7 @@ class CommandEncoder {
   VkPipelineStageFlags pending_stages_ = 0;  // stages of the commands since the last barrier
   bool conditional_ = false;
   uint64_t barriers_ = 0, dispatches_ = 0;
+  uint64_t generation_ = 0;  // command buffers begun since construction (split)
 };
 
 class ComputePassEncoder {
@@ -111,6 +118,7 @@ class ComputePassEncoder {
  private:
   void track(const Buffer* indirect, uint64_t indirect_offset);
   CommandEncoder* enc_;
+  uint64_t generation_ = 0;  // the encoder's command buffer that pipeline_ and groups_ are bound in
   const ComputePipeline* pipeline_ = nullptr;
   std::vector<const BindGroup*> groups_;
 };

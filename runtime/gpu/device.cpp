@@ -151,7 +151,10 @@ Device::Device(int adapter_index, int enable_validation)
         device_, "vkGetPipelineExecutableStatisticsKHR");
     if (!executable_properties_ || !executable_statistics_) executable_properties_ = nullptr, executable_statistics_ = nullptr;
   }
-  if (instance_->debug_utils())
+  // Object names (validation messages, RenderDoc, Nsight) are set where the validation layer runs or
+  // BLUESHIFT_DEBUG_NAMES=1: recording names every bind group, a call into the driver per dispatch.
+  const bool names = env_uint("BLUESHIFT_DEBUG_NAMES", instance_->validation() ? 1 : 0) != 0;
+  if (instance_->debug_utils() && names)
     set_name_ = (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT");
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -443,7 +443,7 @@ uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
 }
 
 void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof,
-                           IndirectTable* indirect, bool logits_only) {
+                           IndirectTable* indirect, bool logits_only, const std::function<void(int32_t)>& after_layer) {
   using namespace kparams;
   const auto& c = cfg_;
   if (rows < 1 || rows > max_batch_) fail_kind(ErrorKind::internal, "record_forward: {} rows (max {})", rows, max_batch_);
@@ -894,6 +894,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       matmul(W("ffn_down"), gate_, 0, x_, M, true);
     }
     if (c.ple_dim > 0 || c.layer_scalar) record_layer_tail(recorder, l, M);
+    if (after_layer) after_layer(l);
   }
 
   // Head: the last L rows only.

@@ -88,8 +88,11 @@ class Model {
   // With `indirect`, every dispatch is indirect through the table (decode-loop replay). `logits_only`
   // (the decode loop): only logits() is read afterwards, so the output norm may be folded into the head
   // and xn (last_normed) is then not written.
+  // `after_layer(l)` runs once layer l is recorded (prefill: the session submits what is recorded so far, so
+  // that the GPU starts while the host records the rest).
   void record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof = nullptr,
-                      IndirectTable* indirect = nullptr, bool logits_only = false);
+                      IndirectTable* indirect = nullptr, bool logits_only = false,
+                      const std::function<void(int32_t)>& after_layer = {});
 
   // Convenience for parity and tools: runs tokens through prefill (chunked) starting at pos0 and
   // returns the logits of every row (or only the last when all_rows is false).

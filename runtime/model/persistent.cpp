@@ -135,9 +135,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
   // for A/B runs: the same sums).
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
-  // Q4_K headers one word a lane, shared by shuffles in the math (BLUESHIFT_PERSISTENT_HDR_SHUFFLE=1; off by default)
-  uint32_t hdr_shuffle = env_uint("BLUESHIFT_PERSISTENT_HDR_SHUFFLE", 0) ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, hdr_shuffle}};
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

@@ -50,16 +50,24 @@ TEST(Generate, GreedyMatchesTransformersOnSharedModels) {
   }
 }
 
+// The decode loop is one submit; the prefill is one per part (the demo model's 2 layers: layer 0, then the rest
+// with the head, submitted while it records), or one with BLUESHIFT_PREFILL_SPLIT=0. The ids are the same.
 TEST(Generate, OneSubmitForTheWholeDecodeLoop) {
-  auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7,8", "--max-tokens",
-                          "128", "--ignore-eos"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(generated (\d+) tokens.*submits (\d+) prefill \+ (\d+) decode)")))
-      << r.err;
-  EXPECT_EQ(m[1], "128");
-  EXPECT_EQ(m[2], "1");
-  EXPECT_EQ(m[3], "1");
+  std::vector<std::string> args = {"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7,8",
+                                   "--max-tokens", "128", "--ignore-eos", "--temperature", "0"};
+  std::string ids;
+  for (const char* split : {"1", "0"}) {
+    auto r = run_blueshift(args, {{"BLUESHIFT_PREFILL_SPLIT", split}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(generated (\d+) tokens.*submits (\d+) prefill \+ (\d+) decode)")))
+        << r.err;
+    EXPECT_EQ(m[1], "128");
+    EXPECT_EQ(m[2], split == std::string("1") ? "2" : "1");
+    EXPECT_EQ(m[3], "1");
+    if (ids.empty()) ids = r.out;
+    else EXPECT_EQ(r.out, ids) << "the split prefill's greedy ids differ from one command buffer's";
+  }
 }
 
 TEST(Generate, JsonTokensStreamAsTheyArrive) {

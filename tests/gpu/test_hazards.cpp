@@ -46,6 +46,43 @@ TEST_F(Hazards, DependentChainIsCorrectAndBarriered) {
   for (uint32_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(y[i], x[i] * 64.0f);
 }
 
+// A chain split over command buffers as it records (the prefill's parts, submitted while the rest records): each
+// part submitted at once, the next ordered after it by its opening barrier; a dispatch after a split needs the
+// pipeline set again.
+TEST_F(Hazards, SplitChainSubmittedInPartsIsOrdered) {
+  const uint32_t n = 64, steps = 7;
+  auto w = identity(n, 2.0f);
+  auto x = random_floats(n);
+  std::vector<gpu::Buffer> bufs;
+  bufs.push_back(upload(x));
+  for (uint32_t i = 0; i < steps; ++i) bufs.push_back(poisoned(n * 4));
+  const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
+  std::vector<gpu::BindGroup> groups;
+  for (uint32_t i = 0; i < steps; ++i) {
+    gpu::BindGroupEntry e[] = {{0, &w}, {1, &bufs[i]}, {2, &bufs[i + 1]}};
+    groups.push_back(device().createBindGroup(p, 0, e));
+  }
+  auto enc = device().createCommandEncoder("split chain");
+  auto pass = enc.beginComputePass();
+  std::vector<gpu::CommandBuffer> parts;
+  for (uint32_t i = 0; i < steps; ++i) {
+    pass.setPipeline(p);
+    pass.setBindGroup(0, groups[i]);
+    pass.setPushConstants(MatvecParams{n, n, 1, 0});
+    pass.dispatchWorkgroups(n);
+    if (i % 3 == 0) {  // after steps 0, 3 and 6
+      parts.push_back(enc.split());
+      device().queue().submit(parts.back());
+    }
+  }
+  EXPECT_THROW(pass.dispatchWorkgroups(n), Error);  // bound in the previous command buffer only
+  EXPECT_THROW(pass.setBindGroup(0, groups[0]), Error);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto y = download<float>(bufs[steps], n);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(y[i], x[i] * 128.0f);
+}
+
 TEST_F(Hazards, IndependentDispatchesGetNoBarrier) {
   const uint32_t n = 48, count = 10;
   auto w = identity(n, 3.0f);

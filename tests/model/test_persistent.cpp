@@ -73,11 +73,6 @@ std::vector<Case> cases() {
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
       {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}},
-      // Q4_K headers one word a lane, shared by shuffles, 3 parts a lane a step (the last step partial).
-      {"q4_k_wide_hdr_shuffle", llama(1280, 512, 4, 2, 64), "q4_k_m",
-       {{"BLUESHIFT_PERSISTENT_HDR_SHUFFLE", "1"}, {"BLUESHIFT_PERSISTENT_PARTS", "3"}}},
-      {"q4_k_wide_hdr_shuffle_int", llama(1280, 512, 4, 2, 64), "q4_k_m",
-       {{"BLUESHIFT_PERSISTENT_HDR_SHUFFLE", "1"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
