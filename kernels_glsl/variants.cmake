@@ -44,11 +44,13 @@ bs_kernel(decode_persistent_i8 decode_persistent.comp DEFINES PK_INT_DOT)  # Q4_
 bs_kernel(decode_persistent_i8mx decode_persistent.comp DEFINES PK_INT_DOT Q8X_MIXED)  # ... mixed signedness (int_dot.glsl)
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)
 bs_kernel(gated_act_f32_f16 elementwise.comp DEFINES GATED_ACT_F16)
+bs_kernel(gated_act_f16 elementwise.comp DEFINES GATED_ACT_F16 H_F16_ONLY)  # the f16 copy alone
 bs_kernel(add_bias_f32 elementwise.comp DEFINES ADD_BIAS)
 bs_kernel(softcap_f32 elementwise.comp DEFINES SOFTCAP)
 bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
 bs_kernel(rms_norm_f32_f16 rms_norm.comp DEFINES OUT_F16)
+bs_kernel(rms_norm_f16 rms_norm.comp DEFINES OUT_F16 F16_ONLY)  # the f16 copy alone
 # LFM2: the gated short conv
 bs_kernel(short_conv_f32 short_conv.comp)
 # Qwen 3.5 / 3.6: Gated DeltaNet (conv, recurrence) and the gated attention output

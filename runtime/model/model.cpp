@@ -482,11 +482,25 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     uint64_t offset = 0, n = 0;
     gpu::Buffer* copy = nullptr;  // nullptr: x16_
   } x16_holds;
+  // The norms and the gated activation before a tensor-core GEMM write its f16 input alone (rms_norm_f16,
+  // gated_act_f16), not the f32 values nothing reads (H100, GPU time of a 512-token prefill: 1B q4_k_m 9.89 ->
+  // 9.80 ms, 8B q4_k_m 51.7 -> 50.9; session 12, R4). f32_stale holds the buffers so left, which no dispatch may
+  // read until one writes them. BLUESHIFT_F16_ONLY=0 writes both (A/B runs).
+  static const bool f16_only = env_uint("BLUESHIFT_F16_ONLY", 1) != 0;
+  std::vector<const gpu::Buffer*> f32_stale;
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
     x16_holds.buffer = nullptr;
     const auto& p = kernels_.get(kernel, spec);
+    for (const auto& e : entries)
+      for (const auto& b : p.bindings())
+        if (b.set == 0 && b.binding == e.binding && std::ranges::count(f32_stale, e.buffer)) {
+          if (b.reads)
+            fail_kind(ErrorKind::internal, "record_forward: {} would read {}, whose f32 values were not written",
+                      kernel, e.buffer->label());
+          if (b.writes) std::erase(f32_stale, e.buffer);
+        }
     rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
     pass.setPipeline(p);
     pass.setBindGroup(0, rec.groups.back());
@@ -565,9 +579,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     if (!feeds_f16_gemm(consumer, uint32_t(c.dim)))
       return rms(x_, 0, norm, xn_, 0, uint32_t(c.dim), M, false);
     const uint64_t n = uint64_t(M) * c.dim;
-    dispatch("rms_norm_f32_f16", {{0, wg}},
-             {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}},
-             RmsNormParams{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, M, 1, "rms_norm");
+    const RmsNormParams rp{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f};
+    if (f16_only && kernels_.has("rms_norm_f16")) {
+      dispatch("rms_norm_f16", {{0, wg}}, {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {3, &x16_, 0, n * 2}}, rp, M, 1,
+               "rms_norm");
+      if (!std::ranges::count(f32_stale, &xn_)) f32_stale.push_back(&xn_);
+    } else {
+      dispatch("rms_norm_f32_f16", {{0, wg}},
+               {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}}, rp, M, 1, "rms_norm");
+    }
     x16_holds = {&xn_, 0, n};
   };
 
@@ -799,6 +819,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       } else if (tiled_attention && (hd == 64 || hd == 128) && !c.attn_sinks && fa_attention &&
                  kernels_.has(fmt::format("attention_fa_f16kv_hd{}", hd))) {
         // Prefill on tensor cores: 16 query rows per subgroup, 64 per workgroup, K/V staged once per block.
+        // (Blocks of 64 keys for head_dim 64 were slower on the H100: the 1B's attention 0.62 -> 0.73 ms in the
+        // profile, TTFT +0.1 ms; session 12, R4.)
         dispatch(fmt::format("attention_fa_f16kv_hd{}", hd), {},
                  {{0, &q_, 0, uint64_t(M) * qd * 4},
                   {1, &kcache_[src]},
@@ -871,6 +893,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       uint32_t n = M * uint32_t(c.ffn_dim_of(l));
       const GatedActParams act{n, c.act == Activation::silu ? 0u : 1u, 0, 0};
       if (h_written) {
+      } else if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && f16_only && kernels_.has("gated_act_f16")) {
+        dispatch("gated_act_f16", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {3, &x16_, 0, uint64_t(n) * 2}},
+                 act, grid_x(n / 2), grid_y(n / 2), "gated_act");
+        x16_holds = {&gate_, 0, n};
+        if (!std::ranges::count(f32_stale, &gate_)) f32_stale.push_back(&gate_);
       } else if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
         dispatch("gated_act_f32_f16", {},
                  {{0, &gate_, 0, uint64_t(n) * 4},

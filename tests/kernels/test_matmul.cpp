@@ -108,7 +108,8 @@ TEST_F(Matmul, ToF16RoundsToNearestEven) {
 // The f16 producers of prefill GEMM inputs (rms_norm_f32_f16, gated_act_f32_f16): their f32 output is
 // bit-identical to rms_norm_f32 / gated_act_f32's and within f32 rounding of float64, and their f16 copy is
 // that output rounded as to_f16 rounds it (nearest even; flushing below f16's normal range allowed), with
-// nothing written past the end. Odd row counts, n even but not a multiple of 4.
+// nothing written past the end; rms_norm_f16 / gated_act_f16 write the same f16 copy alone. Odd row counts, n
+// even but not a multiple of 4.
 void expect_f16_of(const std::vector<uint16_t>& h, const std::vector<float>& f, size_t poisoned_tail,
                    const char* what) {
   for (size_t i = 0; i < f.size(); ++i) {
@@ -143,6 +144,10 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
     }
     EXPECT_LT(nmse(b, ref), 1e-12) << "offset " << offset;
     expect_f16_of(download<uint16_t>(yh, size_t(rows) * n + 32), b, 32, "rms_norm_f32_f16");
+    // rms_norm_f16: the same f16 copy alone.
+    auto yh2 = poisoned(size_t(rows) * n * 2 + 64);
+    run_once(kernels().get("rms_norm_f16", {{0, 64}}), {{0, &bx}, {1, &bw}, {3, &yh2}}, rp, rows);
+    ASSERT_EQ(download<uint16_t>(yh2, size_t(rows) * n + 32), download<uint16_t>(yh, size_t(rows) * n + 32));
   }
   const uint32_t m = 2474;
   auto g = random_floats(m, -4, 4), u = random_floats(m);
@@ -164,6 +169,9 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
     }
     EXPECT_LT(nmse(b, ref), 1e-11) << "act " << act;
     expect_f16_of(download<uint16_t>(hh, m + 32), b, 32, "gated_act_f32_f16");
+    auto hh2 = poisoned(m * 2 + 64);  // gated_act_f16: the same f16 copy alone
+    run_once(kernels().get("gated_act_f16", {}), {{0, &bg}, {1, &bu}, {3, &hh2}}, gp, (m / 2 + 255) / 256);
+    ASSERT_EQ(download<uint16_t>(hh2, m + 32), download<uint16_t>(hh, m + 32));
   }
 }
 
