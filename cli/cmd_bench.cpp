@@ -136,7 +136,7 @@ void run(const Args& a) {
   opts.sampling = a.sampling;
   bs::generate::Session session(model);
 
-  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token, arrivals_last, prefill_record, prefill_gpu;
+  std::vector<double> prefill_tok_s, decode_tok_s, ttft, per_token, arrivals_last, prefill_record, prefill_gpu, prefill_submit;
   bs::generate::GenerateStats last;
   for (int r = -1; r < a.reps; ++r) {  // r = -1: warm-up
     if (tty) std::fprintf(stderr, "\rbench %s [%d/%d]", a.model.c_str(), r + 1, a.reps);
@@ -150,6 +150,7 @@ void run(const Args& a) {
     ttft.push_back(last.ttft_ms);
     prefill_record.push_back(last.prefill_record_ms);
     prefill_gpu.push_back(last.prefill_gpu_ms);
+    prefill_submit.push_back(last.prefill_first_submit_ms);
     // Tokens reach the host a batch (16 decode steps) at a time: a token's time is its arrival group's
     // interval over the group's size (tokens arriving within 0.05 ms form a group). arrivals[0] is the
     // token sampled in the prefill submit.
@@ -209,6 +210,7 @@ void run(const Args& a) {
       {"prefill_tok_s", percentile(prefill_tok_s, 0.5)}, {"decode_tok_s", tok_s},
       {"ttft_ms", percentile(ttft, 0.5)},
       {"prefill_record_ms", percentile(prefill_record, 0.5)}, {"prefill_gpu_ms", percentile(prefill_gpu, 0.5)},
+      {"prefill_first_submit_ms", percentile(prefill_submit, 0.5)},
       {"decode_ms_per_token_p50", percentile(per_token, 0.5)}, {"decode_ms_per_token_p95", percentile(per_token, 0.95)},
       {"submits_per_token", double(last.decode_submits) / std::max(1, last.generated)},
       {"readback_bytes_per_token", 4.0 + 8.0 / 16.0},

@@ -177,7 +177,9 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   ring[1] = 0;
   model::Recording rec;
   auto enc = device_.createCommandEncoder("prefill");
-  gpu::Profiler prof(device_, 1);
+  if (!prefill_prof_) prefill_prof_ = std::make_unique<gpu::Profiler>(device_, 1);
+  gpu::Profiler& prof = *prefill_prof_;
+  prof.clear();
   prof.begin(enc);
   uint32_t st0[5] = {0, uint32_t(pos_), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st0, sizeof st0);
@@ -195,6 +197,7 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
     if (!split || !power_of_4 || l + 1 == c.n_layers) return;
     early.push_back(enc.split());
     device_.queue().submit(early.back());
+    if (early.size() == 1) st.prefill_first_submit_ms = ms_since(t0);
   };
   for (size_t done = 0; done < prompt.size();) {
     int32_t n = int32_t(std::min<size_t>(model_.max_batch(), prompt.size() - done));
@@ -213,7 +216,12 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   prof.mark(enc, "prefill");
   auto prefill_cb = enc.finish();
   st.prefill_record_ms = ms_since(t0);
-  device_.queue().wait(device_.queue().submit(prefill_cb));
+  const uint64_t done = device_.queue().submit(prefill_cb);
+  if (early.empty()) st.prefill_first_submit_ms = ms_since(t0);
+  // Polled for up to 0.5 s (BLUESHIFT_PREFILL_SPIN=0: a blocking wait): the first token is the latency a user sees.
+  static const bool spin = env_uint("BLUESHIFT_PREFILL_SPIN", 1) != 0;
+  if (spin) device_.queue().waitSpinning(done, 500'000'000);
+  else device_.queue().wait(done);
   st.prefill_ms = ms_since(t0);
   prof.collect();
   st.prefill_gpu_ms = prof.ms_by_label().at("prefill");

@@ -36,7 +36,7 @@ struct GenerateStats {
   double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;  // decode: first to last token
   // Where prefill_ms goes: recording its command buffer on the host (the GPU idle meanwhile), and the GPU's
   // own time from the first dispatch to the end of the sampler (timestamps).
-  double prefill_record_ms = 0, prefill_gpu_ms = 0;
+  double prefill_record_ms = 0, prefill_gpu_ms = 0, prefill_first_submit_ms = 0;
   uint64_t prefill_submits = 0, decode_submits = 0;
   uint64_t dispatches_per_step = 0, barriers_per_step = 0;
   bool stopped_by_eos = false;
@@ -83,6 +83,7 @@ class Session {
   int32_t ring_size_;
   // The recorded decode batch and what it refers to; re-recorded when sampling options change.
   std::unique_ptr<gpu::CommandBuffer> decode_cb_;
+  std::unique_ptr<gpu::Profiler> prefill_prof_;  // the prefill's GPU time (GenerateStats::prefill_gpu_ms)
   model::Recording decode_rec_;
   std::vector<uint8_t> decode_key_;
   uint64_t dispatches_per_step_ = 0, barriers_per_step_ = 0;

@@ -1,5 +1,7 @@
 #include "runtime/gpu/queue.h"
 
+#include <chrono>
+
 #include <cstring>
 
 namespace bs::gpu {
@@ -57,6 +59,16 @@ bool Queue::wait(uint64_t value, uint64_t timeout_ns) {
   if (r == VK_TIMEOUT) return false;
   VK_CHECK(r);
   return true;
+}
+
+void Queue::waitSpinning(uint64_t value, uint64_t spin_ns) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (completedValue() < value)
+    if (uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()) >
+        spin_ns) {
+      wait(value);
+      return;
+    }
 }
 
 uint64_t Queue::completedValue() const {

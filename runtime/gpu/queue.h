@@ -26,6 +26,9 @@ class Queue {
 
   // Blocks until the timeline reaches `value` (timeout_ns: UINT64_MAX = forever). false on timeout.
   bool wait(uint64_t value, uint64_t timeout_ns = UINT64_MAX);
+  // The same, polling the timeline's counter for up to `spin_ns` before blocking: the caller learns of the
+  // completion without a sleeping thread's wake-up (latency-critical waits: the prefill before the first token).
+  void waitSpinning(uint64_t value, uint64_t spin_ns);
   uint64_t completedValue() const;
   uint64_t lastSubmitted() const { return next_value_ - 1; }
   void waitIdle();  // WebGPU's onSubmittedWorkDone, blocking
