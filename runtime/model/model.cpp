@@ -493,13 +493,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                           uint32_t gy, const std::string& label) {
     x16_holds.buffer = nullptr;
     const auto& p = kernels_.get(kernel, spec);
+    // A binding the kernel may also write (a GEMM's Y, read only to accumulate) counts as a write.
     for (const auto& e : entries)
       for (const auto& b : p.bindings())
         if (b.set == 0 && b.binding == e.binding && std::ranges::count(f32_stale, e.buffer)) {
-          if (b.reads)
+          if (b.reads && !b.writes)
             fail_kind(ErrorKind::internal, "record_forward: {} would read {}, whose f32 values were not written",
                       kernel, e.buffer->label());
-          if (b.writes) std::erase(f32_stale, e.buffer);
+          std::erase(f32_stale, e.buffer);
         }
     rec.groups.push_back(device_.createBindGroup(p, 0, entries, label.c_str()));
     pass.setPipeline(p);

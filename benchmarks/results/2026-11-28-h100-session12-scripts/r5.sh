@@ -20,6 +20,11 @@ PY
 }
 $BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/h1 --seed 1 >/dev/null 2>&1
 $BS blueshift convert /tmp/h1 /tmp/m1q --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h1
+P=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(128000)) for _ in range(300)))")
+$BS blueshift logits --model /tmp/m1q --tokens $P --out /tmp/a.npy 2>&1 | grep -i error
+BLUESHIFT_F16_ONLY=0 $BS blueshift logits --model /tmp/m1q --tokens $P --out /tmp/b.npy 2>&1 | grep -i error
+cmp -s /tmp/a.npy /tmp/b.npy && echo "m1q prefill logits (300 rows): f16 only == both, bit for bit" || echo "m1q f16-only logits DIFFER"
+rm -f /tmp/a.npy /tmp/b.npy
 bench m1q spin; bench m1q block BLUESHIFT_PREFILL_SPIN=0; bench m1q spin2; bench m1q block2 BLUESHIFT_PREFILL_SPIN=0
 rm -rf /tmp/m1q
 stamp "spin A/B"
@@ -27,11 +32,11 @@ mkdir -p /tmp/peer-out
 timeout 200 bash benchmarks/peer/run_peer.sh --bundle /tmp/bs/bundle --llama .dev/peer/peer.tar.xz \
   --config benchmarks/configs/llama-3.2-1b.json --quant q4_k_m,f16 --out /tmp/peer-out --work /tmp/bs-peer 2>&1 | tail -2
 stamp "1B peer"
-timeout $(( 500 - ($(date +%s) - t0) )) bash benchmarks/peer/run_peer.sh --bundle /tmp/bs/bundle --llama .dev/peer/peer.tar.xz \
+timeout $(( 330 - ($(date +%s) - t0) )) bash benchmarks/peer/run_peer.sh --bundle /tmp/bs/bundle --llama .dev/peer/peer.tar.xz \
   --config benchmarks/configs/llama-3.1-8b.json --quant q4_k_m --out /tmp/peer-out --work /tmp/bs-peer 2>&1 | tail -2
 stamp "8B q4_k_m peer"
 tar -C /tmp -cJf $OUT/peer.tar.xz peer-out
-if [ $(( $(date +%s) - t0 )) -lt ${F16_BEFORE:-250} ]; then
+if [ $(( $(date +%s) - t0 )) -lt ${F16_BEFORE:-0} ]; then
   timeout $(( 560 - ($(date +%s) - t0) )) bash benchmarks/peer/run_peer.sh --bundle /tmp/bs/bundle --llama .dev/peer/peer.tar.xz \
     --config benchmarks/configs/llama-3.1-8b.json --quant q4_k_m,f16 --out /tmp/peer-out --work /tmp/bs-peer 2>&1 | tail -2
   stamp "8B f16 peer"
