@@ -34,8 +34,9 @@ struct GenerateOptions {
 struct GenerateStats {
   int32_t prompt_tokens = 0, generated = 0;
   double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;  // decode: first to last token
-  // Where prefill_ms goes: recording its command buffer on the host (the GPU idle meanwhile), and the GPU's
-  // own time from the first dispatch to the end of the sampler (timestamps).
+  // Where prefill_ms goes: recording its command buffers on the host, when the first of them was submitted (the
+  // GPU starts on layer 0 while the rest records), and the GPU's own time from the first dispatch to the end of
+  // the sampler (timestamps).
   double prefill_record_ms = 0, prefill_gpu_ms = 0, prefill_first_submit_ms = 0;
   uint64_t prefill_submits = 0, decode_submits = 0;
   uint64_t dispatches_per_step = 0, barriers_per_step = 0;

@@ -1,7 +1,6 @@
 #include "runtime/gpu/queue.h"
 
 #include <chrono>
-
 #include <cstring>
 
 namespace bs::gpu {
