@@ -16,21 +16,29 @@ class Hazards : public GpuTest {
     for (uint32_t i = 0; i < n; ++i) w[size_t(i) * n + i] = float_to_half(scale);
     return upload(w, "identity");
   }
+  // A chain of `steps` dispatches, step i reading bufs[i] and writing bufs[i + 1] (poisoned), each times 2.
+  struct Chain {
+    gpu::Buffer w;
+    std::vector<float> x;
+    std::vector<gpu::Buffer> bufs;
+    std::vector<gpu::BindGroup> groups;
+  };
+  Chain chain(uint32_t n, uint32_t steps, const gpu::ComputePipeline& p) {
+    Chain c{identity(n, 2.0f), random_floats(n), {}, {}};
+    c.bufs.push_back(upload(c.x));
+    for (uint32_t i = 0; i < steps; ++i) c.bufs.push_back(poisoned(n * 4));
+    for (uint32_t i = 0; i < steps; ++i) {
+      gpu::BindGroupEntry e[] = {{0, &c.w}, {1, &c.bufs[i]}, {2, &c.bufs[i + 1]}};
+      c.groups.push_back(device().createBindGroup(p, 0, e));
+    }
+    return c;
+  }
 };
 
 TEST_F(Hazards, DependentChainIsCorrectAndBarriered) {
   const uint32_t n = 64, steps = 6;
-  auto w = identity(n, 2.0f);
-  auto x = random_floats(n);
-  std::vector<gpu::Buffer> bufs;
-  bufs.push_back(upload(x));
-  for (uint32_t i = 0; i < steps; ++i) bufs.push_back(poisoned(n * 4));
   const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
-  std::vector<gpu::BindGroup> groups;
-  for (uint32_t i = 0; i < steps; ++i) {
-    gpu::BindGroupEntry e[] = {{0, &w}, {1, &bufs[i]}, {2, &bufs[i + 1]}};
-    groups.push_back(device().createBindGroup(p, 0, e));
-  }
+  auto [w, x, bufs, groups] = chain(n, steps, p);
   auto enc = device().createCommandEncoder("chain");
   auto pass = enc.beginComputePass();
   pass.setPipeline(p);
@@ -51,17 +59,8 @@ TEST_F(Hazards, DependentChainIsCorrectAndBarriered) {
 // pipeline set again.
 TEST_F(Hazards, SplitChainSubmittedInPartsIsOrdered) {
   const uint32_t n = 64, steps = 7;
-  auto w = identity(n, 2.0f);
-  auto x = random_floats(n);
-  std::vector<gpu::Buffer> bufs;
-  bufs.push_back(upload(x));
-  for (uint32_t i = 0; i < steps; ++i) bufs.push_back(poisoned(n * 4));
   const auto& p = kernels().get("matvec_f16", {{0, 32}, {1, 1}});
-  std::vector<gpu::BindGroup> groups;
-  for (uint32_t i = 0; i < steps; ++i) {
-    gpu::BindGroupEntry e[] = {{0, &w}, {1, &bufs[i]}, {2, &bufs[i + 1]}};
-    groups.push_back(device().createBindGroup(p, 0, e));
-  }
+  auto [w, x, bufs, groups] = chain(n, steps, p);
   auto enc = device().createCommandEncoder("split chain");
   auto pass = enc.beginComputePass();
   std::vector<gpu::CommandBuffer> parts;
