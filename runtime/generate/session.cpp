@@ -185,19 +185,12 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   enc.writeBuffer(model_.state(), 0, st0, sizeof st0);
   std::vector<uint32_t> hist(prompt.begin(), prompt.end());
   enc.writeBuffer(history_, uint64_t(pos_) * 4, hist.data(), hist.size() * 4);
-  // Recording is not free: on the H100's host it took 1.9 ms of the 1B's 12.0 ms TTFT (512 tokens) and 3.6 of the
-  // 8B's 55.5, with the GPU idle meanwhile (session 12, R1). So what is recorded after layers 0, 3, 15 and 63 is
-  // submitted at once: the GPU starts on layer 0 while the host records the next parts, each 4 times the last, and
-  // stays ahead (a layer's GPU time was 5-15 times its recording). Every submit costs the GPU a drain (~20 us), so
-  // no more than that, and none before the head. BLUESHIFT_PREFILL_SPLIT=0 records one command buffer.
-  static const bool split = env_uint("BLUESHIFT_PREFILL_SPLIT", 1) != 0;
+  // Submitted in parts while the rest records (model::prefill_in_parts).
   std::vector<gpu::CommandBuffer> early;  // pending until the wait below
+  auto in_parts = model::prefill_in_parts(enc, device_.queue(), c.n_layers, early);
   auto after_layer = [&](int32_t l) {
-    bool power_of_4 = ((l + 1) & l) == 0 && ((l + 1) & 0x55555555) != 0;  // l + 1 = 1, 4, 16, 64
-    if (!split || !power_of_4 || l + 1 == c.n_layers) return;
-    early.push_back(enc.split());
-    device_.queue().submit(early.back());
-    if (early.size() == 1) st.prefill_first_submit_ms = ms_since(t0);
+    in_parts(l);
+    if (early.size() == 1 && st.prefill_first_submit_ms == 0) st.prefill_first_submit_ms = ms_since(t0);
   };
   for (size_t done = 0; done < prompt.size();) {
     int32_t n = int32_t(std::min<size_t>(model_.max_batch(), prompt.size() - done));

@@ -103,6 +103,17 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
   return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
 }
 
+std::function<void(int32_t)> prefill_in_parts(gpu::CommandEncoder& enc, gpu::Queue& queue, int32_t n_layers,
+                                              std::vector<gpu::CommandBuffer>& parts) {
+  static const bool split = env_uint("BLUESHIFT_PREFILL_SPLIT", 1) != 0;
+  return [&enc, &queue, &parts, n_layers](int32_t l) {
+    const bool power_of_4 = ((l + 1) & l) == 0 && ((l + 1) & 0x55555555) != 0;  // l + 1 = 1, 4, 16, 64
+    if (!split || !power_of_4 || l + 1 == n_layers) return;
+    parts.push_back(enc.split());
+    queue.submit(parts.back());
+  };
+}
+
 // rope_kv's workgroups per row: its items (q pairs, k pairs and unrotated k dims, v values) at about two per
 // invocation of its 128-wide workgroups.
 static uint32_t rope_kv_groups(const ModelConfig& c, int32_t hd, uint32_t store_heads) {

@@ -241,6 +241,16 @@ struct CoopmatTile {
   }
 };
 std::span<const CoopmatTile> coopmat_tiles();
+
+// The prefill submitted in parts while the rest records: a record_forward after_layer hook that, after layers 0,
+// 3, 15 and 63 (not after the last: the head follows at once), splits `enc` and submits what it holds, so the GPU
+// starts on layer 0 while the host records on. Each part is 4 times the last, so the GPU's queue stays ahead (a
+// layer's GPU time was 5-15 times its recording on the H100), and every submit costs the GPU a drain (~20 us),
+// so no more parts than that. Recording had taken 1.9 ms of the 1B q4_k_m's 12.0 ms TTFT and 3.6 of the 8B's
+// 55.5, with the GPU idle (2026-11-28-h100-session12.md, R1-R2). The parts go to `parts`, which must outlive
+// their execution. BLUESHIFT_PREFILL_SPLIT=0: no parts (one command buffer).
+std::function<void(int32_t)> prefill_in_parts(gpu::CommandEncoder& enc, gpu::Queue& queue, int32_t n_layers,
+                                              std::vector<gpu::CommandBuffer>& parts);
 // f16_inputs = false: the f32 kernel (matmul.comp) even where tensor cores (f16 inputs) are available.
 // split_k: the caller can run a split-k plan (parts > 1; a workspace of kSplitKPlaneFloats and splitk_reduce).
 MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_t m, uint32_t k, uint32_t tokens,

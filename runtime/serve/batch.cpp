@@ -100,7 +100,7 @@ void BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos
   prompt_len_[size_t(s)] = int32_t(prompt.size());
 
   // The prompt through the ordinary prefill (chunks of max_batch rows) on this slot's KV cache, then the
-  // slot's sampler on the last row's logits: one submit.
+  // slot's sampler on the last row's logits: one submit, or a few parts submitted while the rest records.
   model::Recording rec;
   auto enc = device_.createCommandEncoder("serve prefill");
   enc.writeBuffer(params_, u * param_stride_, &params, sizeof params);
@@ -108,12 +108,14 @@ void BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos
   enc.writeBuffer(history_, u * hist_stride_ + uint64_t(pos0) * 4, ids.data(), ids.size() * 4);
   model_.select_kv_slot(s);
   int32_t last_rows = 0;
+  std::vector<gpu::CommandBuffer> parts;  // submitted while the rest records (model::prefill_in_parts)
+  auto in_parts = model::prefill_in_parts(enc, device_.queue(), model_.config().n_layers, parts);
   for (size_t done = 0; done < ids.size();) {
     int32_t n = int32_t(std::min<size_t>(size_t(model_.max_batch()), ids.size() - done));
     uint32_t st[2] = {ids[done + size_t(n) - 1], uint32_t(pos0 + int32_t(done))};
     enc.writeBuffer(model_.state(), 0, st, sizeof st);
     enc.writeBuffer(model_.tokens(), 0, ids.data() + done, uint64_t(n) * 4);
-    model_.record_forward(enc, n, rec);
+    model_.record_forward(enc, n, rec, nullptr, nullptr, false, in_parts);
     last_rows = n;
     done += size_t(n);
   }
