@@ -40,11 +40,11 @@ CommandBuffer::~CommandBuffer() {
 }
 
 CommandEncoder::CommandEncoder(Device& device, std::string label, bool simultaneous)
-    : device_(&device), label_(std::move(label)) {
-  begin(simultaneous);
+    : device_(&device), simultaneous_(simultaneous), label_(std::move(label)) {
+  begin();
 }
 
-void CommandEncoder::begin(bool simultaneous) {
+void CommandEncoder::begin() {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = device_->commandPool();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -52,7 +52,7 @@ void CommandEncoder::begin(bool simultaneous) {
   VK_CHECK(vkAllocateCommandBuffers(device_->handle(), &ai, &cb_));
   device_->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, uint64_t(cb_), label_);
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  if (simultaneous) bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+  if (simultaneous_) bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   VK_CHECK(vkBeginCommandBuffer(cb_, &bi));
   // Work from earlier submits (and host writes made available by the submit) is ordered before this
   // command buffer by one barrier at its start; within it, the tracker decides.
@@ -67,13 +67,13 @@ CommandBuffer CommandEncoder::split() {
   VK_CHECK(vkEndCommandBuffer(cb_));
   CommandBuffer out(*device_, cb_, label_, dispatches_, barriers_);
   cb_ = VK_NULL_HANDLE;
-  begin(false);
+  begin();
   ++generation_;
   return out;
 }
 
 CommandEncoder::CommandEncoder(CommandEncoder&& o) noexcept
-    : device_(o.device_), cb_(o.cb_), label_(std::move(o.label_)), pending_writes_(std::move(o.pending_writes_)),
+    : device_(o.device_), simultaneous_(o.simultaneous_), cb_(o.cb_), label_(std::move(o.label_)), pending_writes_(std::move(o.pending_writes_)),
       pending_reads_(std::move(o.pending_reads_)), pending_stages_(o.pending_stages_), conditional_(o.conditional_), barriers_(o.barriers_), dispatches_(o.dispatches_),
       generation_(o.generation_) {
   o.cb_ = VK_NULL_HANDLE;

@@ -90,8 +90,9 @@ class CommandEncoder {
 
  private:
   friend class ComputePassEncoder;
-  void begin(bool simultaneous);
+  void begin();
   Device* device_;
+  bool simultaneous_ = false;  // every command buffer of the encoder, split() ones included
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   std::string label_;
   std::vector<Access> pending_writes_, pending_reads_;
