@@ -271,9 +271,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     for (const auto& [name, w] : weights_)
       if (w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
     x16_ = act((B * max_k + 1) / 2, "gemm input f16");
-    // Split-k GEMMs' partial sums (plan_prefill_matmul), where the device says how many multiprocessors it has.
+    // Split-k GEMMs' partial sums (plan_prefill_matmul), where the device says how many multiprocessors it has:
+    // kSplitKSlots regions, so q, k and v each write their own and run side by side (record_forward).
     if (device_.adapter().sm_count > 0 && kernels_.has("matmul_cm_f16_128x128sk64_split"))
-      splitk_ws_ = act(kSplitKPlaneFloats, "split-k planes");
+      splitk_ws_ = act(kSplitKPlaneFloats * kSplitKSlots, "split-k planes");
   }
   if (std::string k = q4k_dot_kernel(kernels_, "matvec_q4k"); k != "matvec_q4k") {
     uint64_t max_k = 0;
@@ -531,8 +532,18 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              {{0, &x, x_off * 4, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, y_off * 4, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1, "rms_norm");
   };
-  // y[M, m] (+)= x[M, k] W^T: matvec kernels for one row (decode), tiled matmul kernels for more (prefill).
-  auto matmul = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate) {
+  // Split-k reductions held back (matmul_in's `deferred`) until the caller records them (flush_reductions).
+  struct Reduction {
+    uint64_t ws_offset, planes;
+    gpu::Buffer* y;
+    SplitKParams params;
+  };
+  std::vector<Reduction> deferred_reductions;
+  // y[M, m] (+)= x[M, k] W^T: matvec kernels for one row (decode), tiled matmul kernels for more (prefill). A
+  // split-k plan writes its planes into workspace region `slot` (< kSplitKSlots); with `defer` its splitk_reduce
+  // waits in deferred_reductions, so GEMMs of disjoint regions and outputs follow one another with no barrier.
+  auto matmul_in = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate,
+                       uint32_t slot, bool defer) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4},
                                      {2, &y, 0, uint64_t(nrows) * m * 4}};
@@ -564,16 +575,31 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                    grid_x(uint32_t(n / 4)), grid_y(uint32_t(n / 4)), "to_f16");
         e[1] = {1, copy, 0, n * 2};
       }
-      const uint64_t planes = uint64_t(plan.parts) * nrows * m;
-      if (plan.parts > 1) e[2] = {2, &splitk_ws_, 0, planes * 4};  // the parts' planes, then summed into y
+      const uint64_t planes = uint64_t(plan.parts) * nrows * m, ws_offset = slot * kSplitKPlaneFloats * 4;
+      if (plan.parts > 1 && slot >= kSplitKSlots)
+        fail_kind(ErrorKind::internal, "record_forward: split-k workspace region {} of {}", slot, kSplitKSlots);
+      if (plan.parts > 1) e[2] = {2, &splitk_ws_, ws_offset, planes * 4};  // the parts' planes, then summed into y
       dispatch(plan.kernel, plan.constants, e, mp, plan.groups_x, plan.groups_y, shape_label("matmul", w));
       if (plan.parts > 1) {
         const uint32_t ny = nrows * m;
-        dispatch("splitk_reduce", {}, {{0, &splitk_ws_, 0, planes * 4}, {1, &y, 0, uint64_t(ny) * 4}},
-                 SplitKParams{ny, plan.parts, mp.accumulate, 0}, grid_x(ny), grid_y(ny), "splitk_reduce");
+        const Reduction r{ws_offset, planes, &y, SplitKParams{ny, plan.parts, mp.accumulate, 0}};
+        if (defer) deferred_reductions.push_back(r);
+        else
+          dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, planes * 4}, {1, &y, 0, uint64_t(ny) * 4}},
+                   r.params, grid_x(ny), grid_y(ny), "splitk_reduce");
       }
       if (plan.f16_x) x16_holds = {&x, x_off, n, copy == &x16_ ? nullptr : copy};
     }
+  };
+  auto matmul = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate) {
+    matmul_in(w, x, x_off, y, nrows, accumulate, 0, false);
+  };
+  // The held-back reductions: one barrier before the first (their planes were just written), none between them.
+  auto flush_reductions = [&] {
+    for (const Reduction& r : deferred_reductions)
+      dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, r.planes * 4}, {1, r.y, 0, uint64_t(r.params.n) * 4}},
+               r.params, grid_x(r.params.n), grid_y(r.params.n), "splitk_reduce");
+    deferred_reductions.clear();
   };
 
   // Prefill: where a tensor-core GEMM (f16 input) consumes it, the hidden-size RMSNorm and the gated
@@ -761,12 +787,17 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
           normed_matvec(W("attn_norm"), W(v_weight), v_);
         }
       } else {
+        // q, k and v in regions 0-2 of the split-k workspace, their reductions after all three: one barrier
+        // where there were five (GEMM, reduce, GEMM, ... each waiting on the last), and the small k and v GEMMs
+        // fill the GPU beside q's. BLUESHIFT_QKV_TOGETHER=0: each reduced at once, in region 0 (A/B runs).
+        static const bool together = env_uint("BLUESHIFT_QKV_TOGETHER", 1) != 0;
         norm_for_gemm(W("attn_norm"), W("attn_q"));
-        matmul(W("attn_q"), xn_, 0, q_out, M, false);
+        matmul_in(W("attn_q"), xn_, 0, q_out, M, false, 0, together);
         if (own_kv) {
-          matmul(W("attn_k"), xn_, 0, k_, M, false);
-          matmul(W(v_weight), xn_, 0, v_, M, false);
+          matmul_in(W("attn_k"), xn_, 0, k_, M, false, together ? 1 : 0, together);
+          matmul_in(W(v_weight), xn_, 0, v_, M, false, together ? 2 : 0, together);
         }
+        flush_reductions();
       }
       if (c.attn_output_gate) {
         uint32_t n = M * uint32_t(c.q_dim());

@@ -172,7 +172,7 @@ class Model {
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
   gpu::Buffer x16_;
-  gpu::Buffer splitk_ws_;  // split-k GEMMs' partial sums (kSplitKPlaneFloats; empty: no split-k plans)
+  gpu::Buffer splitk_ws_;  // split-k GEMMs' partial sums (kSplitKSlots x kSplitKPlaneFloats; empty: no split-k plans)
   // Decode's plain Q4_K matvecs on integer dot products (BLUESHIFT_Q4K_DOT=int|intmx: matvec_q4k_i8 / _i8mx;
   // empty: the float decode) and their input, x quantized by quantize_x_q8 (one row of the widest Q4_K k).
   std::string q4k_matvec_;
@@ -231,6 +231,8 @@ struct MatmulPlan {
 // The most floats a split-k plan's planes take: parts x (tokens x m) <= 132 multiprocessors' worth of 128 x 128
 // tiles, since parts is chosen to fill the GPU once (plan_prefill_matmul).
 constexpr uint64_t kSplitKPlaneFloats = 132ull * 128 * 128;
+// The split-k workspace's regions of kSplitKPlaneFloats each: q, k and v's GEMMs each write their own.
+constexpr uint64_t kSplitKSlots = 3;
 // The tensor-core tiles variants.cmake declares (tokens x rows of W, k step), smallest first but for the last.
 struct CoopmatTile {
   const char* suffix;  // of the kernel name, e.g. "_128x128"
