@@ -169,7 +169,7 @@ nlohmann::json run_shape(gpu::Device& dev, gpu::KernelCache& kc, const Options& 
                          const std::vector<uint8_t>& block) {
   auto rb = row_bytes(t, k);
   if (!rb) return {{"dtype", dname}, {"m", m}, {"k", k}, {"skipped", "k is not a whole number of blocks"}};
-  uint64_t wbytes = *rb * m;
+  uint64_t wbytes = gpu_row_bytes(t, k) * m;  // as the GPU holds them (Q6_K blocks padded: dtype.h)
   if (wbytes > dev.maxBindingRange())
     return {{"dtype", dname},
             {"m", m},

@@ -242,15 +242,11 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
       for (uint r = 0u; r < 2u; ++r) {
         RU w = r == 0u ? wa : wb;
-        uint bo = ((r == 0u ? ra : rb) * nb + blk) * 210u;
-        // 8 bytes at a 2-byte aligned offset: the third word only when mid-word (then inside the block).
+        // Blocks of 224 bytes on the GPU (runtime/base/dtype.h): every field starts on a word.
+        uint bo = ((r == 0u ? ra : rb) * nb + blk) * 224u;
         uvec2 q8[4];
         uint offs[4] = uint[4](bo + 64u * hh + l0, bo + 64u * hh + 32u + l0, bo + 128u + 32u * hh + l0, bo + 192u + 8u * hh);
-        for (uint u = 0u; u < 4u; ++u) {
-          uint i = offs[u] >> 2, sh = (offs[u] & 2u) * 8u;
-          uint w0 = w.v[i], w1 = w.v[i + 1u], w2 = sh != 0u ? w.v[i + 2u] : 0u;
-          q8[u] = uvec2(bs_funnel(w0, w1, sh), bs_funnel(w1, w2, sh));
-        }
+        for (uint u = 0u; u < 4u; ++u) q8[u] = uvec2(w.v[offs[u] >> 2], w.v[(offs[u] >> 2) + 1u]);
         uint dw = bo + 208u;
         float d = bs_half_at(w.v[dw >> 2], dw);
         uvec4 c0 = q6k_codes(q8[0].x, q8[1].x, q8[2].x), c1 = q6k_codes(q8[0].y, q8[1].y, q8[2].y);

@@ -1,8 +1,9 @@
 // Decoding GGML weight blocks from 32-bit words, shared by the matvec, matmul and embed kernels.
 //
-// Weights are bound as uint (or uvec4) arrays: 8-bit storage is optional in Vulkan, and Q8_0 (34 B)
-// and Q6_K (210 B) blocks are only 2-byte aligned, so every other block starts mid-word. bs_funnel
-// joins two words into the word that starts `sh` bits (0 or 16) into the first.
+// Weights are bound as uint (or uvec4) arrays: 8-bit storage is optional in Vulkan, and Q8_0 blocks (34 B)
+// are only 2-byte aligned, so every other block starts mid-word. bs_funnel joins two words into the word
+// that starts `sh` bits (0 or 16) into the first. (Q6_K's 210-byte blocks are padded to 224 on the GPU:
+// runtime/base/dtype.h.)
 //
 // Ways to turn codes into floats:
 //   * exact: float(code) — where the work is not bound by arithmetic (the scalar matmul tiles, embed rows);

@@ -84,8 +84,9 @@ const uint LD = BK / 8 + 1;
 const uint FM = BM / WARPS_M / 16, FN = BN / WARPS_N / 16;  // fragments per subgroup
 const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 weights, per tile row
 #if defined(W_HAS_PAIRS) && CM_BK % 64 == 0
-// Q4_K at k steps of 64 or more: an invocation stages chunk pairs (weights 64 g + 16 u and 32 further, one qs
-// uvec4 between them: weight_chunk.glsl's w_decode_pair), half the load instructions of single chunks. The
+// Q4_K and Q6_K at k steps of 64 or more: an invocation stages chunk pairs (weights 64 g + 16 u and 32 further:
+// Q4_K's share one qs uvec4, Q6_K's a qh uvec4 and their scales; weight_chunk.glsl's w_decode_pair), about half
+// the load instructions of single chunks. The
 // prefill GEMM is bound by its loads (2026-11-24-h100-session7.md, S6 and S7: without its global loads the 8B's
 // TTFT fell 84 -> 58 ms; without its multiply-adds it did not move).
 #define CM_PAIRS
@@ -118,10 +119,12 @@ shared float scratch[WARPS_M * WARPS_N * 256];
 #ifdef CM_GATED
 #define TILE_ROW(n0, r) ((n0) + ((r) >> 5) * 16u + ((r) & 15u))
 #define W_FETCH(r, row, k, e) w_fetch(((r) & 16u) != 0u, row, k, e)
+#define W_FETCH_PAIR(r, row, k, e) w_fetch_pair(((r) & 16u) != 0u, row, k, e)
 #define W_TOUCH(r, row, k, e) w_touch(((r) & 16u) != 0u, row, k, e)
 #else
 #define TILE_ROW(n0, r) ((n0) + (r))
 #define W_FETCH(r, row, k, e) w_fetch(row, k, e)
+#define W_FETCH_PAIR(r, row, k, e) w_fetch_pair(false, row, k, e)
 #define W_TOUCH(r, row, k, e) w_touch(row, k, e)
 #endif
 
@@ -129,7 +132,11 @@ shared float scratch[WARPS_M * WARPS_N * 256];
 // groups g = tid + NT i (token g / XG, values 8 (g % XG) ..) and the W chunks c = tid + NT j (row
 // c / WG, weights 16 (c % WG) ..): consecutive invocations read consecutive bytes of a row.
 uvec4 staged_x[XV];
+#ifdef CM_PAIRS
+WPair staged_w[WC];
+#else
 WChunk staged_w[WC];
+#endif
 
 void fetch(uint t0, uint n0, uint k0) {
   uint kv = p.k / 8u;
@@ -142,7 +149,7 @@ void fetch(uint t0, uint n0, uint k0) {
   [[unroll]] for (uint j = 0; j < WC; ++j) {
     uint c = gl_LocalInvocationID.x + NT * j, row = min(TILE_ROW(n0, c / WP), p.m - 1u), q = c % WP;
     if (c >= BN * WP) break;
-    staged_w[j] = W_FETCH(c / WP, row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
+    staged_w[j] = W_FETCH_PAIR(c / WP, row, p.k, k0 + 64u * (q >> 1) + 16u * (q & 1u));  // rows past m are zeroed when stored
   }
 #else
   [[unroll]] for (uint j = 0; j < WC; ++j) {

@@ -2,14 +2,13 @@
 // y = W x for Q6_K W [m, k] (k % 256 == 0) and f32 x [batch, k]; see matvec.glsl for the epilogue.
 // Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
 //
-// A 210-byte block {ql[128], qh[64], scales[16] (i8), d (f16)} is 2-byte aligned at best (every odd
-// block starts mid-word), so weights are read as words and joined with bs_funnel. A block is split
+// A block is GGML's 210 bytes {ql[128], qh[64], scales[16] (i8), d (f16)} padded to 224 on the GPU
+// (runtime/base/dtype.h, kQ6KGpuBlockBytes), so every field starts on a word: plain word loads. A block is split
 // into 8 parts: part t takes half h = t/4 (128 elements) and 8 consecutive l = 8(t%4) + 0..7 of it,
 // i.e. 8 bytes of ql at l, 8 at l + 32 and 8 of qh at l, which hold elements l, l + 32, l + 64, l + 96
 // of the half (GGML's interleaving). The 8 l share one scale per quarter. x values are loaded once
 // per part and reused for all ROWS rows.
-// The weight binding must start at row 0 of the rows it holds and its range must be a multiple of 4
-// bytes (pad the allocation): a word straddling the end of a binding reads as zero under robust access.
+// The weight binding must start at row 0 of the rows it holds.
 #include "common.glsl"
 #include "params.h"
 #include "dequant.glsl"
@@ -29,12 +28,8 @@ uint mv_wq(bool up, uint i) {
 #endif
   return w[i];
 }
-// The 4 bytes at byte offset o (2-byte aligned); the second word is read only when o is mid-word, and
-// then it lies inside the same block (clamped to the array for the other case).
-uint mv_load4(bool up, uint o) {
-  uint i = o >> 2;
-  return bs_funnel(mv_wq(up, i), mv_wq(up, min(i + 1u, uint(w.length()) - 1u)), (o & 2u) * 8u);
-}
+// The 4 bytes at byte offset o (a multiple of 4).
+uint mv_load4(bool up, uint o) { return mv_wq(up, o >> 2); }
 int mv_i8(bool up, uint o) { return int(mv_wq(up, o >> 2) << (24u - 8u * (o & 3u))) >> 24; }
 
 // A part: half h, quarters qp and qp + 2 (the low and high nibbles of the same ql bytes), l0 .. l0 + 3:
@@ -47,7 +42,7 @@ uvec2 mv_groups(uint part) {
 }
 void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
   uint h = (part >> 4) & 1u, qp = (part >> 3) & 1u, l0 = (part & 7u) * 4u;
-  uint bo = (row * (p.k / 256u) + (part >> 5)) * 210u;
+  uint bo = (row * (p.k / 256u) + (part >> 5)) * 224u;
   uint ql = mv_load4(up, bo + 64u * h + 32u * qp + l0), qh = mv_load4(up, bo + 128u + 32u * h + l0) >> (2u * qp);
   uint lo = (ql & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u), hi = ((ql >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
   uint so = bo + 192u + 8u * h + (l0 >> 4) + 2u * qp;  // quarter qp's scale; quarter qp + 2's is 4 bytes on
@@ -67,13 +62,8 @@ uint mv_w(uint r, uint i) {
   return w[i];
 }
 
-// The 8 bytes at byte offset o (2-byte aligned). The third word is clamped to the array: it is read
-// only when o is mid-word, and then it lies inside the same block.
-uvec2 load8(uint r, uint o) {
-  uint i = o >> 2, sh = (o & 2u) * 8u;
-  uint w0 = mv_w(r, i), w1 = mv_w(r, i + 1u), w2 = mv_w(r, min(i + 2u, uint(w.length()) - 1u));
-  return uvec2(bs_funnel(w0, w1, sh), bs_funnel(w1, w2, sh));
-}
+// The 8 bytes at byte offset o (a multiple of 4).
+uvec2 load8(uint r, uint o) { return uvec2(mv_w(r, o >> 2), mv_w(r, (o >> 2) + 1u)); }
 
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
@@ -91,7 +81,7 @@ void main() {
       sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
     }
     for (uint r = 0; r < MV_NR; ++r) {
-      uint bo = (mv_row(row0, r) * nb + blk) * 210u;
+      uint bo = (mv_row(row0, r) * nb + blk) * 224u;
       uvec2 qa = load8(r, bo + 64u * h + l0), qb = load8(r, bo + 64u * h + 32u + l0);
       uvec2 qh = load8(r, bo + 128u + 32u * h + l0);
       uvec2 sc = load8(r, bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq

@@ -8,6 +8,8 @@
 //   WChunk w_fetch(up, row, k, e)  the same from binding 4 when `up` (a constant at every call, so the
 //                               branch folds away);
 //   uvec4[2] w_decode(c)        those 16 weights as f16 pairs, in element order;
+//   WPair w_fetch_pair(up, row, k, e), uvec4[4] w_decode_pair(p)  (W_HAS_PAIRS: Q4_K, Q6_K) weights e .. e + 15
+//                               and e + 32 .. e + 47 for e % 64 < 32, in fewer loads than two chunks;
 //   uint w_touch(row, k, e)     F16 only (W_HAS_TOUCH): one word of the 32 bytes w_fetch(row, k, e) reads, a load
 //                               that brings them into L1 a k step before w_fetch needs them (matmul_cm's
 //                               CM_PREFETCH; for the quantized dtypes, with more loads per chunk, such touches lost
@@ -24,8 +26,7 @@
 // d * scale are rounded to f16 first, so a weight carries up to ~1.5 f16 roundings of its terms instead
 // of 0.5 (far inside the tests' 2u bound, which random roundings meet by three orders of magnitude).
 //
-// Q8_0 (34 B) and Q6_K (210 B) blocks are only 2-byte aligned, so their bytes are read as words and
-// joined with bs_funnel; the word past a chunk is read only when the chunk starts mid-word, and is
+// Q8_0 blocks (34 B) are only 2-byte aligned, so their bytes are read as words and joined with bs_funnel; the word past a chunk is read only when the chunk starts mid-word, and is
 // clamped to the array (it then lies inside the same block).
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -48,7 +49,7 @@ uvec4[2] w_from_bytes(uvec4 codes, uint bias, float16_t scale, float16_t shift) 
   return uvec4[2](uvec4(h[0], h[1], h[2], h[3]), uvec4(h[4], h[5], h[6], h[7]));
 }
 
-#if defined(W_F16) || defined(W_Q4K)
+#if defined(W_F16) || defined(W_Q4K) || defined(W_Q6K)
 layout(std430, binding = 0) readonly buffer Wt { uvec4 wt[]; };
 #ifdef W_UP
 layout(std430, binding = 4) readonly buffer Wu { uvec4 wu[]; };
@@ -94,11 +95,48 @@ uvec4[2] w_decode(WChunk c) {
 // weights e .. e + 15 (low nibbles) and e + 32 .. e + 47 (high nibbles, the next sub-block), so a kernel whose k
 // steps cover whole 64-weight groups pays one header and one code load per 32 weights instead of per 16.
 #define W_HAS_PAIRS
+#define WPair WChunk
+WChunk w_fetch_pair(bool up, uint row, uint k, uint e) { return w_fetch(up, row, k, e); }
 uvec4[4] w_decode_pair(WChunk c) {
   vec2 dm = unpackHalf2x16(c.hdr.x);
   uvec2 a = q4k_scale_min(c.hdr.yzw, c.sub), b = q4k_scale_min(c.hdr.yzw, c.sub + 1u);
   uvec4 lo[2] = w_from_bytes(c.qs & 0x0F0F0F0Fu, 0u, float16_t(dm.x * float(a.x)), -float16_t(dm.y * float(a.y)));
   uvec4 hi[2] = w_from_bytes((c.qs >> 4) & 0x0F0F0F0Fu, 0u, float16_t(dm.x * float(b.x)), -float16_t(dm.y * float(b.y)));
+  return uvec4[4](lo[0], lo[1], hi[0], hi[1]);
+}
+
+#elif defined(W_Q6K)
+// 224-byte blocks on the GPU: GGML's 210 {ql[128], qh[64], scales[16] (i8), d (f16)}, then 14 zero bytes
+// (runtime/base/dtype.h, kQ6KGpuBlockBytes), 14 uvec4s: ql is uvec4s 0-7, qh 8-11, scales 12, d the low half of
+// 13's first word. Element el of a block: half h = el/128, quarter qq = (el/32) % 4, l = el % 32; its low 4 bits
+// are nibble qq/2 of ql[64h + 32(qq%2) + l], its high 2 bits are bits 2qq of qh[32h + l], its scale is
+// scales[el/16] (GGML's interleaving). A chunk (l = 0 or 16) is one uvec4 of ql, one of qh, a word of scales and
+// d's word: 4 loads, against 12 words joined by funnel shifts in GGML's 2-byte aligned blocks.
+struct WChunk { uvec4 ql, qh; uint sw, dw, el; };
+WChunk w_fetch(bool up, uint row, uint k, uint e) {
+  uint base = (row * (k >> 8) + (e >> 8)) * 14u, el = e & 255u;
+  uint h = el >> 7, qq = (el >> 5) & 3u, l = (el >> 4) & 1u;
+  return WChunk(w_at(up, base + 4u * h + 2u * (qq & 1u) + l), w_at(up, base + 8u + 2u * h + l),
+                w_at(up, base + 12u)[el >> 6], w_at(up, base + 13u).x, el);
+}
+uvec4[2] w_from_q6k(uvec4 ql, uvec4 qh, uint sw, uint dw, uint el) {
+  uint qq = (el >> 5) & 3u;
+  uvec4 lo = (ql >> (4u * (qq >> 1))) & 0x0F0F0F0Fu, hi = ((qh >> (2u * qq)) & 0x03030303u) << 4;
+  float scale = unpackHalf2x16(dw).x * float(int(sw << (24u - 8u * ((el >> 4) & 3u))) >> 24);
+  return w_from_bytes(lo | hi, 32u, float16_t(scale), float16_t(0.0));
+}
+uvec4[2] w_decode(WChunk c) { return w_from_q6k(c.ql, c.qh, c.sw, c.dw, c.el); }
+// Chunk pairs, as Q4_K's (matmul_cm's CM_PAIRS): weights e .. e + 15 and e + 32 .. e + 47 for e % 64 < 32, which
+// share their qh uvec4, scales word and d (the second's ql is 2 uvec4s on): 5 loads per 32 weights.
+#define W_HAS_PAIRS
+struct WPair { uvec4 ql, ql2, qh; uint sw, dw, el; };
+WPair w_fetch_pair(bool up, uint row, uint k, uint e) {
+  WChunk c = w_fetch(up, row, k, e);
+  uint i = (row * (k >> 8) + (e >> 8)) * 14u + 4u * ((e & 255u) >> 7) + 2u + ((e >> 4) & 1u);
+  return WPair(c.ql, w_at(up, i), c.qh, c.sw, c.dw, c.el);
+}
+uvec4[4] w_decode_pair(WPair c) {
+  uvec4 lo[2] = w_from_q6k(c.ql, c.qh, c.sw, c.dw, c.el), hi[2] = w_from_q6k(c.ql2, c.qh, c.sw, c.dw, c.el + 32u);
   return uvec4[4](lo[0], lo[1], hi[0], hi[1]);
 }
 
@@ -144,26 +182,6 @@ uvec4[2] w_decode(WChunk c) {
   return w_from_bytes(q ^ 0x80808080u, 128u, d, float16_t(0.0));  // signed bytes biased to unsigned
 }
 
-#elif defined(W_Q6K)
-// 210-byte blocks {ql[128], qh[64], scales[16] (i8), d (f16)}. Element el of a block: half h = el/128,
-// quarter qq = (el/32) % 4, l = el % 32; its low 4 bits are nibble qq/2 of ql[64h + 32(qq%2) + l], its
-// high 2 bits are bits 2qq of qh[32h + l], its scale is scales[el/16] (GGML's interleaving).
-struct WChunk { uint[5] ql, qh; uint sw, dw; uint bo, el; };
-WChunk w_fetch(bool up, uint row, uint k, uint e) {
-  uint bo = (row * (k >> 8) + (e >> 8)) * 210u, el = e & 255u;
-  uint h = el >> 7, qq = (el >> 5) & 3u, l = el & 16u;
-  uint so = bo + 192u + (el >> 4), dof = bo + 208u;
-  return WChunk(w_words16(up, bo + 64u * h + 32u * (qq & 1u) + l), w_words16(up, bo + 128u + 32u * h + l),
-                w_at(up, so >> 2), w_at(up, dof >> 2), bo, el);
-}
-uvec4[2] w_decode(WChunk c) {
-  uint h = c.el >> 7, qq = (c.el >> 5) & 3u, l = c.el & 16u;
-  uvec4 ql = w_join(c.ql, c.bo + 64u * h + 32u * (qq & 1u) + l) >> (4u * (qq >> 1));
-  uvec4 qh = w_join(c.qh, c.bo + 128u + 32u * h + l) >> (2u * qq);
-  uint so = c.bo + 192u + (c.el >> 4);
-  float scale = bs_half_at(c.dw, c.bo + 208u) * float(int(c.sw << (24u - 8u * (so & 3u))) >> 24);
-  return w_from_bytes((ql & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4), 32u, float16_t(scale), float16_t(0.0));
-}
 #endif
 #endif
 

@@ -65,9 +65,10 @@ float weight_at(uint row, uint k, uint e) {
 }
 
 #elif defined(W_Q6K)
-uint weight_row_bytes(uint k) { return k / 256u * 210u; }
+// Blocks padded to 224 bytes on the GPU (runtime/base/dtype.h, kQ6KGpuBlockBytes).
+uint weight_row_bytes(uint k) { return k / 256u * 224u; }
 float weight_at(uint row, uint k, uint e) {
-  uint bo = (row * (k >> 8) + (e >> 8)) * 210u;
+  uint bo = (row * (k >> 8) + (e >> 8)) * 224u;
   uint el = e & 255u, h = el >> 7, qq = (el >> 5) & 3u, l = el & 31u;
   uint lo = (byte_at(bo + 64u * h + 32u * (qq & 1u) + l) >> (4u * (qq >> 1))) & 15u;
   uint hi = (byte_at(bo + 128u + 32u * h + l) >> (2u * qq)) & 3u;

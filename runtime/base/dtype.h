@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -65,6 +66,26 @@ inline uint64_t padded_blocks(DType t, uint64_t elems) {
 // Bytes of a row of `elems` weights padded to whole blocks: DOPPLER's Q4_K "row" layout stores
 // [2048, 640] as 2048 rows of 3 blocks (the last 128 values of each row's third block are padding).
 inline uint64_t padded_row_bytes(DType t, uint64_t elems) { return padded_blocks(t, elems) * traits(t).block_bytes; }
+
+// On the GPU a Q6_K block takes 224 bytes: GGML's 210, then 14 zero bytes. Every block then starts 16-byte
+// aligned, and so do its ql (+0), qh (+128) and scales (+192), which the kernels read as uvec4s (GGML's 210-byte
+// blocks are 2-byte aligned at best: word loads joined by funnel shifts, 12 loads for 16 weights in the prefill
+// GEMM's chunk against Q4_K's 2). The loader pads them (Model's constructor); every other dtype is as stored.
+inline constexpr uint64_t kQ6KGpuBlockBytes = 224;
+inline uint64_t gpu_block_bytes(DType t) { return t == DType::Q6_K ? kQ6KGpuBlockBytes : traits(t).block_bytes; }
+inline uint64_t gpu_row_bytes(DType t, uint64_t elems) { return padded_blocks(t, elems) * gpu_block_bytes(t); }
+// A tensor's `bytes` (stored form) as the GPU holds it: Q6_K blocks padded to kQ6KGpuBlockBytes; `out` holds
+// gpu_bytes(t, bytes.size()) bytes.
+inline uint64_t gpu_bytes(DType t, uint64_t stored) {
+  return t == DType::Q6_K ? stored / traits(t).block_bytes * kQ6KGpuBlockBytes : stored;
+}
+inline void q6k_pad_blocks(const std::byte* in, uint64_t stored, std::byte* out) {
+  const uint64_t b = traits(DType::Q6_K).block_bytes;
+  for (uint64_t i = 0; i < stored / b; ++i) {
+    std::memcpy(out + i * kQ6KGpuBlockBytes, in + i * b, b);
+    std::memset(out + i * kQ6KGpuBlockBytes + b, 0, kQ6KGpuBlockBytes - b);
+  }
+}
 
 // How a blocked tensor's elements fill its blocks (DOPPLER's "layout" key; plain types are dense
 // whatever the key says).

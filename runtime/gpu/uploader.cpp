@@ -52,6 +52,26 @@ void Uploader::write(const Buffer& dst, uint64_t offset, const void* data, uint6
   }
 }
 
+void Uploader::write_with(const Buffer& dst, uint64_t offset, uint64_t size, uint64_t unit,
+                          const std::function<void(char* out, uint64_t at, uint64_t n)>& fill) {
+  if (unit == 0 || unit > slot_bytes_ || size % unit)
+    fail_kind(ErrorKind::internal, "Uploader::write_with: {} bytes in units of {} (slots of {})", size, unit, slot_bytes_);
+  for (uint64_t at = 0; at < size;) {
+    Slot& s = current();
+    const uint64_t n = std::min(size - at, (slot_bytes_ - s.used) / unit * unit);
+    if (n == 0) {  // not a whole unit left in this slot
+      submit_current();
+      continue;
+    }
+    fill(s.staging.mapped_as<char>() + s.used, at, n);
+    s.enc->copyBufferToBuffer(s.staging, s.used, dst, offset + at, n);
+    s.used += (n + 255) & ~uint64_t(255);
+    at += n;
+    bytes_ += n;
+    if (s.used >= slot_bytes_) submit_current();
+  }
+}
+
 void Uploader::record(const std::function<void(CommandEncoder&)>& fn, std::shared_ptr<void> keep) {
   Slot& s = current();
   fn(*s.enc);

@@ -18,6 +18,11 @@ class Uploader {
   ~Uploader();
   // Copies `size` bytes of `data` to dst at `offset` (the data may be reused as soon as this returns).
   void write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size);
+  // The same for `size` bytes that `fill(out, at, n)` writes straight into staging memory: bytes [at, at + n)
+  // of what dst receives at offset, in pieces of whole `unit`s (size a multiple of it), so that a transform
+  // of the host's bytes (runtime/model's Q6_K padding) costs one pass over them, not two.
+  void write_with(const Buffer& dst, uint64_t offset, uint64_t size, uint64_t unit,
+                  const std::function<void(char* out, uint64_t at, uint64_t n)>& fill);
   // Records `fn` into the command buffer that carries the copies written so far, after them (the
   // encoder's hazard tracking orders a kernel reading what was just copied; copies submitted earlier
   // are ordered by the barrier every command buffer starts with): GPU work that turns uploaded bytes

@@ -100,7 +100,12 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
                 "its k step)",
                 e, k);
   }
-  return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
+  // BLUESHIFT_Q6K_PREFETCH=0: Q6_K's k-64 tile without its X touches (A/B runs, since its blocks became aligned).
+  static const bool q6k_nopf = env_uint("BLUESHIFT_Q6K_PREFETCH", 1) == 0;
+  const std::string name = cm + tile->suffix;
+  if (q6k_nopf && t == DType::Q6_K && tile == &tiles[5] && kernels.has(name + "_nopf"))
+    return {name + "_nopf", {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
+  return {name, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
 }
 
 std::function<void(int32_t)> prefill_in_parts(gpu::CommandEncoder& enc, gpu::Queue& queue, int32_t n_layers,
@@ -158,17 +163,24 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     std::vector<std::byte> converted;
     source.for_each_tensor([&](const TensorView& t) {
       if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
-      // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K rows as uvec4).
-      const uint64_t size = runnable_bytes(t);
-      uint64_t bytes = (std::max<uint64_t>(size, 16) + 15) & ~uint64_t(15);
+      // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K and Q6_K blocks as uvec4). Q6_K blocks
+      // are padded to 224 bytes on the way up (dtype.h, kQ6KGpuBlockBytes).
+      const uint64_t size = runnable_bytes(t), on_gpu = t.repack == Repack::none ? gpu_bytes(t.dtype, size) : size;
+      uint64_t bytes = (std::max<uint64_t>(on_gpu, 16) + 15) & ~uint64_t(15);
       Weight w{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})};
       if (t.repack != Repack::none && !host_repack && repacker.can(t)) {
         repacker.repack(t, w.buffer);
+      } else if (auto data = host_runnable(t, converted); on_gpu != data.size()) {
+        // Padded straight into the staging memory (one pass over the bytes).
+        const uint64_t sb = traits(t.dtype).block_bytes;
+        up.write_with(w.buffer, 0, on_gpu, kQ6KGpuBlockBytes, [&](char* out, uint64_t at, uint64_t n) {
+          q6k_pad_blocks(data.data() + at / kQ6KGpuBlockBytes * sb, n / kQ6KGpuBlockBytes * sb,
+                         reinterpret_cast<std::byte*>(out));
+        });
       } else {
-        auto data = host_runnable(t, converted);
         up.write(w.buffer, 0, data.data(), data.size());
       }
-      weight_bytes_ += size;
+      weight_bytes_ += size;  // as stored: the bytes a decode step must read at least (bench's floor)
       weights_.emplace(t.name, std::move(w));
     });
     up.flush();
@@ -402,7 +414,7 @@ void Model::check_fits(const ModelSource& source) const {
 // (tests split small tables that way).
 std::vector<std::pair<uint32_t, uint32_t>> Model::row_ranges(const Weight& w) const {
   const uint32_t m = uint32_t(w.shape[0]);
-  const uint64_t rb = padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+  const uint64_t rb = gpu_row_bytes(w.dtype, uint64_t(w.shape.back()));
   const uint64_t limit = binding_limit(device_);
   if (limit == 0 || uint64_t(m) * rb <= limit) return {{0, m}};
   uint64_t step = std::lcm(uint64_t(256) / std::gcd(rb, uint64_t(256)), uint64_t(64));
@@ -414,13 +426,13 @@ std::vector<std::pair<uint32_t, uint32_t>> Model::row_ranges(const Weight& w) co
 }
 
 uint64_t Model::range_offset(const Weight& w, uint32_t r0) const {
-  return uint64_t(r0) * padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+  return uint64_t(r0) * gpu_row_bytes(w.dtype, uint64_t(w.shape.back()));
 }
 
 // Bytes of rows [r0, r1), rounded up to 16 (kernels read words and Q4_K as uvec4; buffers are sized
 // in multiples of 16, so the rounding stays inside).
 uint64_t Model::range_bytes(const Weight& w, uint32_t r0, uint32_t r1) const {
-  uint64_t b = uint64_t(r1 - r0) * padded_row_bytes(w.dtype, uint64_t(w.shape.back()));
+  uint64_t b = uint64_t(r1 - r0) * gpu_row_bytes(w.dtype, uint64_t(w.shape.back()));
   return std::min((b + 15) & ~uint64_t(15), w.buffer.size() - range_offset(w, r0));
 }
 
@@ -1063,10 +1075,13 @@ std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
   const Weight* w = find(name);
   if (!w || w->shape.size() != 2 || row < 0 || row >= w->shape[0]) fail("weight_row: no row {} in {}", row, name);
   // Rows padded to whole blocks (Q4_K "row" layout) are dequantized whole, then cut to their length.
-  uint64_t rb = padded_row_bytes(w->dtype, uint64_t(w->shape[1]));
+  const uint64_t rb = gpu_row_bytes(w->dtype, uint64_t(w->shape[1])), blocks = padded_blocks(w->dtype, uint64_t(w->shape[1]));
   std::vector<uint8_t> raw(rb);
   device_.queue().readBuffer(w->buffer, uint64_t(row) * rb, raw.data(), raw.size());
-  std::vector<float> out(padded_blocks(w->dtype, uint64_t(w->shape[1])) * traits(w->dtype).block_elems);
+  // Q6_K's GPU blocks (224 bytes) back to GGML's (210): the first 210 bytes of each.
+  const uint64_t gb = gpu_block_bytes(w->dtype), sb = traits(w->dtype).block_bytes;
+  for (uint64_t b = 1; gb != sb && b < blocks; ++b) std::memmove(raw.data() + b * sb, raw.data() + b * gb, sb);
+  std::vector<float> out(blocks * traits(w->dtype).block_elems);
   dequantize_row(w->dtype, raw.data(), out.data(), int64_t(out.size()));
   out.resize(size_t(w->shape[1]));
   return out;

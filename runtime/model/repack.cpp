@@ -110,7 +110,7 @@ uint64_t runnable_bytes(const TensorEntry& t) {
   if (t.dtype == DType::Q4_K && t.layout == Layout::col) return t.shape.size() == 2 ? uint64_t(t.shape[0] * t.shape[1]) * 2 : 0;
   if ((t.dtype == DType::F16 || t.dtype == DType::BF16) && t.shape.size() != 2 && !t.internal.ends_with("_exps"))
     return t.size * 2;
-  return t.size;
+  return gpu_bytes(t.dtype, t.size);  // Q6_K: blocks padded on the GPU
 }
 
 uint64_t runnable_bytes(const TensorView& t) {

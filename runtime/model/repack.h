@@ -42,7 +42,7 @@ struct Companions {
 // on the GPU (gpu_repack.h) or with host_runnable.
 Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, const Companions& companions,
                        const std::string& label, bool defer = false);
-// Bytes runnable_form makes of t (for the GPU memory estimate before loading).
+// Bytes runnable_form makes of t on the GPU (for the memory estimate before loading; Q6_K blocks padded, dtype.h).
 uint64_t runnable_bytes(const TensorEntry& t);
 // Bytes of t's runnable form: t.data's size, or what its repack makes of it.
 uint64_t runnable_bytes(const TensorView& t);

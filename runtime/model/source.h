@@ -37,7 +37,7 @@ struct ModelSource {
   ModelConfig config;
   std::string quant;              // "F16", "Q4_K_M", ... for display
   std::filesystem::path dir;
-  uint64_t weight_bytes = 0;      // sum of stored tensor bytes (for the VRAM estimate)
+  uint64_t weight_bytes = 0;      // sum of the tensors' bytes on the GPU (for the VRAM estimate)
   // Streams every tensor once to `sink` (on the calling thread).
   std::function<void(const TensorSink&)> for_each_tensor;
 };

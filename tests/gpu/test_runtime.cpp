@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "kernels_glsl/kernels.h"
+#include "runtime/base/dtype.h"
+#include "runtime/base/error.h"
+#include "runtime/gpu/uploader.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace bs::testing {
@@ -28,6 +31,56 @@ TEST_F(Runtime, BufferRoundTripEveryUsage) {
     device().queue().writeBuffer(b, 0, data.data(), data.size() * 4);
     auto back = download<float>(b, data.size());
     EXPECT_EQ(std::memcmp(back.data(), data.data(), data.size() * 4), 0) << "usage " << int(usage);
+  }
+}
+
+// Uploader::write_with over small staging slots: pieces of whole units that never straddle a slot, placed at
+// their offsets, with a plain write before and after (the loader pads Q6_K blocks this way: dtype.h).
+TEST_F(Runtime, UploaderWriteWithFillsWholeUnitsAcrossSlots) {
+  const uint64_t unit = 224, units = 1000, slot = 64 * 1024;  // 292 units a slot, 256 B-aligned pieces
+  std::vector<uint8_t> host(unit * units);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = uint8_t(i * 131 + (i >> 8));
+  auto dst = poisoned(host.size() + 512);
+  std::vector<uint8_t> head(256, 7), tail(256, 9);
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  {
+    gpu::Uploader up(device(), slot, 2);
+    up.write(dst, 0, head.data(), head.size());
+    up.write_with(dst, 256, host.size(), unit, [&](char* out, uint64_t at, uint64_t n) {
+      pieces.push_back({at, n});
+      std::memcpy(out, host.data() + at, n);
+    });
+    up.write(dst, 256 + host.size(), tail.data(), tail.size());
+    up.flush();
+    EXPECT_THROW(up.write_with(dst, 0, unit + 1, unit, [](char*, uint64_t, uint64_t) {}), Error);
+  }
+  auto back = download<uint8_t>(dst, host.size() + 512);
+  EXPECT_EQ(std::memcmp(back.data(), head.data(), 256), 0);
+  EXPECT_EQ(std::memcmp(back.data() + 256, host.data(), host.size()), 0);
+  EXPECT_EQ(std::memcmp(back.data() + 256 + host.size(), tail.data(), 256), 0);
+  ASSERT_GT(pieces.size(), 2u);
+  uint64_t next = 0;
+  for (auto [at, n] : pieces) {
+    EXPECT_EQ(at, next);
+    EXPECT_EQ(n % unit, 0u);
+    EXPECT_LE(n, slot);
+    next = at + n;
+  }
+  EXPECT_EQ(next, host.size());
+}
+
+// Q6_K on the GPU: GGML's 210-byte blocks padded to 224 (dtype.h), each block's bytes unchanged.
+TEST_F(Runtime, Q6KBlocksArePaddedTo224Bytes) {
+  EXPECT_EQ(gpu_row_bytes(DType::Q6_K, 512), 448u);
+  EXPECT_EQ(gpu_row_bytes(DType::Q4_K, 640), padded_row_bytes(DType::Q4_K, 640));
+  EXPECT_EQ(gpu_bytes(DType::Q6_K, 210 * 3), 224u * 3);
+  EXPECT_EQ(gpu_bytes(DType::F16, 1000), 1000u);
+  std::vector<std::byte> in(210 * 3), out(224 * 3, std::byte{0xAB});
+  for (size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i * 7 + 1);
+  q6k_pad_blocks(in.data(), in.size(), out.data());
+  for (size_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(std::memcmp(out.data() + 224 * b, in.data() + 210 * b, 210), 0) << b;
+    for (size_t i = 210; i < 224; ++i) EXPECT_EQ(out[224 * b + i], std::byte{0}) << b << " " << i;
   }
 }
 

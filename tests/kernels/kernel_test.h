@@ -18,7 +18,7 @@ namespace bs::testing {
 struct Weights {
   DType t;
   uint32_t m, k;
-  std::vector<uint8_t> bytes;  // m rows of padded_row_bytes(t, k), padded with zeros to a multiple of 16
+  std::vector<uint8_t> bytes;  // m rows of gpu_row_bytes(t, k) (Q6_K blocks padded), then zeros to a multiple of 16
   std::vector<float> dq;       // the dequantized values [m, k]
 };
 
@@ -78,14 +78,17 @@ inline Weights random_weights(DType t, uint32_t m, uint32_t k) {
     for (size_t i = c; i < std::min(f.size(), c + 32); ++i)
       f[i] = s * (kd == 0 ? std::abs(f[i]) + 0.5f : kd == 1 ? -std::abs(f[i]) : f[i]);
   }
-  uint64_t rb = padded_row_bytes(t, k);
-  w.bytes.assign((m * rb + 15) / 16 * 16, 0);
+  const uint64_t rb = padded_row_bytes(t, k), gb = gpu_row_bytes(t, k);
+  w.bytes.assign((m * gb + 15) / 16 * 16, 0);
   w.dq.resize(size_t(m) * k);
   std::vector<float> row(kp);
+  std::vector<uint8_t> q(rb);
   for (uint32_t r = 0; r < m; ++r) {
-    quantize_row(t, f.data() + size_t(r) * kp, w.bytes.data() + r * rb, kp);
-    dequantize_row(t, w.bytes.data() + r * rb, row.data(), kp);
+    quantize_row(t, f.data() + size_t(r) * kp, q.data(), kp);
+    dequantize_row(t, q.data(), row.data(), kp);
     std::copy(row.begin(), row.begin() + k, w.dq.begin() + size_t(r) * k);
+    if (gb == rb) std::copy(q.begin(), q.end(), w.bytes.begin() + r * gb);
+    else q6k_pad_blocks(reinterpret_cast<const std::byte*>(q.data()), rb, reinterpret_cast<std::byte*>(w.bytes.data() + r * gb));
   }
   return w;
 }

@@ -17,7 +17,7 @@ constexpr double kEmbedNmse = 1e-12;
 
 // Bytes of rows [r0, r1) of w, padded to a multiple of 16 (bindings are whole rows, padded; see embed.comp).
 std::vector<uint8_t> row_range(const Weights& w, uint32_t r0, uint32_t r1) {
-  uint64_t rb = padded_row_bytes(w.t, w.k);
+  uint64_t rb = gpu_row_bytes(w.t, w.k);
   std::vector<uint8_t> out(w.bytes.begin() + r0 * rb, w.bytes.begin() + r1 * rb);
   out.resize((out.size() + 15) / 16 * 16, 0);
   return out;

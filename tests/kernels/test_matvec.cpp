@@ -176,7 +176,7 @@ TEST_F(Matvec, RowRangesThroughBindingOffsets) {
     Weights w = random_weights(t, m, k);
     auto x = random_floats(k);
     DotRef ref = dot_ref(w.dq.data(), x.data(), nullptr, m, k, 1);
-    uint64_t rb = *row_bytes(t, k);
+    uint64_t rb = gpu_row_bytes(t, k);
     auto bw = upload(w.bytes), bx = upload(x);
     auto by = poisoned(m * 4);
     const auto& p = kernels().get("matvec_" + kernel_suffix(t), {{0, 64}, {1, 4}});
