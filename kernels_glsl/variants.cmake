@@ -160,7 +160,6 @@ bs_kernel(matmul_cm_q6k_128x128 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128
 bs_kernel(matmul_cm_q6k_64x64k64 matmul_cm.comp DEFINES W_Q6K CM_BK=64 CM_WARPS_N=4)
 bs_kernel(matmul_cm_q6k_256x128k16 matmul_cm.comp DEFINES W_Q6K CM_BM=256 CM_BN=128 CM_BK=16 CM_WARPS_M=4 CM_WARPS_N=2)
 bs_kernel(matmul_cm_q6k_128x128sk64 matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X)
-bs_kernel(matmul_cm_q6k_128x128sk64_nopf matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE)  # A/B: BLUESHIFT_Q6K_PREFETCH=0
 bs_kernel(matmul_cm_q6k_128x128sk64_split matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_SPLITK)
 bs_kernel(matmul_cm_q6k_128x128sk64_gated matmul_cm.comp DEFINES W_Q6K CM_BM=128 CM_BN=128 CM_BK=64 CM_WARPS_N=4 CM_SINGLE CM_PREFETCH CM_PREFETCH_X CM_GATED)
 # (each dtype's *_128x128sk64_split: the k steps split among several workgroups per tile, for grids smaller

@@ -100,12 +100,7 @@ MatmulPlan plan_prefill_matmul(const gpu::KernelCache& kernels, DType t, uint32_
                 "its k step)",
                 e, k);
   }
-  // BLUESHIFT_Q6K_PREFETCH=0: Q6_K's k-64 tile without its X touches (A/B runs, since its blocks became aligned).
-  static const bool q6k_nopf = env_uint("BLUESHIFT_Q6K_PREFETCH", 1) == 0;
-  const std::string name = cm + tile->suffix;
-  if (q6k_nopf && t == DType::Q6_K && tile == &tiles[5] && kernels.has(name + "_nopf"))
-    return {name + "_nopf", {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
-  return {name, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
+  return {cm + tile->suffix, {}, (m + tile->bn - 1) / tile->bn, (tokens + tile->bm - 1) / tile->bm, true};
 }
 
 std::function<void(int32_t)> prefill_in_parts(gpu::CommandEncoder& enc, gpu::Queue& queue, int32_t n_layers,
@@ -171,7 +166,8 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       if (t.repack != Repack::none && !host_repack && repacker.can(t)) {
         repacker.repack(t, w.buffer);
       } else if (auto data = host_runnable(t, converted); on_gpu != data.size()) {
-        // Padded straight into the staging memory (one pass over the bytes).
+        // Q6_K, padded straight into the staging memory (one pass over the bytes). A kernel doing it on the GPU
+        // loaded the 8B q4_k_m 0.1-0.25 s slower (a scratch buffer per tensor; session 13, S4).
         const uint64_t sb = traits(t.dtype).block_bytes;
         up.write_with(w.buffer, 0, on_gpu, kQ6KGpuBlockBytes, [&](char* out, uint64_t at, uint64_t n) {
           q6k_pad_blocks(data.data() + at / kQ6KGpuBlockBytes * sb, n / kQ6KGpuBlockBytes * sb,
@@ -1009,10 +1005,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       }
   } else if (fold_head) {
     // One dispatch and one barrier fewer. Its shape: on the H100 the 128256-row Q6_K heads streamed
-    // fastest at 32 invocations and 2 rows a workgroup (isolated sweep, 2026-11-24-h100-session5.md P13),
-    // not the layers' 64-128 and 4; BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
-    static const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", 2),
+    // fastest at 32 invocations and 2 rows a workgroup alone (isolated sweep, 2026-11-24-h100-session5.md
+    // P13), not the layers' 64-128 and 4; in the model, where each workgroup also normalizes x, 4 rows (half
+    // the workgroups' norm passes) took 0.119 ms against 0.127 on the 1B and 0.223 against 0.230 on the 8B
+    // (2026-11-28-h100-session13.md, S3), while the 1B's F16 head stayed faster at 2 (0.217-0.221 against
+    // 0.226-0.229, S4). BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
+    static const bool rows_set = std::getenv("BLUESHIFT_HEAD_ROWS") != nullptr;
+    static const uint32_t head_rows_env = env_uint("BLUESHIFT_HEAD_ROWS", 0),
                           head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
+    const uint32_t head_rows = rows_set ? head_rows_env : head.dtype == DType::F16 ? 2 : 4;
     normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
   } else {
     rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
