@@ -547,6 +547,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     SplitKParams params;
   };
   std::vector<Reduction> deferred_reductions;
+  auto reduce = [&](const Reduction& r) {
+    dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, r.planes * 4}, {1, r.y, 0, uint64_t(r.params.n) * 4}},
+             r.params, grid_x(r.params.n), grid_y(r.params.n), "splitk_reduce");
+  };
   // y[M, m] (+)= x[M, k] W^T: matvec kernels for one row (decode), tiled matmul kernels for more (prefill). A
   // split-k plan writes its planes into workspace region `slot` (< kSplitKSlots); with `defer` its splitk_reduce
   // waits in deferred_reductions, so GEMMs of disjoint regions and outputs follow one another with no barrier.
@@ -592,9 +596,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         const uint32_t ny = nrows * m;
         const Reduction r{ws_offset, planes, &y, SplitKParams{ny, plan.parts, mp.accumulate, 0}};
         if (defer) deferred_reductions.push_back(r);
-        else
-          dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, planes * 4}, {1, &y, 0, uint64_t(ny) * 4}},
-                   r.params, grid_x(ny), grid_y(ny), "splitk_reduce");
+        else reduce(r);
       }
       if (plan.f16_x) x16_holds = {&x, x_off, n, copy == &x16_ ? nullptr : copy};
     }
@@ -604,9 +606,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
   // The held-back reductions: one barrier before the first (their planes were just written), none between them.
   auto flush_reductions = [&] {
-    for (const Reduction& r : deferred_reductions)
-      dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, r.planes * 4}, {1, r.y, 0, uint64_t(r.params.n) * 4}},
-               r.params, grid_x(r.params.n), grid_y(r.params.n), "splitk_reduce");
+    for (const Reduction& r : deferred_reductions) reduce(r);
     deferred_reductions.clear();
   };
 
