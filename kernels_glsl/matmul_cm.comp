@@ -86,9 +86,8 @@ const uint XG = BK / 8, WG = BK / 16;   // groups of 8 X values, chunks of 16 we
 #if defined(W_HAS_PAIRS) && CM_BK % 64 == 0
 // Q4_K and Q6_K at k steps of 64 or more: an invocation stages chunk pairs (weights 64 g + 16 u and 32 further:
 // Q4_K's share one qs uvec4, Q6_K's a qh uvec4 and their scales; weight_chunk.glsl's w_decode_pair), about half
-// the load instructions of single chunks. The
-// prefill GEMM is bound by its loads (2026-11-24-h100-session7.md, S6 and S7: without its global loads the 8B's
-// TTFT fell 84 -> 58 ms; without its multiply-adds it did not move).
+// the load instructions of single chunks. The prefill GEMM is bound by its loads (2026-11-24-h100-session7.md,
+// S6 and S7: without its global loads the 8B's TTFT fell 84 -> 58 ms; without its multiply-adds it did not move).
 #define CM_PAIRS
 const uint WP = BK / 32;  // chunk pairs per tile row and step
 const uint XV = (BM * XG + NT - 1) / NT, WC = (BN * WP + NT - 1) / NT;  // ... per invocation (at most)

@@ -26,8 +26,9 @@
 // d * scale are rounded to f16 first, so a weight carries up to ~1.5 f16 roundings of its terms instead
 // of 0.5 (far inside the tests' 2u bound, which random roundings meet by three orders of magnitude).
 //
-// Q8_0 blocks (34 B) are only 2-byte aligned, so their bytes are read as words and joined with bs_funnel; the word past a chunk is read only when the chunk starts mid-word, and is
-// clamped to the array (it then lies inside the same block).
+// Q8_0 blocks (34 B) are only 2-byte aligned, so their bytes are read as words and joined with bs_funnel;
+// the word past a chunk is read only when the chunk starts mid-word, and is clamped to the array (it then
+// lies inside the same block).
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #include "dequant.glsl"
