@@ -5,6 +5,9 @@ completions, CONCURRENCY at a time, each its own prompt. Prints one JSON line: f
 over the whole run. Exit 1 if any request failed.
 
   benchmarks/serve_load.py http://127.0.0.1:8080 --requests 200 --concurrency 16 --max-tokens 128
+
+--trace N adds, for the first N requests, each content chunk's arrival time (ms after the request) and length:
+whether text streams or arrives at once.
 """
 import argparse
 import http.client
@@ -15,7 +18,7 @@ import time
 import urllib.parse
 
 
-def one(url, body, timeout):
+def one(url, body, timeout, trace=None):
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
     t0 = time.monotonic()
@@ -40,6 +43,8 @@ def one(url, body, timeout):
         delta = chunk["choices"][0]["delta"]
         if ttft is None and delta.get("content"):
             ttft = time.monotonic() - t0
+        if trace is not None and delta.get("content"):
+            trace.append([round((time.monotonic() - t0) * 1e3, 2), len(delta["content"])])
         if chunk.get("usage"):
             usage = chunk["usage"]
     conn.close()
@@ -61,8 +66,11 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     ap.add_argument("--label", default="")
+    ap.add_argument("--trace", type=int, default=0,
+                    help="for the first N requests, list each content chunk's arrival (ms after the request) and length")
     a = ap.parse_args()
     lat, ttft, tokens, errors = [], [], [], []
+    traces = {}
     lock = threading.Lock()
     nxt = [0]
 
@@ -76,7 +84,11 @@ def main():
             body = {"messages": [{"role": "user", "content": f"request {i}: tell me something about the number {i * 37}"}],
                     "max_tokens": a.max_tokens, "temperature": 0.8, "seed": i, "stream": True, "ignore_eos": True}
             try:
-                l, t, n = one(a.url, body, a.timeout)
+                trace = [] if i < a.trace else None
+                l, t, n = one(a.url, body, a.timeout, trace)
+                if trace is not None:
+                    with lock:
+                        traces[i] = trace
                 with lock:
                     lat.append(l), ttft.append(t), tokens.append(n)
             except Exception as e:  # noqa: BLE001 - every failure is counted and the first few shown
@@ -96,6 +108,8 @@ def main():
            "ttft_ms_p50": round(pct(ttft, 0.5) * 1e3, 1), "ttft_ms_p95": round(pct(ttft, 0.95) * 1e3, 1),
            "generated_tokens": sum(tokens), "tok_s": round(sum(tokens) / wall, 1) if wall > 0 else 0,
            "first_errors": errors[:3]}
+    if a.trace:
+        out["chunk_ms_and_chars"] = {str(i): traces[i] for i in sorted(traces)}
     print(json.dumps(out))
     sys.exit(1 if errors else 0)
 
