@@ -230,6 +230,44 @@ TEST_P(Synth, GpuMatchesFloat64ReferenceThroughBothPaths) {
   }
 }
 
+// q4_k_m's tied Q6_K table (embedding and head, 4096 rows) bound in row ranges, as a large vocabulary is on
+// lavapipe (128 MiB a binding): on the GPU its rows are 224-byte blocks (runtime/base/dtype.h), so the ranges'
+// offsets must count those, not the stored 210. 64 KiB bindings split it into 16 ranges of 256 rows.
+TEST(SynthSplit, Q6KTableInRowRangesMatchesWholeAndFloat64) {
+  TempDir tmp;
+  const json config = {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", 256},
+                       {"intermediate_size", 512}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                       {"num_hidden_layers", 2}, {"vocab_size", 4096}, {"max_position_embeddings", 512},
+                       {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", true}, {"hidden_act", "silu"},
+                       {"rope_theta", 10000.0}};
+  std::ofstream(tmp / "config.json") << config.dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto m = tmp / "q4";
+  r = run_blueshift({"convert", (tmp / "hf").string(), m.string(), "--quant", "q4_k_m"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream mf(m / "manifest.json");
+  const std::string manifest((std::istreambuf_iterator<char>(mf)), std::istreambuf_iterator<char>());
+  ASSERT_NE(manifest.find("\"Q6_K\""), std::string::npos) << "q4_k_m made no Q6_K tensor";
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(int32_t(rng()() % 4096));
+  r = run_blueshift({"logits", "--model", m.string(), "--tokens", join(ids), "--out", (tmp / "ref.npy").string(),
+                     "--cpu-reference"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ref = read_npy_f32(tmp / "ref.npy").data;
+  auto pre = logits(m, join(ids), tmp / "pre.npy", {}), step = logits(m, join(ids), tmp / "step.npy", {"--step"});
+  setenv("BLUESHIFT_MAX_BINDING", "65536", 1);
+  auto split_pre = logits(m, join(ids), tmp / "split_pre.npy", {});
+  auto split_step = logits(m, join(ids), tmp / "split_step.npy", {"--step"});
+  unsetenv("BLUESHIFT_MAX_BINDING");
+  ASSERT_EQ(split_pre.size(), ref.size());
+  ASSERT_EQ(split_step.size(), ref.size());
+  EXPECT_LE(worst_rel_l2(split_pre, pre, 4096), 1e-5);
+  EXPECT_LE(worst_rel_l2(split_step, step, 4096), 1e-5);
+  EXPECT_LE(worst_rel_l2(split_pre, ref, 4096), 5e-3);
+  EXPECT_LE(worst_rel_l2(split_step, ref, 4096), 5e-3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Features, Synth, ::testing::Range<size_t>(0, cases().size()), [](const auto& info) {
   return std::string(cases()[info.param].name);
 });
