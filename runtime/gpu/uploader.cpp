@@ -38,18 +38,7 @@ void Uploader::submit_current() {
 
 void Uploader::write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size) {
   const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    Slot& s = current();
-    uint64_t n = std::min(size, slot_bytes_ - s.used);
-    std::memcpy(s.staging.mapped_as<char>() + s.used, p, n);
-    s.enc->copyBufferToBuffer(s.staging, s.used, dst, offset, n);
-    s.used += (n + 255) & ~uint64_t(255);
-    p += n;
-    offset += n;
-    size -= n;
-    bytes_ += n;
-    if (s.used >= slot_bytes_) submit_current();
-  }
+  write_with(dst, offset, size, 1, [p](char* out, uint64_t at, uint64_t n) { std::memcpy(out, p + at, n); });
 }
 
 void Uploader::write_with(const Buffer& dst, uint64_t offset, uint64_t size, uint64_t unit,

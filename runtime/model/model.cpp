@@ -1010,10 +1010,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // the workgroups' norm passes) took 0.119 ms against 0.127 on the 1B and 0.223 against 0.230 on the 8B
     // (2026-11-28-h100-session13.md, S3), while the 1B's F16 head stayed faster at 2 (0.217-0.221 against
     // 0.226-0.229, S4). BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
-    static const bool rows_set = std::getenv("BLUESHIFT_HEAD_ROWS") != nullptr;
-    static const uint32_t head_rows_env = env_uint("BLUESHIFT_HEAD_ROWS", 0),
-                          head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
-    const uint32_t head_rows = rows_set ? head_rows_env : head.dtype == DType::F16 ? 2 : 4;
+    static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
+    const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::F16 ? 2 : 4);
     normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
   } else {
     rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
