@@ -1,11 +1,14 @@
 #include "runtime/serve/server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <ctime>
 #include <random>
 
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/serve/api.h"
 
@@ -35,9 +38,14 @@ Server::Server(Engine& engine, const tok::Tokenizer& tok, ServerOptions opts)
   http_->set_payload_max_length(opts_.max_body);
   // httplib's default sets SO_REUSEPORT, which would let a second server bind the same port and take half
   // the connections unseen: SO_REUSEADDR only. The socket is kept to raise its backlog (bind()).
+  // TCP_NODELAY (Linux's accepted connections inherit it): a stream's events are small writes, which Nagle's
+  // algorithm holds until the client acknowledges the previous one, so tokens would reach the client in bursts
+  // behind its delayed acknowledgements. BLUESHIFT_SERVE_NODELAY=0 leaves Nagle on (A/B runs).
+  static const bool nodelay = env_uint("BLUESHIFT_SERVE_NODELAY", 1) != 0;
   http_->set_socket_options([this](int sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (nodelay) setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
     listen_fd_ = sock;
   });
   setup_routes();
