@@ -12,7 +12,8 @@
 //   * scales its output fragments by alpha row by row and adds P V.
 // Accumulator fragments hide which element sits in which row, so "row by row" needs the map: a fragment
 // loaded from a 16 x 16 matrix of row numbers tells each lane the row of each of its elements, once.
-// The output is divided by l at the end. It replaces session 5's two-pass kernel (attention_cm.comp), which paid
+// The output is divided by l at the end. ATTN_OUT_F16 (the *_f16o variants) writes it in f16 (packHalf2x16, as
+// to_f16 rounds), the o projection's tensor-core input, so the model's to_f16 pass over it disappears. It replaces session 5's two-pass kernel (attention_cm.comp), which paid
 // Q K^T twice and each 16-key step's round trips from L2 with nothing staged, and was slower than the scalar tiled
 // kernel: on the H100 the 8B's attention at 512 tokens takes 1.8 ms here, 7.1 tiled, 13.5 two-pass.
 //
@@ -40,7 +41,11 @@ layout(push_constant) uniform PC { AttentionParams p; };
 layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };
 layout(std430, binding = 1) readonly buffer K { uvec4 k8[]; };  // 8 f16 values each
 layout(std430, binding = 2) readonly buffer V { uvec4 v8[]; };
+#ifdef ATTN_OUT_F16
+layout(std430, binding = 3) writeonly buffer O { uvec4 o8[]; };  // 8 f16 values each
+#else
 layout(std430, binding = 3) buffer O { float o[]; };
+#endif
 layout(std430, binding = 5) readonly buffer S { uint state[]; };
 
 #define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -206,6 +211,24 @@ void main() {
   float inv[8];
   [[unroll]] for (uint i = 0; i < 8u; ++i) inv[i] = sa[w * 16u + row_of[i]];
   uint ostride = p.n_heads * HD, ob = (rbase * p.n_heads + h) * HD;
+#ifdef ATTN_OUT_F16
+  // Each fragment through ss: lane l packs 8 values of row l / 2 into one 16-byte store (HD, ostride and ob are
+  // multiples of 8).
+  uint er = lane >> 1, ec = (lane & 1u) * 8u;
+  [[unroll]] for (uint f = 0; f < NF; ++f) {
+    [[unroll]] for (int i = 0; i < 8; ++i)
+      if (i < acc[f].length()) acc[f][i] *= inv[i];
+    coopMatStoreNV(acc[f], ss, sb, 16u, false);
+    sync();
+    if (er < nr) {
+      uint b = sb + 16u * er + ec;
+      o8[(ob + er * ostride + 16u * f + ec) / 8u] =
+          uvec4(packHalf2x16(vec2(ss[b], ss[b + 1u])), packHalf2x16(vec2(ss[b + 2u], ss[b + 3u])),
+                packHalf2x16(vec2(ss[b + 4u], ss[b + 5u])), packHalf2x16(vec2(ss[b + 6u], ss[b + 7u])));
+    }
+    sync();
+  }
+#else
   [[unroll]] for (uint f = 0; f < NF; ++f) {
     [[unroll]] for (int i = 0; i < 8; ++i)
       if (i < acc[f].length()) acc[f][i] *= inv[i];
@@ -219,4 +242,5 @@ void main() {
       sync();
     }
   }
+#endif
 }

@@ -25,6 +25,8 @@ bs_kernel(attention_tiled_f16kv attention_tiled.comp)
 # ... prefill on tensor cores (GL_NV_cooperative_matrix: offered only where Device::has_coopmat_f16), per head_dim
 bs_kernel(attention_fa_f16kv_hd64 attention_fa.comp DEFINES CM_HD=64)
 bs_kernel(attention_fa_f16kv_hd128 attention_fa.comp DEFINES CM_HD=128)
+bs_kernel(attention_fa_f16kv_hd64_f16o attention_fa.comp DEFINES CM_HD=64 ATTN_OUT_F16)
+bs_kernel(attention_fa_f16kv_hd128_f16o attention_fa.comp DEFINES CM_HD=128 ATTN_OUT_F16)
 # ... with GPT-OSS's attention sinks (binding 7)
 bs_kernel(attention_f16kv_sinks attention.comp DEFINES ATTN_SINKS)
 bs_kernel(attention_split_f16kv_sinks attention_split.comp DEFINES ATTN_SINKS)

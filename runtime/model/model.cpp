@@ -871,16 +871,26 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  kernels_.has(fmt::format("attention_fa_f16kv_hd{}", hd))) {
         // Prefill on tensor cores: 16 query rows per subgroup, 64 per workgroup, K/V staged once per block.
         // (Blocks of 64 keys for head_dim 64 were slower on the H100: the 1B's attention 0.62 -> 0.73 ms in the
-        // profile, TTFT +0.1 ms; session 12, R4.)
-        dispatch(fmt::format("attention_fa_f16kv_hd{}", hd), {},
-                 {{0, &q_, 0, uint64_t(M) * qd * 4},
-                  {1, &kcache_[src]},
-                  {2, &vcache_[src]},
-                  {3, &att_, 0, uint64_t(M) * qd * 4},
-                  {5, &state_}},
-                 AttentionParams{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_),
-                                 window, scale, c.attn_softcap},
-                 c.n_heads, (M + 63) / 64, "attention");
+        // profile, TTFT +0.1 ms; session 12, R4.) Where the o projection reads f16, the output goes there in f16
+        // alone (the _f16o variant) and att_'s f32 values are left unwritten (BLUESHIFT_FA_F16_OUT=0: f32 and a
+        // to_f16 pass, A/B runs).
+        static const bool fa_f16_out = env_uint("BLUESHIFT_FA_F16_OUT", 1) != 0;
+        const std::string fa = fmt::format("attention_fa_f16kv_hd{}", hd);
+        const uint64_t n = uint64_t(M) * qd;
+        const bool f16_out = fa_f16_out && f16_only && !c.attn_output_gate && kernels_.has(fa + "_f16o") &&
+                             feeds_f16_gemm(W("attn_out"), qd);
+        const AttentionParams ap{M, uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), uint32_t(max_ctx_), window, scale,
+                                 c.attn_softcap};
+        if (f16_out) {
+          dispatch(fa + "_f16o", {},
+                   {{0, &q_, 0, n * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &x16_, 0, n * 2}, {5, &state_}}, ap,
+                   c.n_heads, (M + 63) / 64, "attention");
+          x16_holds = {&att_, 0, n};
+          if (!std::ranges::count(f32_stale, &att_)) f32_stale.push_back(&att_);
+        } else {
+          dispatch(fa, {}, {{0, &q_, 0, n * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &att_, 0, n * 4}, {5, &state_}},
+                   ap, c.n_heads, (M + 63) / 64, "attention");
+        }
       } else if (tiled_attention && hd <= 128) {
         // Prefill: 16 query rows per workgroup share each K/V tile (attention_tiled.comp).
         dispatch("attention_tiled_f16kv" + sinks, {},

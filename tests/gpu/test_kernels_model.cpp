@@ -243,6 +243,17 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
     // an nmse of ~1e-7 at most; a wrong index or a NaN gives ~1 or NaN.
     EXPECT_LT(nmse(got, ref), 1e-6) << "hd " << hd << " rows " << rows << " pos0 " << pos0 << " window "
                                     << t.window;
+    // The _f16o variant (the o projection's f16 input): the same values rounded to f16 as to_f16 rounds them, bit
+    // for bit, and nothing written past the last row (an f16 buffer poisoned one row further).
+    const uint32_t n16 = rows * heads * hd, pad = heads * hd;
+    auto out16 = upload(std::vector<uint16_t>(n16 + pad, 0x7e01));
+    run((name + "_f16o").c_str(), {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out16}, {5, &sp}},
+        AttentionParams{rows, heads, kvh, hd, ctx, t.window, scale, t.cap}, heads, (rows + 63) / 64);
+    auto got16 = download<uint16_t>(out16, n16 + pad);
+    size_t wrong = 0;
+    for (uint32_t i = 0; i < n16; ++i) wrong += got16[i] != float_to_half(got[i]);
+    for (uint32_t i = n16; i < n16 + pad; ++i) wrong += got16[i] != 0x7e01;
+    EXPECT_EQ(wrong, 0u) << "f16o hd " << hd << " rows " << rows << " pos0 " << pos0 << " window " << t.window;
   }
 }
 
