@@ -508,6 +508,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // read until one writes them. BLUESHIFT_F16_ONLY=0 writes both (A/B runs).
   static const bool f16_only = env_uint("BLUESHIFT_F16_ONLY", 1) != 0;
   std::vector<const gpu::Buffer*> f32_stale;
+  auto mark_stale = [&](const gpu::Buffer& b) {
+    if (!std::ranges::count(f32_stale, &b)) f32_stale.push_back(&b);
+  };
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
@@ -626,14 +629,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       return rms(x_, 0, norm, xn_, 0, uint32_t(c.dim), M, false);
     const uint64_t n = uint64_t(M) * c.dim;
     const RmsNormParams rp{uint32_t(c.dim), M, c.norm_eps, c.norm_offset ? 1.0f : 0.0f};
-    if (f16_only && kernels_.has("rms_norm_f16")) {
-      dispatch("rms_norm_f16", {{0, wg}}, {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {3, &x16_, 0, n * 2}}, rp, M, 1,
-               "rms_norm");
-      if (!std::ranges::count(f32_stale, &xn_)) f32_stale.push_back(&xn_);
-    } else {
-      dispatch("rms_norm_f32_f16", {{0, wg}},
-               {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {2, &xn_, 0, n * 4}, {3, &x16_, 0, n * 2}}, rp, M, 1, "rms_norm");
-    }
+    const bool only = f16_only && kernels_.has("rms_norm_f16");  // the f16 copy alone, xn_ left stale
+    std::vector<BindGroupEntry> e = {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {3, &x16_, 0, n * 2}};
+    if (!only) e.push_back({2, &xn_, 0, n * 4});
+    dispatch(only ? "rms_norm_f16" : "rms_norm_f32_f16", {{0, wg}}, e, rp, M, 1, "rms_norm");
+    if (only) mark_stale(xn_);
     x16_holds = {&xn_, 0, n};
   };
 
@@ -886,7 +886,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                    {{0, &q_, 0, n * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &x16_, 0, n * 2}, {5, &state_}}, ap,
                    c.n_heads, (M + 63) / 64, "attention");
           x16_holds = {&att_, 0, n};
-          if (!std::ranges::count(f32_stale, &att_)) f32_stale.push_back(&att_);
+          mark_stale(att_);
         } else {
           dispatch(fa, {}, {{0, &q_, 0, n * 4}, {1, &kcache_[src]}, {2, &vcache_[src]}, {3, &att_, 0, n * 4}, {5, &state_}},
                    ap, c.n_heads, (M + 63) / 64, "attention");
@@ -954,19 +954,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       uint32_t n = M * uint32_t(c.ffn_dim_of(l));
       const GatedActParams act{n, c.act == Activation::silu ? 0u : 1u, 0, 0};
       if (h_written) {
-      } else if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && f16_only && kernels_.has("gated_act_f16")) {
-        dispatch("gated_act_f16", {}, {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4}, {3, &x16_, 0, uint64_t(n) * 2}},
-                 act, grid_x(n / 2), grid_y(n / 2), "gated_act");
-        x16_holds = {&gate_, 0, n};
-        if (!std::ranges::count(f32_stale, &gate_)) f32_stale.push_back(&gate_);
       } else if (feeds_f16_gemm(W("ffn_down"), uint32_t(c.ffn_dim_of(l))) && kernels_.has("gated_act_f32_f16")) {
-        dispatch("gated_act_f32_f16", {},
-                 {{0, &gate_, 0, uint64_t(n) * 4},
-                  {1, &up_, 0, uint64_t(n) * 4},
-                  {2, &gate_, 0, uint64_t(n) * 4},
-                  {3, &x16_, 0, uint64_t(n) * 2}},
-                 act, grid_x(n / 2), grid_y(n / 2), "gated_act");
+        const bool only = f16_only && kernels_.has("gated_act_f16");  // h in f16 alone, gate_ left stale
+        std::vector<BindGroupEntry> e = {{0, &gate_, 0, uint64_t(n) * 4}, {1, &up_, 0, uint64_t(n) * 4},
+                                         {3, &x16_, 0, uint64_t(n) * 2}};
+        if (!only) e.push_back({2, &gate_, 0, uint64_t(n) * 4});
+        dispatch(only ? "gated_act_f16" : "gated_act_f32_f16", {}, e, act, grid_x(n / 2), grid_y(n / 2), "gated_act");
         x16_holds = {&gate_, 0, n};
+        if (only) mark_stale(gate_);
       } else {
         dispatch(
             "gated_act_f32", {},
@@ -1014,15 +1009,29 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         }
       }
   } else if (fold_head) {
-    // One dispatch and one barrier fewer. Its shape: on the H100 the 128256-row Q6_K heads streamed
+    // Decode's head. Its shape: on the H100 the 128256-row Q6_K heads streamed
     // fastest at 32 invocations and 2 rows a workgroup alone (isolated sweep, 2026-11-24-h100-session5.md
     // P13), not the layers' 64-128 and 4; in the model, where each workgroup also normalizes x, 4 rows (half
     // the workgroups' norm passes) took 0.119 ms against 0.127 on the 1B and 0.223 against 0.230 on the 8B
     // (2026-11-28-h100-session13.md, S3), while the 1B's F16 head stayed faster at 2 (0.217-0.221 against
     // 0.226-0.229, S4). BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
+    // The norm goes in a one-row rms_norm dispatch of its own before a plain matvec: every workgroup reading x and
+    // the norm's weights (16 KB a workgroup from L2 on the 1B, 32 on the 8B) had cost more than the extra dispatch.
+    // H100 decode (2026-11-28-h100-session14.md, S3): 1B q4_k_m 944 -> 952 tok/s (head 0.119 -> 0.102 ms), 1B f16
+    // 669 -> 674 (0.195 -> 0.177), 8B q4_k_m even (264). More rows a workgroup than these lost (8: 0.112 ms, 16:
+    // 0.163 on the 1B). BLUESHIFT_HEAD_NORM_APART=0 folds the norm into the matvec again.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
+    static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::F16 ? 2 : 4);
-    normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
+    if (apart && !cpu) {
+      const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
+      rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
+      dispatch(weight_kernel("matvec", head.dtype), {{0, wg_override ? matvec_wg(head.dtype, k) : head_wg}, {1, head_rows}},
+               {{0, &head.buffer}, {1, &xn_, 0, uint64_t(k) * 4}, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
+               (m + head_rows - 1) / head_rows, 1, shape_label("matvec", head));
+    } else {
+      normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
+    }
   } else {
     rms(x_, first, *find("output_norm"), xn_, 0, c.dim, L, false);
     matmul(head, xn_, 0, logits_, L, false);
