@@ -1023,12 +1023,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
     static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::F16 ? 2 : 4);
-    if (apart && !cpu) {
+    if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
+      const uint32_t rows = cpu ? plain_rows : head_rows, inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
       rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
-      dispatch(weight_kernel("matvec", head.dtype), {{0, wg_override ? matvec_wg(head.dtype, k) : head_wg}, {1, head_rows}},
+      dispatch(weight_kernel("matvec", head.dtype), {{0, inv}, {1, rows}},
                {{0, &head.buffer}, {1, &xn_, 0, uint64_t(k) * 4}, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
-               (m + head_rows - 1) / head_rows, 1, shape_label("matvec", head));
+               (m + rows - 1) / rows, 1, shape_label("matvec", head));
     } else {
       normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
     }

@@ -70,6 +70,18 @@ TEST(Generate, OneSubmitForTheWholeDecodeLoop) {
   }
 }
 
+// Decode's head with its norm in a dispatch of its own (the default) and folded into the matvec
+// (BLUESHIFT_HEAD_NORM_APART=0): the same greedy ids.
+TEST(Generate, HeadNormApartAndFoldedAgree) {
+  std::vector<std::string> args = {"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7,8",
+                                   "--max-tokens", "48", "--ignore-eos", "--temperature", "0"};
+  auto apart = run_blueshift(args, {{"BLUESHIFT_HEAD_NORM_APART", "1"}});
+  auto folded = run_blueshift(args, {{"BLUESHIFT_HEAD_NORM_APART", "0"}});
+  ASSERT_EQ(apart.exit_code, 0) << apart.err;
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_EQ(apart.out, folded.out);
+}
+
 TEST(Generate, JsonTokensStreamAsTheyArrive) {
   auto r = run_blueshift({"generate", "--model", demo_model().string(), "--prompt", "Once upon a time", "--max-tokens",
                           "64", "--ignore-eos", "--json"});
