@@ -12,10 +12,11 @@
 //   * scales its output fragments by alpha row by row and adds P V.
 // Accumulator fragments hide which element sits in which row, so "row by row" needs the map: a fragment
 // loaded from a 16 x 16 matrix of row numbers tells each lane the row of each of its elements, once.
-// The output is divided by l at the end. ATTN_OUT_F16 (the *_f16o variants) writes it in f16 (packHalf2x16, as
-// to_f16 rounds), the o projection's tensor-core input, so the model's to_f16 pass over it disappears. It replaces session 5's two-pass kernel (attention_cm.comp), which paid
+// The output is divided by l at the end. It replaces session 5's two-pass kernel (attention_cm.comp), which paid
 // Q K^T twice and each 16-key step's round trips from L2 with nothing staged, and was slower than the scalar tiled
 // kernel: on the H100 the 8B's attention at 512 tokens takes 1.8 ms here, 7.1 tiled, 13.5 two-pass.
+// ATTN_OUT_F16 (the *_f16o variants) writes the output in f16 (packHalf2x16, as to_f16 rounds), the o projection's
+// tensor-core input, so the model's to_f16 pass over it disappears.
 //
 // Rows past the cache's last written position may hold any bits (NaN included): they are zeroed when staged,
 // and their scores are masked. Precision: Q and P are rounded to f16 (K and V are f16 already); products,

@@ -1009,12 +1009,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         }
       }
   } else if (fold_head) {
-    // Decode's head. Its shape: on the H100 the 128256-row Q6_K heads streamed
-    // fastest at 32 invocations and 2 rows a workgroup alone (isolated sweep, 2026-11-24-h100-session5.md
-    // P13), not the layers' 64-128 and 4; in the model, where each workgroup also normalizes x, 4 rows (half
-    // the workgroups' norm passes) took 0.119 ms against 0.127 on the 1B and 0.223 against 0.230 on the 8B
-    // (2026-11-28-h100-session13.md, S3), while the 1B's F16 head stayed faster at 2 (0.217-0.221 against
-    // 0.226-0.229, S4). BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the layers').
+    // Decode's head. Its shape: on the H100 the 128256-row Q6_K heads streamed fastest at 32 invocations and 2
+    // rows a workgroup alone (isolated sweep, 2026-11-24-h100-session5.md P13), not the layers' 64-128 and 4; in
+    // the model, with the norm folded in (each workgroup normalizing x), 4 rows took 0.119 ms against 0.127 on the
+    // 1B and 0.223 against 0.230 on the 8B (2026-11-28-h100-session13.md, S3), while the 1B's F16 head stayed
+    // faster at 2 (0.217-0.221 against 0.226-0.229, S4). BLUESHIFT_HEAD_ROWS / BLUESHIFT_HEAD_WG fix them (0: the
+    // layers').
     // The norm goes in a one-row rms_norm dispatch of its own before a plain matvec: every workgroup reading x and
     // the norm's weights (16 KB a workgroup from L2 on the 1B, 32 on the 8B) had cost more than the extra dispatch.
     // H100 decode (2026-11-28-h100-session14.md, S3): 1B q4_k_m 944 -> 952 tok/s (head 0.119 -> 0.102 ms), 1B f16

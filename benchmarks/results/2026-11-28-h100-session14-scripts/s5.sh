@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 14, run S5: the persistent decode kernel touching the next phase's first rows before each grid barrier
+# (BLUESHIFT_PERSISTENT_TOUCH=0: without): test_model's Persistent cases on the real grid, greedy ids and
+# decode-path logits the same, decode A/B on 1B and 8B q4_k_m.
+set -uo pipefail
+. benchmarks/lease_setup.sh >/dev/null 2>&1
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+mkdir -p /tmp/o /tmp/t && tar -C /tmp/t -xJf .dev/s14/tests.tar.xz
+LD_LIBRARY_PATH=/tmp/bs/bundle/lib timeout 150 /tmp/t/test_model --gtest_filter='*Persistent*' 2>&1 | tail -3
+stamp "tests"
+P=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(128000)) for _ in range(300)))")
+S=$(python3 -c "import random; random.seed(9); print(','.join(str(random.randrange(128000)) for _ in range(64)))")
+check() {
+  local m=$1
+  for r in t1 t0; do e=""; [ $r = t0 ] && e="BLUESHIFT_PERSISTENT_TOUCH=0"
+    env $e $BS blueshift generate --model /tmp/$m --prompt-tokens $P --temperature 0 --ignore-eos --max-tokens 64 > /tmp/i-$r.txt 2>/dev/null; done
+  cmp -s /tmp/i-t1.txt /tmp/i-t0.txt && echo "$m greedy ids (64 after 300): touch == no touch" || echo "$m greedy ids DIFFER"
+}
+dec() {  # model label env...
+  local m=$1 lab=$2; shift 2
+  env "$@" timeout 60 $BS blueshift bench --model /tmp/$m --prompt-tokens 512 --gen-tokens 128 --reps 5 --json > /tmp/o/dec-$m-$lab.json 2>/dev/null
+  python3 -c "import json; d=json.load(open('/tmp/o/dec-$m-$lab.json')); print('$m $lab: decode', round(d['decode_tok_s'],1), 'tok/s,', round(d['pct_of_peak'],1), '% of peak; kernel', round(d['gpu_ms_by_dispatch']['decode_persistent'],4), 'ms')"
+}
+$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/h1 --seed 1 >/dev/null 2>&1
+$BS blueshift convert /tmp/h1 /tmp/m1q --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h1
+check m1q
+for i in 1 2 3; do dec m1q t1-$i; dec m1q t0-$i BLUESHIFT_PERSISTENT_TOUCH=0; done
+stamp "1B"
+rm -rf /tmp/m1q
+$BS blueshift synth --config benchmarks/configs/llama-3.1-8b.json /tmp/h8 --seed 1 >/dev/null 2>&1
+$BS blueshift convert /tmp/h8 /tmp/m8q --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h8
+stamp "8B model"
+check m8q
+for i in 1 2; do dec m8q t1-$i; dec m8q t0-$i BLUESHIFT_PERSISTENT_TOUCH=0; done
+tar -C /tmp -cJf $OUT/s5.tar.xz o
+stamp "all done"
