@@ -8,6 +8,10 @@ over the whole run. Exit 1 if any request failed.
 
 --trace N adds, for the first N requests, each content chunk's arrival time (ms after the request) and length:
 whether text streams or arrives at once.
+
+The client's TTFT is the first chunk with text, which a random-weight model may send late (its tokens are often
+incomplete UTF-8 that the server holds back). server_ttft_ms_p50/p95 come from the server's own times instead (the
+last chunk's "timings": queued_ms + prompt_ms, the first token sampled), where the server sends them.
 """
 import argparse
 import http.client
@@ -26,7 +30,7 @@ def one(url, body, timeout, trace=None):
     resp = conn.getresponse()
     if resp.status != 200:
         raise RuntimeError(f"HTTP {resp.status}: {resp.read()[:200]!r}")
-    ttft, usage, done = None, None, False
+    ttft, usage, timings, done = None, None, None, False
     while True:
         line = resp.readline()
         if not line:
@@ -47,10 +51,14 @@ def one(url, body, timeout, trace=None):
             trace.append([round((time.monotonic() - t0) * 1e3, 2), len(delta["content"])])
         if chunk.get("usage"):
             usage = chunk["usage"]
+        if chunk.get("timings"):
+            timings = chunk["timings"]
     conn.close()
     if not done or usage is None:
         raise RuntimeError("stream ended without usage and [DONE]")
-    return time.monotonic() - t0, ttft if ttft is not None else time.monotonic() - t0, usage["completion_tokens"]
+    server_ttft = timings["queued_ms"] + timings["prompt_ms"] if timings else None
+    return (time.monotonic() - t0, ttft if ttft is not None else time.monotonic() - t0, usage["completion_tokens"],
+            server_ttft)
 
 
 def pct(v, q):
@@ -69,7 +77,7 @@ def main():
     ap.add_argument("--trace", type=int, default=0,
                     help="for the first N requests, list each content chunk's arrival (ms after the request) and length")
     a = ap.parse_args()
-    lat, ttft, tokens, errors = [], [], [], []
+    lat, ttft, tokens, errors, server_ttft = [], [], [], [], []
     traces = {}
     lock = threading.Lock()
     nxt = [0]
@@ -85,12 +93,14 @@ def main():
                     "max_tokens": a.max_tokens, "temperature": 0.8, "seed": i, "stream": True, "ignore_eos": True}
             try:
                 trace = [] if i < a.trace else None
-                l, t, n = one(a.url, body, a.timeout, trace)
+                l, t, n, st = one(a.url, body, a.timeout, trace)
                 if trace is not None:
                     with lock:
                         traces[i] = trace
                 with lock:
                     lat.append(l), ttft.append(t), tokens.append(n)
+                    if st is not None:
+                        server_ttft.append(st)
             except Exception as e:  # noqa: BLE001 - every failure is counted and the first few shown
                 with lock:
                     errors.append(str(e))
@@ -106,6 +116,8 @@ def main():
            "failures": len(errors), "wall_s": round(wall, 2),
            "latency_ms_p50": round(pct(lat, 0.5) * 1e3, 1), "latency_ms_p95": round(pct(lat, 0.95) * 1e3, 1),
            "ttft_ms_p50": round(pct(ttft, 0.5) * 1e3, 1), "ttft_ms_p95": round(pct(ttft, 0.95) * 1e3, 1),
+           "server_ttft_ms_p50": round(pct(server_ttft, 0.5), 1) if server_ttft else None,
+           "server_ttft_ms_p95": round(pct(server_ttft, 0.95), 1) if server_ttft else None,
            "generated_tokens": sum(tokens), "tok_s": round(sum(tokens) / wall, 1) if wall > 0 else 0,
            "first_errors": errors[:3]}
     if a.trace:

@@ -155,6 +155,18 @@ nlohmann::json usage_json(const Usage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
+nlohmann::json timings_json(const Usage& u) {
+  const int32_t prompt_n = u.prompt_tokens - u.cached_tokens, after_first = std::max(0, u.completion_tokens - 1);
+  auto per_second = [](double n, double ms) { return ms > 0 ? n * 1000.0 / ms : 0.0; };
+  return {{"queued_ms", u.queued_ms},
+          {"prompt_n", prompt_n},
+          {"prompt_ms", u.prompt_ms},
+          {"prompt_per_second", per_second(prompt_n, u.prompt_ms)},
+          {"predicted_n", u.completion_tokens},
+          {"predicted_ms", u.predicted_ms},
+          {"predicted_per_second", per_second(after_first, u.predicted_ms)}};
+}
+
 static json base(const CompletionMeta& m, bool chunk) {
   const char* object = m.endpoint == Endpoint::chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
   return {{"id", m.id}, {"object", object}, {"created", m.created}, {"model", m.model}};
@@ -169,6 +181,7 @@ nlohmann::json completion_json(const CompletionMeta& m, const std::string& text,
   choice["finish_reason"] = finish_reason;
   j["choices"] = json::array({choice});
   j["usage"] = usage_json(u);
+  if (u.queued_ms >= 0) j["timings"] = timings_json(u);
   return j;
 }
 
@@ -188,6 +201,7 @@ nlohmann::json chunk_json(const CompletionMeta& m, const std::string& text, bool
   choice["finish_reason"] = finish_reason ? json(*finish_reason) : json(nullptr);
   j["choices"] = json::array({choice});
   if (u) j["usage"] = usage_json(*u);
+  if (u && u->queued_ms >= 0) j["timings"] = timings_json(*u);
   return j;
 }
 

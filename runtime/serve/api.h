@@ -48,8 +48,15 @@ ApiRequest parse_request(Endpoint endpoint, const std::string& body);
 // Why a completion ended: "stop" (end of sequence or a stop string), "length" (max_tokens or the context).
 struct Usage {
   int32_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  // Server-side times (ms, negative: not known): waiting in the queue, from the start of work to the first token
+  // (the prefill), and from the first token to the last. They go out as llama-server's "timings" object.
+  double queued_ms = -1, prompt_ms = -1, predicted_ms = -1;
 };
 nlohmann::json usage_json(const Usage& u);
+// {"queued_ms", "prompt_n", "prompt_ms", "prompt_per_second", "predicted_n", "predicted_ms", "predicted_per_second"}:
+// prompt_n counts the tokens prefilled (the prompt less the cached prefix); predicted_per_second the tokens after
+// the first over predicted_ms.
+nlohmann::json timings_json(const Usage& u);
 
 // What every response and chunk of one completion shares.
 struct CompletionMeta {
@@ -61,7 +68,7 @@ struct CompletionMeta {
 nlohmann::json completion_json(const CompletionMeta& m, const std::string& text, const std::string& finish_reason,
                                const Usage& u);
 // One stream chunk: `text` as the delta; the first chat chunk also carries the role; the last has the
-// finish reason and the usage.
+// finish reason and the usage. The last chunk and the whole response also carry "timings" where `u` has them.
 nlohmann::json chunk_json(const CompletionMeta& m, const std::string& text, bool first,
                           const std::string* finish_reason = nullptr, const Usage* u = nullptr);
 // "data: <json>\n\n" (the server-sent-event frame).

@@ -39,7 +39,14 @@ void Job::append(const std::string& text) {
   cv_.notify_all();
 }
 
+void Job::produced(int32_t tokens) {
+  if (tokens > 0 && completion_tokens_ == 0)
+    first_token_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted_).count();
+  completion_tokens_ = tokens;
+}
+
 void Job::finish(const std::string& reason, const std::string& error) {
+  finished_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted_).count();
   {
     std::lock_guard lk(m_);
     done_ = true;
@@ -176,7 +183,7 @@ void Engine::serve_one(Job& job) {
   std::vector<int32_t> generated;
   auto st = session_.generate(std::span(prompt).subspan(reuse), job.opts, [&](int32_t id, double) {
     generated.push_back(id);
-    job.completion_tokens_ = int32_t(generated.size());
+    job.produced(int32_t(generated.size()));
     job.append(stop.push(dec.push(id)));
     return !stop.stopped() && !job.cancelled();
   });
@@ -205,7 +212,7 @@ void Engine::deliver(Slot& slot, int32_t s) {
   for (int32_t id : toks) {
     if (slot.stop->stopped() || job.cancelled()) break;  // the GPU ran on until the cancel reached it
     slot.generated.push_back(id);
-    job.completion_tokens_ = int32_t(slot.generated.size());
+    job.produced(int32_t(slot.generated.size()));
     job.append(slot.stop->push(slot.dec->push(id)));
   }
   if ((slot.stop->stopped() || job.cancelled()) && !slot.cancel_sent) {

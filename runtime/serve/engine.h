@@ -48,11 +48,15 @@ class Job {
   int32_t completion_tokens() const { return completion_tokens_; }
   int32_t cached_tokens() const { return cached_tokens_; }
   double queued_ms() const { return queued_ms_; }
+  // Valid once finished (negative where no token came): ms from submit to the first token, and to the end.
+  double first_token_ms() const { return first_token_ms_; }
+  double finished_ms() const { return finished_ms_; }
 
  private:
   friend class Engine;
   void append(const std::string& text);
   void finish(const std::string& reason, const std::string& error = "");
+  void produced(int32_t tokens);  // completion_tokens, and the first token's time
 
   mutable std::mutex m_;
   std::condition_variable cv_;
@@ -61,7 +65,7 @@ class Job {
   std::string finish_reason_, error_;
   std::atomic<bool> cancelled_{false};
   std::atomic<int32_t> completion_tokens_{0}, cached_tokens_{0};
-  double queued_ms_ = 0;
+  double queued_ms_ = 0, first_token_ms_ = -1, finished_ms_ = -1;
   std::chrono::steady_clock::time_point submitted_;
 };
 

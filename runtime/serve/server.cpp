@@ -182,8 +182,14 @@ void Server::setup_routes() {
       if (!engine_.submit(job))
         return send_error(res, ApiError(503, "server_error", "server_busy", "", "too many queued requests; retry later"));
       CompletionMeta meta{ep, new_id(ep), opts_.model_id, int64_t(std::time(nullptr))};
-      auto usage = [job] {
-        return Usage{int32_t(job->prompt.size()), job->completion_tokens(), job->cached_tokens()};
+      auto usage = [job] {  // once the job has finished
+        Usage u{int32_t(job->prompt.size()), job->completion_tokens(), job->cached_tokens()};
+        if (job->first_token_ms() >= 0) {
+          u.queued_ms = job->queued_ms();
+          u.prompt_ms = job->first_token_ms() - job->queued_ms();
+          u.predicted_ms = job->finished_ms() - job->first_token_ms();
+        }
+        return u;
       };
       if (!r.stream) {
         std::string text;

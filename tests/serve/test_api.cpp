@@ -113,8 +113,19 @@ TEST(ServeApi, ChunksAndResponsesHaveOpenAIsShape) {
   EXPECT_EQ(last["choices"][0]["delta"], json::object());
   EXPECT_EQ(last["usage"]["total_tokens"], 8);
   EXPECT_EQ(last["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
+  EXPECT_FALSE(last.contains("timings"));  // no times known
   json whole = completion_json(chat, "hello", "stop", u);
   EXPECT_EQ(whole["object"], "chat.completion");
+  EXPECT_FALSE(whole.contains("timings"));
+  Usage timed{5, 3, 2, 1.5, 20.0, 40.0};
+  json t = chunk_json(chat, "", false, &reason, &timed)["timings"];
+  EXPECT_EQ(t["queued_ms"], 1.5);
+  EXPECT_EQ(t["prompt_n"], 3);  // 5 less the 2 cached
+  EXPECT_EQ(t["prompt_ms"], 20.0);
+  EXPECT_DOUBLE_EQ(t["prompt_per_second"].get<double>(), 150.0);
+  EXPECT_EQ(t["predicted_n"], 3);
+  EXPECT_DOUBLE_EQ(t["predicted_per_second"].get<double>(), 50.0);  // the 2 tokens after the first in 40 ms
+  EXPECT_EQ(completion_json(chat, "hello", "stop", timed)["timings"], t);
   EXPECT_EQ(whole["choices"][0]["message"]["content"], "hello");
   CompletionMeta text{Endpoint::completions, "cmpl-1", "tiny", 42};
   EXPECT_EQ(chunk_json(text, "ab", false)["choices"][0]["text"], "ab");

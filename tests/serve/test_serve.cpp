@@ -161,7 +161,7 @@ std::vector<std::string> curl_stream(const ServeProcess& s, const std::string& p
 // The text of a stream's chunks; checks the framing: chunks, the last with a finish reason and usage, [DONE].
 struct Streamed {
   std::string text, finish_reason;
-  json usage;
+  json usage, timings;
 };
 Streamed join_stream(const std::vector<std::string>& data, bool chat = true) {
   Streamed s;
@@ -176,6 +176,7 @@ Streamed join_stream(const std::vector<std::string>& data, bool chat = true) {
     if (i + 2 == data.size()) {
       s.finish_reason = ch["finish_reason"];
       s.usage = c["usage"];
+      s.timings = c.value("timings", json());
     } else {
       EXPECT_TRUE(ch["finish_reason"].is_null()) << data[i];
     }
@@ -226,6 +227,16 @@ TEST_P(ServeP, CompletionsStreamAndWholeAgree) {
   EXPECT_EQ(whole["object"], "text_completion");
   EXPECT_EQ(st.text, whole["choices"][0]["text"]);
   EXPECT_EQ(whole["usage"]["completion_tokens"], 24);
+  // The server's own times (llama-server's "timings"), in the whole response and the stream's last chunk.
+  for (const json& t : {whole["timings"], st.timings}) {
+    ASSERT_TRUE(t.is_object()) << t;
+    EXPECT_EQ(t["predicted_n"], 24);
+    EXPECT_GT(t["prompt_n"].get<int>(), 0);
+    EXPECT_GE(t["queued_ms"].get<double>(), 0);
+    EXPECT_GT(t["prompt_ms"].get<double>(), 0);
+    EXPECT_GT(t["predicted_ms"].get<double>(), 0);
+    EXPECT_GT(t["predicted_per_second"].get<double>(), 0);
+  }
 }
 
 TEST_P(ServeP, EightConcurrentGreedyStreamsEachGetWhatTheyGetAlone) {
