@@ -6,6 +6,13 @@ set -uo pipefail
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 mkdir -p /tmp/o
+# test_model's Persistent cases on the real grid, if .dev/s14/tests.tar.xz holds a test_model of the patched tree:
+# they run `blueshift` through BS_BINARY (its compile-time default is the build tree, absent here: S5's 12 failures).
+if [ -f .dev/s14/tests.tar.xz ]; then
+  mkdir -p /tmp/t && tar -C /tmp/t -xJf .dev/s14/tests.tar.xz
+  BS_BINARY=/tmp/bs/bundle/bin/blueshift LD_LIBRARY_PATH=/tmp/bs/bundle/lib timeout 150 /tmp/t/test_model \
+    --gtest_filter='*Persistent*' 2>&1 | grep -E "OK|FAILED|PASSED" | tail -14
+fi
 P=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(128000)) for _ in range(300)))")
 dec() {  # model label env...
   local m=$1 lab=$2; shift 2
