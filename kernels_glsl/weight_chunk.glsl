@@ -114,10 +114,11 @@ uvec4[4] w_decode_pair(WChunk c) {
 // scales[el/16] (GGML's interleaving). A chunk (l = 0 or 16) is one uvec4 of ql, one of qh, a word of scales and
 // d's word: 4 loads, against 12 words joined by funnel shifts in GGML's 2-byte aligned blocks.
 struct WChunk { uvec4 ql, qh; uint sw, dw, el; };
+uint q6k_block(uint row, uint k, uint e) { return (row * (k >> 8) + (e >> 8)) * 14u; }  // its first uvec4
+uint q6k_ql(uint block, uint el) { return block + 4u * (el >> 7) + 2u * ((el >> 5) & 1u) + ((el >> 4) & 1u); }
 WChunk w_fetch(bool up, uint row, uint k, uint e) {
-  uint base = (row * (k >> 8) + (e >> 8)) * 14u, el = e & 255u;
-  uint h = el >> 7, qq = (el >> 5) & 3u, l = (el >> 4) & 1u;
-  return WChunk(w_at(up, base + 4u * h + 2u * (qq & 1u) + l), w_at(up, base + 8u + 2u * h + l),
+  uint base = q6k_block(row, k, e), el = e & 255u;
+  return WChunk(w_at(up, q6k_ql(base, el)), w_at(up, base + 8u + 2u * (el >> 7) + ((el >> 4) & 1u)),
                 w_at(up, base + 12u)[el >> 6], w_at(up, base + 13u).x, el);
 }
 uvec4[2] w_from_q6k(uvec4 ql, uvec4 qh, uint sw, uint dw, uint el) {
@@ -133,8 +134,7 @@ uvec4[2] w_decode(WChunk c) { return w_from_q6k(c.ql, c.qh, c.sw, c.dw, c.el); }
 struct WPair { uvec4 ql, ql2, qh; uint sw, dw, el; };
 WPair w_fetch_pair(bool up, uint row, uint k, uint e) {
   WChunk c = w_fetch(up, row, k, e);
-  uint i = (row * (k >> 8) + (e >> 8)) * 14u + 4u * ((e & 255u) >> 7) + 2u + ((e >> 4) & 1u);
-  return WPair(c.ql, w_at(up, i), c.qh, c.sw, c.dw, c.el);
+  return WPair(c.ql, w_at(up, q6k_ql(q6k_block(row, k, e), c.el + 32u)), c.qh, c.sw, c.dw, c.el);
 }
 uvec4[4] w_decode_pair(WPair c) {
   uvec4 lo[2] = w_from_q6k(c.ql, c.qh, c.sw, c.dw, c.el), hi[2] = w_from_q6k(c.ql2, c.qh, c.sw, c.dw, c.el + 32u);
