@@ -7,7 +7,8 @@ over the whole run. Exit 1 if any request failed.
   benchmarks/serve_load.py http://127.0.0.1:8080 --requests 200 --concurrency 16 --max-tokens 128
 
 --trace N adds, for the first N requests, each content chunk's arrival time (ms after the request) and length:
-whether text streams or arrives at once.
+whether text streams or arrives at once. --per-request adds every request's [index, latency ms, client TTFT ms,
+server queued ms, server prompt ms] in the order they finished: which requests a tail comes from.
 
 The client's TTFT is the first chunk with text, which a random-weight model may send late (its tokens are often
 incomplete UTF-8 that the server holds back). server_ttft_ms_p50/p95 come from the server's own times instead (the
@@ -58,7 +59,7 @@ def one(url, body, timeout, trace=None):
         raise RuntimeError("stream ended without usage and [DONE]")
     server_ttft = timings["queued_ms"] + timings["prompt_ms"] if timings else None
     return (time.monotonic() - t0, ttft if ttft is not None else time.monotonic() - t0, usage["completion_tokens"],
-            server_ttft)
+            server_ttft, timings)
 
 
 def pct(v, q):
@@ -76,8 +77,10 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--trace", type=int, default=0,
                     help="for the first N requests, list each content chunk's arrival (ms after the request) and length")
+    ap.add_argument("--per-request", action="store_true",
+                    help="list every request's index, latency, client TTFT and server queued / prompt ms")
     a = ap.parse_args()
-    lat, ttft, tokens, errors, server_ttft = [], [], [], [], []
+    lat, ttft, tokens, errors, server_ttft, each = [], [], [], [], [], []
     traces = {}
     lock = threading.Lock()
     nxt = [0]
@@ -93,7 +96,7 @@ def main():
                     "max_tokens": a.max_tokens, "temperature": 0.8, "seed": i, "stream": True, "ignore_eos": True}
             try:
                 trace = [] if i < a.trace else None
-                l, t, n, st = one(a.url, body, a.timeout, trace)
+                l, t, n, st, tm = one(a.url, body, a.timeout, trace)
                 if trace is not None:
                     with lock:
                         traces[i] = trace
@@ -101,6 +104,8 @@ def main():
                     lat.append(l), ttft.append(t), tokens.append(n)
                     if st is not None:
                         server_ttft.append(st)
+                    each.append([i, round(l * 1e3, 1), round(t * 1e3, 1), round(tm["queued_ms"], 1) if tm else None,
+                                 round(tm["prompt_ms"], 1) if tm else None])
             except Exception as e:  # noqa: BLE001 - every failure is counted and the first few shown
                 with lock:
                     errors.append(str(e))
@@ -122,6 +127,8 @@ def main():
            "first_errors": errors[:3]}
     if a.trace:
         out["chunk_ms_and_chars"] = {str(i): traces[i] for i in sorted(traces)}
+    if a.per_request:
+        out["per_request"] = each
     print(json.dumps(out))
     sys.exit(1 if errors else 0)
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "runtime/serve/batch.h"
 #include "runtime/serve/stop.h"
@@ -81,6 +82,7 @@ Engine::Engine(model::Model& model, const tok::Tokenizer& tok, EngineOptions opt
     batch_ = std::make_unique<BatchDecoder>(model, opts_.parallel);
     slots_.resize(size_t(opts_.parallel));
     stats_.slots = opts_.parallel;
+    if (env_uint("BLUESHIFT_SERVE_WARMUP", 1)) warm_up();
   }
   worker_ = std::thread([this] {
     for (;;) {
@@ -244,6 +246,20 @@ void Engine::finish_slot(Slot& slot, int32_t s) {
   slot.job.reset();
   slot.dec.reset();
   slot.stop.reset();
+}
+
+// A short prompt through slot 0's prefill (BatchDecoder::start) and one replayed batch, before the server takes
+// requests: the pipelines the batched path creates on first use are made here, not while the first requests wait.
+// The slot's cached tokens stay empty, so no request reuses what the warm-up left in its KV cache.
+// BLUESHIFT_SERVE_WARMUP=0 skips it (A/B runs).
+void Engine::warm_up() {
+  generate::GenerateOptions o;
+  o.max_tokens = 1;
+  o.sampling.temperature = 0;
+  batch_->start(0, std::vector<int32_t>(8, 0), 0, o);
+  batch_->wait(batch_->submit(1));
+  std::vector<int32_t> out;
+  batch_->take(0, out);
 }
 
 void Engine::run_batched() {

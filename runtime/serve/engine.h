@@ -96,6 +96,7 @@ class Engine {
   void run();
   void serve_one(Job& job);
   void run_batched();
+  void warm_up();
   struct Slot;
   void deliver(Slot& slot, int32_t s);
   void finish_slot(Slot& slot, int32_t s);
