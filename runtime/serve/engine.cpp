@@ -253,10 +253,12 @@ void Engine::finish_slot(Slot& slot, int32_t s) {
 // The slot's cached tokens stay empty, so no request reuses what the warm-up left in its KV cache.
 // BLUESHIFT_SERVE_WARMUP=0 skips it (A/B runs).
 void Engine::warm_up() {
+  const int32_t n = std::min(8, model_.max_ctx() - 2);  // start() needs room for the prompt and one token
+  if (n < 2) return;
   generate::GenerateOptions o;
   o.max_tokens = 1;
   o.sampling.temperature = 0;
-  batch_->start(0, std::vector<int32_t>(8, 0), 0, o);
+  batch_->start(0, std::vector<int32_t>(size_t(n), 0), 0, o);
   batch_->wait(batch_->submit(1));
   std::vector<int32_t> out;
   batch_->take(0, out);
