@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -15,6 +17,7 @@
 #include <future>
 #include <thread>
 
+#include "runtime/base/env.h"
 #include "runtime/base/error.h"
 #include "sharding/hash.h"
 
@@ -215,9 +218,18 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
   };
   std::map<const TensorEntry*, Assembly> assembly;
   uint64_t done = 0;
+  // BLUESHIFT_LOAD_STATS=1: where the calling thread's time went, on stderr at the end: waiting for the workers'
+  // shards (reading, hash checks, zstd) or in the sink (the model's upload). Whichever dominates bounds the load.
+  using Clock = std::chrono::steady_clock;
+  auto secs = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  const auto t_start = Clock::now();
+  double waited = 0, in_sink = 0;
   for (size_t i = 0; i < m.shards.size(); ++i) {
     while (next < m.shards.size() && in_flight.size() < window) launch();
+    const auto t_wait = Clock::now();
     ShardBytes shard = in_flight.front().get();  // rethrows the worker's integrity error
+    waited += secs(t_wait);
+    const auto t_sink = Clock::now();
     std::span<const std::byte> raw = shard.bytes();
     in_flight.pop_front();
     if (next < m.shards.size()) launch();  // keep the pipeline full while we deliver
@@ -237,9 +249,15 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
       }
     }
     pool.give(std::move(shard.buf));
+    in_sink += secs(t_sink);
     done += m.shards[i].size;
     if (opt.progress) opt.progress(done, m.total_size);
   }
+  if (env_switch("BLUESHIFT_LOAD_STATS"))
+    std::fprintf(stderr,
+                 "load-stats: %zu shards, %.2f GB raw in %.2f s: waiting for shards %.2f s (reading, hash checks, zstd; "
+                 "%zu in flight), in the sink %.2f s (the upload)\n",
+                 m.shards.size(), double(m.total_size) / 1e9, secs(t_start), waited, window, in_sink);
 }
 
 std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, const LoadOptions& opt,

@@ -206,6 +206,19 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
   EXPECT_GE(j["vram_bytes"].get<uint64_t>(), j["weight_bytes"].get<uint64_t>() + j["kv_cache_bytes"].get<uint64_t>());
 }
 
+// `bench --load-only` reports the load time; BLUESHIFT_LOAD_STATS=1 adds where the loader's time went (stderr).
+TEST(Bench, LoadOnlyAndLoadStats) {
+  auto r = run_blueshift({"bench", "--model", demo_model().string(), "--load-only", "--json"}, {{"BLUESHIFT_LOAD_STATS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(json::parse(r.out)["load_s"].get<double>(), 0.0) << r.out;
+  EXPECT_NE(r.err.find("load-stats: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("waiting for shards"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("in the sink"), std::string::npos) << r.err;
+  auto quiet = run_blueshift({"bench", "--model", demo_model().string(), "--load-only", "--json"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("load-stats"), std::string::npos) << quiet.err;
+}
+
 TEST(Bench, MissingModelIsBadInput) {
   TempDir d;
   auto r = run_blueshift({"bench", "--model", (d / "nope").string(), "--json"});
