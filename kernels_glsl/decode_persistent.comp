@@ -21,7 +21,8 @@
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
 // 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step), 6 = X_EARLY (the residual rows
 // read before their dot products). p.skip (timing breakdowns
-// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads.
+// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads; bit 6 has the Q4_K and F16 matvecs
+// load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -193,6 +194,12 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
         hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
       }
+      if ((p.skip & 64u) != 0u) {  // loads only (timing breakdowns)
+        uvec4 f = uvec4(0u);
+        for (uint u = 0u; u < 2u * PARTS; ++u) f ^= hh[u] ^ qq[u];
+        acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
+        continue;
+      }
       for (uint u = 0u; u < PARTS; ++u) {
       uint part = p0 + u * sg;
       if (part >= pend) break;
@@ -287,6 +294,11 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     for (uint part = k0 / 8u + lane; part < k1 / 8u; part += sg) {
       vec4 x0 = xin4(part * 8u - k0), x1 = xin4(part * 8u + 4u - k0);
       uvec4 qa = wa.v[ra * np + part], qb = wb.v[rb * np + part];
+      if ((p.skip & 64u) != 0u) {  // loads only (timing breakdowns)
+        uvec4 f = qa ^ qb;
+        acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
+        continue;
+      }
       for (uint r = 0u; r < 2u; ++r) {
         uvec4 q = r == 0u ? qa : qb;
         vec4 lo = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y)), hi = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));

@@ -16,7 +16,7 @@ struct PersistentParams {
   uint h_off;      // scratch: q at 0, the FFN hidden h at h_off, attention partials at part_off
   uint part_off;
   uint spin_limit; // grid-barrier spins before a workgroup gives up and raises the error flag
-  uint skip;       // timing breakdowns (BLUESHIFT_PERSISTENT_SKIP): bit i skips phase i + 1's work
+  uint skip;       // timing breakdowns (BLUESHIFT_PERSISTENT_SKIP): bit i skips phase i + 1's work (5: staging, 6: math)
   uint pad0; uint pad1; uint pad2;
 };
 
