@@ -20,9 +20,10 @@
 //
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
 // 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step), 6 = X_EARLY (the residual rows
-// read before their dot products). p.skip (timing breakdowns
+// read before their dot products), 7 = LOADS_ONLY (p.skip's bit 6, below). p.skip (timing breakdowns
 // only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads; bit 6 has the Q4_K and F16 matvecs
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
+// The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -125,6 +126,7 @@ layout(constant_id = 5) const uint PARTS = 2;
 // task: H100 1B kernel 0.973 -> 0.958 ms, 8B 3.785 -> 3.722 ms, the same sums; session 11's B1). A subgroup
 // owns its rows through the phase, so the early value is still current.
 layout(constant_id = 6) const uint X_EARLY = 1;
+layout(constant_id = 7) const uint LOADS_ONLY = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -194,7 +196,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
         hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
       }
-      if ((p.skip & 64u) != 0u) {  // loads only (timing breakdowns)
+      if (LOADS_ONLY != 0u) {  // timing breakdowns
         uvec4 f = uvec4(0u);
         for (uint u = 0u; u < 2u * PARTS; ++u) f ^= hh[u] ^ qq[u];
         acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
@@ -294,7 +296,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     for (uint part = k0 / 8u + lane; part < k1 / 8u; part += sg) {
       vec4 x0 = xin4(part * 8u - k0), x1 = xin4(part * 8u + 4u - k0);
       uvec4 qa = wa.v[ra * np + part], qb = wb.v[rb * np + part];
-      if ((p.skip & 64u) != 0u) {  // loads only (timing breakdowns)
+      if (LOADS_ONLY != 0u) {  // timing breakdowns
         uvec4 f = qa ^ qb;
         acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
         continue;

@@ -135,7 +135,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
   // for A/B runs: the same sums).
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}};
+  // BLUESHIFT_PERSISTENT_SKIP's bit 6 (the matvecs' weight loads without their math; timing breakdowns only) is a
+  // spec constant, so the kernel that runs without it is the one measured.
+  uint32_t loads_only = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0) & 64u ? 1 : 0;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
