@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 15's prepared run S6 (not run: no device time left): the persistent kernel's gate/up phase with two tasks a
+# Session 15's prepared run S6 (not run: no device time left): the loads-only breakdown (SKIP bit 6) on the 1B and 8B,
+# the 8B q4_k_m and f16 loads' split (BLUESHIFT_LOAD_STATS=1), and the persistent kernel's gate/up phase with two tasks a
 # subgroup (s6-persistent-dual.patch; BLUESHIFT_PERSISTENT_DUAL=1, off by default in the patch). Apply the patch,
 # build, bundle into .dev/carry, carry a test_model built from the patched tree in .dev/s16/tests.tar.xz.
 # Predicted: 1B q4_k_m P4 0.251 -> ~0.16 ms a step, kernel ~0.94 -> ~0.85 ms, decode ~919 -> ~1000 tok/s; the 8B
@@ -21,6 +22,15 @@ $BS blueshift convert /tmp/h1 /tmp/m1q --quant q4_k_m >/dev/null 2>&1; rm -rf /t
 for d in 0 1; do BLUESHIFT_PERSISTENT_DUAL=$d $BS blueshift logits --model /tmp/m1q --tokens $P --step --out /tmp/l$d.npy >/dev/null 2>&1; done
 cmp -s /tmp/l0.npy /tmp/l1.npy && echo "m1q decode-path logits (64 steps): DUAL == no DUAL, bit for bit" || echo "m1q logits DIFFER"
 for i in 1 2; do dec m1q d0-$i; dec m1q d1-$i BLUESHIFT_PERSISTENT_DUAL=1; done
+echo "== phases (the loads-only line: SKIP bit 6)"; timeout 80 bash benchmarks/persistent_phases.sh $BS /tmp/m1q
 echo "== phases, DUAL"; BLUESHIFT_PERSISTENT_DUAL=1 timeout 80 bash benchmarks/persistent_phases.sh $BS /tmp/m1q
 stamp "1B"
+# The 8B: where decode's matvec time goes (loads alone against loads and math), and where load time goes.
+$BS blueshift synth --config benchmarks/configs/llama-3.1-8b.json /tmp/h8 --seed 1 >/dev/null 2>&1
+$BS blueshift convert /tmp/h8 /tmp/m8q --quant q4_k_m >/dev/null 2>&1
+echo "== phases 8B q4_k_m"; timeout 120 bash benchmarks/persistent_phases.sh $BS /tmp/m8q 32
+BLUESHIFT_LOAD_STATS=1 $BS blueshift bench --model /tmp/m8q --load-only 2>&1 | tail -2
+rm -rf /tmp/m8q; $BS blueshift convert /tmp/h8 /tmp/m8f --quant f16 >/dev/null 2>&1; rm -rf /tmp/h8
+BLUESHIFT_LOAD_STATS=1 $BS blueshift bench --model /tmp/m8f --load-only 2>&1 | tail -2
+stamp "8B"
 tar -C /tmp -cJf $OUT/s6.tar.xz o
