@@ -664,13 +664,18 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     return true;
   };
 
+  // A matvec's rows per workgroup for m rows: `rows` (0: plain_rows), doubled while the grid would pass its x limit.
+  auto matvec_rows = [&](uint32_t m, uint32_t rows) {
+    uint32_t r = rows ? rows : plain_rows;
+    while ((m + r - 1) / r > 65535u) r *= 2;
+    return r;
+  };
   // Decode: y = W rmsnorm(x_) in one dispatch per projection (matvec.glsl, MV_NORM): the norm's
   // dispatch and the barrier after it disappear. Prefill keeps rms_norm then the tiled matmul.
   auto normed_matvec = [&](const Weight& norm, const Weight& w, gpu::Buffer& y, uint32_t rows = 0,
                            uint32_t inv = 0) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    uint32_t rows_per_wg = rows ? rows : plain_rows;
-    while ((m + rows_per_wg - 1) / rows_per_wg > 65535u) rows_per_wg *= 2;  // the grid's x limit
+    const uint32_t rows_per_wg = matvec_rows(m, rows);
     dispatch(weight_kernel("matvec", w.dtype) + "_norm",
              {{0, inv ? inv : matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
@@ -1025,7 +1030,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::F16 ? 2 : 4);
     if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
-      const uint32_t rows = cpu ? plain_rows : head_rows, inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
+      const uint32_t rows = matvec_rows(m, cpu ? 0 : head_rows), inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
       rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
       dispatch(weight_kernel("matvec", head.dtype), {{0, inv}, {1, rows}},
                {{0, &head.buffer}, {1, &xn_, 0, uint64_t(k) * 4}, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
