@@ -137,7 +137,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
   // BLUESHIFT_PERSISTENT_SKIP's bit 6 (the matvecs' weight loads without their math; timing breakdowns only) is a
   // spec constant, so the kernel that runs without it is the one measured.
-  uint32_t loads_only = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0) & 64u ? 1 : 0;
+  const uint32_t skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0), loads_only = skip & 64u ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only}};
 
   // Layer table.
@@ -187,7 +187,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A GPU polls an L2 line in ~0.3 us: 2^22 polls is ~1 s, far beyond any phase's length. A CPU polls
   // in ~1 ns and its threads share cores with other processes: 2^31 polls.
   p.spin_limit = env_uint("BLUESHIFT_PERSISTENT_SPINS", cpu ? 1u << 31 : 1u << 22);
-  p.skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0);
+  p.skip = skip;
   uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
 
   using gpu::BufferUsage;
