@@ -56,6 +56,8 @@ class Buffer {
   template <class T> T* mapped_as() const { return static_cast<T*>(mapped_); }
   // Makes GPU writes visible to the host for non-coherent memory (no-op when coherent).
   void invalidate() const;
+  // Whether its memory is cached on the host (a mapped buffer's CPU reads and writes go through the caches).
+  bool hostCached() const { return cached_; }
   // The buffer's GPU address (GL_EXT_buffer_reference) where Device::hasBufferDeviceAddress; else 0.
   uint64_t deviceAddress() const { return address_; }
 
@@ -65,6 +67,7 @@ class Buffer {
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
   bool coherent_ = true;
+  bool cached_ = false;
   uint64_t size_ = 0;
   uint64_t address_ = 0;
   BufferUsage usage_ = BufferUsage::storage;

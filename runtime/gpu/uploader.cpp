@@ -1,8 +1,14 @@
 #include "runtime/gpu/uploader.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace bs::gpu {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
 
 Uploader::Uploader(Device& device, uint64_t slot_bytes, int slots) : device_(device), slot_bytes_(slot_bytes) {
   for (int i = 0; i < slots; ++i) slots_.push_back({Buffer(device, {slot_bytes, BufferUsage::upload, "upload staging"})});
@@ -18,7 +24,9 @@ Uploader::~Uploader() {
 Uploader::Slot& Uploader::current() {
   Slot& s = slots_[cur_];
   if (!s.enc) {
+    const auto t = Clock::now();
     if (s.fence) device_.queue().wait(s.fence);  // the GPU is done reading this staging buffer
+    wait_s_ += since(t);
     s.keep.clear();
     s.cb.reset();
     s.used = 0;
@@ -52,7 +60,9 @@ void Uploader::write_with(const Buffer& dst, uint64_t offset, uint64_t size, uin
       submit_current();
       continue;
     }
+    const auto t = Clock::now();
     fill(s.staging.mapped_as<char>() + s.used, at, n);
+    fill_s_ += since(t);
     s.enc->copyBufferToBuffer(s.staging, s.used, dst, offset + at, n);
     s.used += (n + 255) & ~uint64_t(255);
     at += n;
@@ -69,10 +79,12 @@ void Uploader::record(const std::function<void(CommandEncoder&)>& fn, std::share
 
 void Uploader::flush() {
   submit_current();
+  const auto t = Clock::now();
   for (auto& s : slots_) {
     if (s.fence) device_.queue().wait(s.fence);
     s.keep.clear();
   }
+  wait_s_ += since(t);
 }
 
 }  // namespace bs::gpu

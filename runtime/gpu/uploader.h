@@ -32,6 +32,11 @@ class Uploader {
   // Submits what is pending and waits for every copy.
   void flush();
   uint64_t bytes() const { return bytes_; }
+  // Where its time went (load-time breakdowns: BLUESHIFT_LOAD_STATS): the CPU writing staging memory (the copies or
+  // `fill`), and waiting for the GPU to finish with a slot before reusing it. Whether staging memory is host-cached.
+  double fill_seconds() const { return fill_s_; }
+  double wait_seconds() const { return wait_s_; }
+  bool staging_cached() const { return !slots_.empty() && slots_[0].staging.hostCached(); }
 
  private:
   struct Slot {
@@ -50,6 +55,7 @@ class Uploader {
   std::vector<Slot> slots_;
   size_t cur_ = 0;
   uint64_t bytes_ = 0;
+  double fill_s_ = 0, wait_s_ = 0;
 };
 
 }  // namespace bs::gpu

@@ -1,6 +1,7 @@
 #include "runtime/model/model.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -180,6 +181,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       weights_.emplace(t.name, std::move(w));
     });
     up.flush();
+    if (env_switch("BLUESHIFT_LOAD_STATS"))  // the sink's share of the shard reader's load-stats line, split
+      std::fprintf(stderr, "upload-stats: %.2f GB through %s staging memory: writing it %.2f s, waiting for the GPU %.2f s\n",
+                   double(up.bytes()) / 1e9, up.staging_cached() ? "cached" : "uncached (write-combined)",
+                   up.fill_seconds(), up.wait_seconds());
   }
 
   // Bind every weight the forward pass reads up front, so a missing or misshapen one fails here with

@@ -214,9 +214,12 @@ TEST(Bench, LoadOnlyAndLoadStats) {
   EXPECT_NE(r.err.find("load-stats: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("waiting for shards"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("in the sink"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("upload-stats: "), std::string::npos) << r.err;  // the sink's split: staging writes, GPU waits
+  EXPECT_NE(r.err.find("waiting for the GPU"), std::string::npos) << r.err;
   auto quiet = run_blueshift({"bench", "--model", demo_model().string(), "--load-only", "--json"});
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find("load-stats"), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.err.find("upload-stats"), std::string::npos) << quiet.err;
 }
 
 TEST(Bench, MissingModelIsBadInput) {
