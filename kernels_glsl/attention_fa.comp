@@ -213,12 +213,14 @@ void main() {
   [[unroll]] for (uint i = 0; i < 8u; ++i) inv[i] = sa[w * 16u + row_of[i]];
   uint ostride = p.n_heads * HD, ob = (rbase * p.n_heads + h) * HD;
 #ifdef ATTN_OUT_F16
-  // Each fragment through ss: lane l packs 8 values of row l / 2 into one 16-byte store (HD, ostride and ob are
+  // Each fragment goes through ss: lane l packs 8 values of row l / 2 into one 16-byte store (HD, ostride and ob are
   // multiples of 8).
   uint er = lane >> 1, ec = (lane & 1u) * 8u;
+#endif
   [[unroll]] for (uint f = 0; f < NF; ++f) {
     [[unroll]] for (int i = 0; i < 8; ++i)
       if (i < acc[f].length()) acc[f][i] *= inv[i];
+#ifdef ATTN_OUT_F16
     coopMatStoreNV(acc[f], ss, sb, 16u, false);
     sync();
     if (er < nr) {
@@ -228,11 +230,7 @@ void main() {
                 packHalf2x16(vec2(ss[b + 4u], ss[b + 5u])), packHalf2x16(vec2(ss[b + 6u], ss[b + 7u])));
     }
     sync();
-  }
 #else
-  [[unroll]] for (uint f = 0; f < NF; ++f) {
-    [[unroll]] for (int i = 0; i < 8; ++i)
-      if (i < acc[f].length()) acc[f][i] *= inv[i];
     if (nr == 16u) {
       coopMatStoreNV(acc[f], o, ob + 16u * f, ostride, false);
     } else {
@@ -242,6 +240,6 @@ void main() {
         if (e / 16u < nr) o[ob + (e / 16u) * ostride + 16u * f + e % 16u] = ss[sb + e];
       sync();
     }
-  }
 #endif
+  }
 }
