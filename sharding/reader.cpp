@@ -19,6 +19,7 @@
 
 #include "runtime/base/env.h"
 #include "runtime/base/error.h"
+#include "runtime/base/parallel.h"
 #include "sharding/hash.h"
 
 namespace bs {
@@ -253,7 +254,9 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
           a.buf.resize(p.t->size);
         }
       }
-      std::copy(part.begin(), part.end(), a.buf.begin() + ptrdiff_t(p.at));
+      parallel_pieces(part.size(), 1, [&](uint64_t at, uint64_t n) {
+        std::memcpy(a.buf.data() + p.at + at, part.data() + at, n);
+      });
       if (++a.spans == p.t->spans.size()) {  // spans do not overlap (parse_manifest): every byte is written
         sink(*p.t, std::span<const std::byte>(a.buf).first(p.t->size));
         const uint64_t cap = a.buf.size();

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "runtime/base/parallel.h"
+
 namespace bs::gpu {
 
 namespace {
@@ -61,7 +63,8 @@ void Uploader::write_with(const Buffer& dst, uint64_t offset, uint64_t size, uin
       continue;
     }
     const auto t = Clock::now();
-    fill(s.staging.mapped_as<char>() + s.used, at, n);
+    char* out = s.staging.mapped_as<char>() + s.used;
+    parallel_pieces(n, unit, [&](uint64_t a, uint64_t len) { fill(out + a, at + a, len); });
     fill_s_ += since(t);
     s.enc->copyBufferToBuffer(s.staging, s.used, dst, offset + at, n);
     s.used += (n + 255) & ~uint64_t(255);

@@ -20,7 +20,8 @@ class Uploader {
   void write(const Buffer& dst, uint64_t offset, const void* data, uint64_t size);
   // The same for `size` bytes that `fill(out, at, n)` writes straight into staging memory: bytes [at, at + n)
   // of what dst receives at offset, in pieces of whole `unit`s (size a multiple of it), so that a transform
-  // of the host's bytes (runtime/model's Q6_K padding) costs one pass over them, not two.
+  // of the host's bytes (runtime/model's Q6_K padding) costs one pass over them, not two. Large pieces are
+  // written by several threads at once (runtime/base/parallel.h): `fill` must be safe on disjoint ranges.
   void write_with(const Buffer& dst, uint64_t offset, uint64_t size, uint64_t unit,
                   const std::function<void(char* out, uint64_t at, uint64_t n)>& fill);
   // Records `fn` into the command buffer that carries the copies written so far, after them (the
