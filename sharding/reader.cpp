@@ -219,6 +219,7 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
   struct Assembly {
     std::vector<std::byte> buf;
     size_t spans = 0;  // received
+    bool in_parts = false;  // its spans go to opt.part_sink (no buf)
   };
   std::map<const TensorEntry*, Assembly> assembly;
   std::multimap<uint64_t, std::vector<std::byte>> spare;  // by size
@@ -246,6 +247,12 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
         continue;
       }
       Assembly& a = assembly[p.t];
+      if (a.spans == 0) a.in_parts = opt.in_parts && opt.part_sink && opt.in_parts(*p.t);
+      if (a.in_parts) {
+        opt.part_sink(*p.t, p.at, part);
+        if (++a.spans == p.t->spans.size()) assembly.erase(p.t);
+        continue;
+      }
       if (a.spans == 0) {
         if (auto fit = spare.lower_bound(p.t->size); fit != spare.end()) {
           a.buf = std::move(fit->second);

@@ -22,6 +22,10 @@ struct LoadOptions {
   // The shard hash check to use, for the manifest's hashAlgorithm; it tells afterwards which BLAKE3
   // the hashes matched, and carries that knowledge from one call to the next. Null: a fresh one.
   ShardHashCheck* hash_check = nullptr;
+  // Tensors in several spans that in_parts(t) accepts (asked once a tensor, at its first span to arrive) are not
+  // assembled: part_sink(t, at, bytes) gets each span, at its offset in the tensor, as its shard is delivered.
+  std::function<bool(const TensorEntry&)> in_parts;
+  std::function<void(const TensorEntry&, uint64_t at, std::span<const std::byte>)> part_sink;
 };
 
 // Verifies (hashes of stored and raw bytes) and decompresses shards in parallel on a thread pool,
@@ -29,7 +33,7 @@ struct LoadOptions {
 // (by offset within a shard), while later shards are still being verified/decompressed. At most
 // `threads` shards are in flight (plus the one being delivered), so host memory stays bounded by a few
 // shards whatever the model size; a tensor in several spans (in any shard order) is assembled in one
-// buffer of its size and delivered with the shard holding its last span.
+// buffer of its size and delivered with the shard holding its last span (or goes in spans to options.part_sink).
 // Any mismatch throws bs::Error(ErrorKind::integrity) naming the shard. The bytes passed to the sink
 // are valid only during the call.
 void load_tensors(const Manifest& manifest, const std::filesystem::path& dir, const LoadOptions& options,

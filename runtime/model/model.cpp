@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 #include "kernels_glsl/params.h"
@@ -157,7 +158,26 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     GpuRepacker repacker(device_, kernels_, up);
     static const bool host_repack = env_switch("BLUESHIFT_HOST_REPACK");
     std::vector<std::byte> converted;
+    std::map<std::string, uint64_t> arriving;  // tensors streamed in pieces: bytes still to come
     source.for_each_tensor([&](const TensorView& t) {
+      if (t.whole) {  // a piece of a tensor that runs as stored (repack none, no padding): written where it goes
+        auto left = arriving.find(t.name);
+        if (left == arriving.end()) {
+          if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
+          const uint64_t bytes = (std::max<uint64_t>(t.whole, 16) + 15) & ~uint64_t(15);
+          weights_.emplace(t.name, Weight{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})});
+          left = arriving.emplace(t.name, t.whole).first;
+        }
+        if (t.repack != Repack::none || t.at + t.data.size() > t.whole || t.data.size() > left->second)
+          fail_kind(ErrorKind::internal, "tensor {}: a piece of {} bytes at {} of {} ({} left)", t.name, t.data.size(), t.at,
+                    t.whole, left->second);
+        up.write(weights_.at(t.name).buffer, t.at, t.data.data(), t.data.size());
+        if ((left->second -= t.data.size()) == 0) {
+          weight_bytes_ += t.whole;
+          arriving.erase(left);
+        }
+        return;
+      }
       if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
       // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K and Q6_K blocks as uvec4). Q6_K blocks
       // are padded to 224 bytes on the way up (dtype.h, kQ6KGpuBlockBytes).
@@ -179,8 +199,11 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       }
       weight_bytes_ += size;  // as stored: the bytes a decode step must read at least (bench's floor)
       weights_.emplace(t.name, std::move(w));
-    });
+    }, true);
     up.flush();
+    if (!arriving.empty())
+      fail("{}: tensor {} arrived incomplete ({} bytes missing)", source.dir.string(), arriving.begin()->first,
+           arriving.begin()->second);
     if (env_switch("BLUESHIFT_LOAD_STATS"))  // the sink's share of the shard reader's load-stats line, split
       std::fprintf(stderr, "upload-stats: %.2f GB through %s staging memory: writing it %.2f s, waiting for the GPU %.2f s\n",
                    double(up.bytes()) / 1e9, up.staging_cached() ? "cached" : "uncached (write-combined)",

@@ -27,7 +27,7 @@ ReferenceModel::ReferenceModel(const ModelSource& source) : cfg_(source.config) 
       std::copy(padded.begin(), padded.begin() + row, tmp.begin() + r * row);
     }
     weights_[t.name].assign(tmp.begin(), tmp.end());
-  });
+  }, false);
 }
 
 const std::vector<double>& ReferenceModel::w(const std::string& name) const {

@@ -113,6 +113,18 @@ uint64_t runnable_bytes(const TensorEntry& t) {
   return gpu_bytes(t.dtype, t.size);  // Q6_K: blocks padded on the GPU
 }
 
+bool runnable_as_stored(const TensorEntry& t) {
+  if (!t.companion_of.empty() || t.skipped || t.internal.empty()) return false;
+  if (t.layout == Layout::flat && t.shape.size() != 2 && traits(t.dtype).block_elems > 1) return false;  // to F32
+  switch (t.dtype) {
+    case DType::F16: return t.shape.size() == 2 || t.internal.ends_with("_exps");  // else widened to F32
+    case DType::Q4_K: return t.layout != Layout::col;                               // "col": converted to F16
+    case DType::Q8_0:
+    case DType::F32: return true;
+    default: return false;  // BF16 (converted), Q6_K (padded on the way up), W4A16 (repacked), the rest
+  }
+}
+
 uint64_t runnable_bytes(const TensorView& t) {
   const uint64_t elems = t.shape.size() == 2 ? uint64_t(t.shape[0]) * uint64_t(t.shape[1]) : 0;
   switch (t.repack) {

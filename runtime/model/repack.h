@@ -42,6 +42,10 @@ struct Companions {
 // on the GPU (gpu_repack.h) or with host_runnable.
 Runnable runnable_form(const TensorEntry& t, std::span<const std::byte> bytes, const Companions& companions,
                        const std::string& label, bool defer = false);
+// Whether t runs as its stored bytes, byte for byte on the GPU: runnable_form leaves them as they are (no conversion,
+// nothing deferred) and the GPU takes them unpadded (not Q6_K). Such a tensor may be uploaded in pieces as its
+// shards arrive (ModelSource::for_each_tensor's `parts`).
+bool runnable_as_stored(const TensorEntry& t);
 // Bytes runnable_form makes of t on the GPU (for the memory estimate before loading; Q6_K blocks padded, dtype.h).
 uint64_t runnable_bytes(const TensorEntry& t);
 // Bytes of t's runnable form: t.data's size, or what its repack makes of it.

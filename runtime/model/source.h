@@ -29,6 +29,10 @@ struct TensorView {
   Repack repack = Repack::none;
   std::span<const std::byte> scales;  // w4a16_to_q8_0: the group scales [rows, k / 32] ...
   DType scale_dtype = DType::BF16;    // ... in F16, BF16 or F32
+  // A piece of a tensor streamed as its shards arrive (for_each_tensor with `parts`): `data` is bytes [at, at +
+  // data.size()) of a tensor of `whole` bytes, which run as they are (repack none). 0: data is the whole tensor.
+  // A tensor's pieces arrive in any order, each byte once, possibly between other tensors.
+  uint64_t at = 0, whole = 0;
 };
 
 using TensorSink = std::function<void(const TensorView&)>;
@@ -38,8 +42,9 @@ struct ModelSource {
   std::string quant;              // "F16", "Q4_K_M", ... for display
   std::filesystem::path dir;
   uint64_t weight_bytes = 0;      // sum of the tensors' bytes on the GPU (for the VRAM estimate)
-  // Streams every tensor once to `sink` (on the calling thread).
-  std::function<void(const TensorSink&)> for_each_tensor;
+  // Streams every tensor once to `sink` (on the calling thread). With `parts`, a tensor the source holds in
+  // pieces may reach the sink in them (TensorView::whole), without being assembled on the host first.
+  std::function<void(const TensorSink&, bool parts)> for_each_tensor;
 };
 
 // Opens DIR as RDRR when it holds manifest.json, else as a Hugging Face checkpoint (BF16/F32 matrices

@@ -25,7 +25,7 @@ ModelSource open_hf_dir(const std::filesystem::path& dir) {
   src.dir = dir;
   for (auto& t : ckpt->tensors()) src.weight_bytes += t.elements() * (t.shape.size() == 2 ? 2 : 4);
   auto names = std::make_shared<TensorNames>(arch.model_type, arch.multimodal);
-  src.for_each_tensor = [ckpt, names, cfg = src.config, ckpt_dir = dir](const TensorSink& sink) {
+  src.for_each_tensor = [ckpt, names, cfg = src.config, ckpt_dir = dir](const TensorSink& sink, bool /*parts: always whole*/) {
     std::vector<std::byte> buf;
     // MoE experts, stacked [E, rows, cols] (F16) from the per-expert or fused tensors; their biases F32.
     for (auto& st : moe_stacked(cfg, *ckpt, (ckpt_dir / "config.json").string())) {

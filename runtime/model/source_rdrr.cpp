@@ -20,7 +20,7 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
   src.quant = manifest->quantization;
   src.dir = dir;
   for (auto& t : manifest->tensors) src.weight_bytes += runnable_bytes(t);
-  src.for_each_tensor = [manifest, dir](const TensorSink& sink) {
+  src.for_each_tensor = [manifest, dir](const TensorSink& sink, bool parts) {
     const std::string label = (dir / "manifest.json").string();
     // A tensor with companions (W4A16) is emitted once it and they have all arrived; until then the
     // first to arrive are held here, by name (a layer's worth at most: DOPPLER writes them together).
@@ -32,7 +32,20 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
       Runnable r = runnable_form(t, bytes, c, label, true);  // W4A16 and "col" Q4_K: the loader converts them
       sink({t.internal, r.dtype, r.shape, r.data, r.repack, r.scales, r.scale_dtype});
     };
-    load_tensors(*manifest, dir, LoadOptions{}, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
+    // A tensor in several spans that runs as stored reaches the sink span by span (no host assembly: an 8B f16's
+    // FFN matrices each span 2-3 of its 64 MB shards). runnable_form still checks each piece's tensor.
+    LoadOptions lo;
+    if (parts) {
+      lo.in_parts = [](const TensorEntry& t) { return runnable_as_stored(t); };
+      lo.part_sink = [&](const TensorEntry& t, uint64_t at, std::span<const std::byte> bytes) {
+        Runnable r = runnable_form(t, bytes, {}, label, true);
+        TensorView v{t.internal, r.dtype, r.shape, r.data, r.repack, r.scales, r.scale_dtype};
+        v.at = at;
+        v.whole = t.size;
+        sink(v);
+      };
+    }
+    load_tensors(*manifest, dir, lo, [&](const TensorEntry& t, std::span<const std::byte> bytes) {
       const TensorEntry* owner = t.companion_of.empty() ? &t : manifest->find(t.companion_of);
       if (owner->skipped) return;  // read (and hash-checked) with its shard, never bound
       if (owner->dtype != DType::W4A16) {

@@ -2,6 +2,7 @@
 // corruption RDRR.md lists fails verify and load with a message naming the shard or field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -91,6 +92,44 @@ TEST(ModelFiles, F16RoundTripIsBitExact) {
       EXPECT_GT(spanning, 0u) << "the test should cover tensors crossing shards";
       EXPECT_EQ(r.manifest.model_config().arch, arch);
     }
+  }
+}
+
+// LoadOptions::in_parts: the tensors it accepts arrive span by span at their offsets (each byte once, the same
+// bytes as assembled); the rest, and every single-span tensor, as before.
+TEST(ModelFiles, TensorsInPartsMatchAssembled) {
+  TempDir dir;
+  fs::path hf = make_checkpoint(dir.path / "llama", tiny_config("llama"));
+  for (bool compress : {true, false}) {
+    fs::path out = dir.path / (compress ? "rdrr" : "rdrr-plain");
+    ConvertResult r = convert_small(hf, out, QuantMode::f16, 32 << 10, compress);
+    auto whole = load_all(r.manifest, out);
+    std::map<std::string, std::vector<std::byte>> got;
+    std::map<std::string, std::vector<int>> written;  // times each byte arrived
+    size_t asked = 0, split = 0;
+    LoadOptions o;
+    o.threads = 2;
+    o.in_parts = [&](const TensorEntry& t) {
+      ++asked;
+      EXPECT_GT(t.spans.size(), 1u) << t.name;  // asked only of tensors in several spans
+      return t.shape.size() == 2;
+    };
+    o.part_sink = [&](const TensorEntry& t, uint64_t at, std::span<const std::byte> b) {
+      auto& g = got[t.name];
+      auto& w = written[t.name];
+      if (g.empty()) g.resize(t.size), w.resize(t.size);
+      ASSERT_LE(at + b.size(), t.size) << t.name;
+      std::copy(b.begin(), b.end(), g.begin() + ptrdiff_t(at));
+      for (uint64_t i = 0; i < b.size(); ++i) ++w[at + i];
+    };
+    load_tensors(r.manifest, out, o, [&](const TensorEntry& t, std::span<const std::byte> b) {
+      EXPECT_TRUE(got.emplace(t.name, std::vector<std::byte>(b.begin(), b.end())).second) << t.name;
+      if (t.spans.size() > 1) ++split;  // declined: assembled
+    });
+    EXPECT_GT(asked, split) << "some tensor should arrive in parts";
+    EXPECT_EQ(got, whole);
+    for (auto& [name, w] : written)
+      EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](int n) { return n == 1; })) << name;
   }
 }
 
