@@ -70,6 +70,13 @@ const uint MV_NR = ROWS;
 #endif
 float mv_acc[MV_NR];
 shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
+#ifdef MV_OCCUPANCY_PAD
+// Timing builds only (bs_gemv_bench --mv-spv; no registry kernel defines it): MV_OCCUPANCY_PAD floats of shared
+// memory that bound how many workgroups an SM holds at once, to time a matvec at the persistent decode kernel's 16
+// warps per SM (46 KB: 4 workgroups on a 228 KB SM). Read under a condition that never holds (p.m is a row count),
+// so the compiler keeps it.
+shared float mv_pad[MV_OCCUPANCY_PAD];
+#endif
 
 // First row of the workgroup's expert in W (MV_EXPERT), else 0; set by mv_begin.
 uint mv_ebase = 0u;
@@ -133,6 +140,9 @@ vec4 mv_x4m(uint xb, uint i, uint kv) { return i < kv ? mv_x4(xb, i) : vec4(0.0)
 #endif
 
 void mv_finish(uint row0, uint b) {
+#ifdef MV_OCCUPANCY_PAD
+  if (p.m == 0xFFFFFFFFu) mv_acc[0] += mv_pad[gl_LocalInvocationID.x % uint(MV_OCCUPANCY_PAD)];
+#endif
   for (uint r = 0; r < MV_NR; ++r) {
     float s = subgroupAdd(mv_acc[r]);
     if (subgroupElect()) mv_red[r * MAX_SUBGROUPS + gl_SubgroupID] = s;
