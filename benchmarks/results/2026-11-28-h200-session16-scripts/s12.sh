@@ -9,7 +9,9 @@
 #       -o .dev/s16/spv/q4k.${v%%:*}.spv kernels_glsl/matvec_q4k.comp; done
 # Carry .gl, .dev/carry (a bundle with bs_gemv_bench) and .dev/s16. Reading: if pad46k at wg 128 streams near 1.4
 # TB/s while nopad reaches ~2.1, occupancy explains the persistent phases (then: a leaner task at <= 64 registers);
-# if it holds ~2 TB/s, the persistent kernel's own structure costs the time.
+# if it holds ~2 TB/s, the persistent kernel's own structure costs the time. A confound to keep in mind: 4 x 47 KB of
+# shared memory leaves the SM less L1 (shared and L1 split 256 KB); pad23k (about 9 workgroups an SM: wg 64 = 18
+# warps) is the second point with more L1 left.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 mkdir -p /tmp/o
