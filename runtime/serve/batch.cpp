@@ -81,7 +81,8 @@ void BatchDecoder::record_sample(gpu::CommandEncoder& enc, model::Recording& rec
   pass.dispatchWorkgroups(1);
 }
 
-void BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos0, const generate::GenerateOptions& o) {
+uint64_t BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos0, const generate::GenerateOptions& o,
+                             bool wait) {
   const auto& c = model_.config();
   if (prompt.empty() || pos0 < 0 || int64_t(pos0) + int64_t(prompt.size()) >= model_.max_ctx())
     fail_kind(ErrorKind::internal, "slot {}: a prompt of {} tokens at {} does not fit the context of {}", s, prompt.size(),
@@ -125,7 +126,19 @@ void BatchDecoder::start(int32_t s, std::span<const int32_t> prompt, int32_t pos
   enc.writeBuffer(slot_state_, u * state_stride_, st, sizeof st);
   record_sample(enc, rec, s, uint64_t(std::min(last_rows, model_.logits_rows()) - 1));
   auto cb = enc.finish();
-  device_.queue().wait(device_.queue().submit(cb));
+  const uint64_t value = device_.queue().submit(cb);
+  if (wait) {
+    device_.queue().wait(value);
+    return value;
+  }
+  parts.push_back(std::move(cb));
+  started_.push_back({std::move(rec), std::move(parts), value});
+  return value;
+}
+
+void BatchDecoder::wait_started() {
+  if (!started_.empty()) device_.queue().wait(started_.back().value);  // the queue ran them in order
+  started_.clear();
 }
 
 uint64_t BatchDecoder::submit(int32_t steps) {

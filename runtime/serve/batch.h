@@ -9,6 +9,7 @@
 // sequence, max_tokens, a cancel) skips sampling; its row of the step still runs, at its last position.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -28,7 +29,12 @@ class BatchDecoder {
 
   // Prefills `prompt` into slot s after the first `pos0` tokens its KV cache already holds, and samples
   // the sequence's first token; one submit, waited for. opts.max_tokens is clamped to the context.
-  void start(int32_t s, std::span<const int32_t> prompt, int32_t pos0, const generate::GenerateOptions& opts);
+  // With `wait` false the submit is left running (the next start records while it runs; the queue keeps
+  // them in order): its timeline value is returned for wait / completed, and wait_started() waits for every
+  // start so far and frees what their command buffers used.
+  uint64_t start(int32_t s, std::span<const int32_t> prompt, int32_t pos0, const generate::GenerateOptions& opts,
+                 bool wait = true);
+  void wait_started();
   // Replays one batch over every slot: the shortest recorded batch (1, 4 or K steps) that covers
   // `steps`, or K; returns its timeline value.
   uint64_t submit(int32_t steps);
@@ -58,6 +64,13 @@ class BatchDecoder {
   std::vector<uint32_t> taken_;  // tokens taken from each slot's ring
   std::vector<int32_t> start_pos_, prompt_len_;
   model::Recording rec_;
+  // Starts submitted and not yet waited for (start with wait false): what their command buffers use.
+  struct Started {
+    model::Recording rec;
+    std::vector<gpu::CommandBuffer> cbs;
+    uint64_t value = 0;
+  };
+  std::deque<Started> started_;  // a deque: Started (its Recording) may not move without throwing
   // Recorded batches of 1, 4 and K steps: when every running sequence needs only a few more tokens, a
   // short batch saves the steps a long one would spend on stopped rows.
   std::vector<std::pair<int32_t, std::unique_ptr<gpu::CommandBuffer>>> batch_cbs_;
