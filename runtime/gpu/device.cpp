@@ -1,8 +1,10 @@
 #include "runtime/gpu/device.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include "runtime/base/env.h"
 #include "runtime/gpu/command.h"
@@ -215,9 +217,21 @@ CommandEncoder Device::createCommandEncoder(std::string label, bool simultaneous
 
 // ---------------------------------------------------------------------------------------------- Buffer
 
+// BLUESHIFT_UPLOAD_MEMORY: the staging memory's type, wc (write-combined, the default) or cached.
+static bool upload_cached() {
+  static const bool cached = [] {
+    const char* e = std::getenv("BLUESHIFT_UPLOAD_MEMORY");
+    std::string_view v = e ? e : "wc";
+    if (v != "wc" && v != "cached") fail_kind(ErrorKind::usage, "BLUESHIFT_UPLOAD_MEMORY={}: expected wc or cached", v);
+    return v == "cached";
+  }();
+  return cached;
+}
+
 Buffer::Buffer(Device& device, const BufferDesc& desc)
     : device_(&device), size_(desc.size), usage_(desc.usage), label_(desc.label) {
   if (desc.size == 0) fail_kind(ErrorKind::internal, "createBuffer({}): size 0", desc.label);
+  if (desc.usage == BufferUsage::upload) upload_cached();  // a bad value fails before anything is created
   VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   ci.size = desc.size;
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
@@ -239,9 +253,12 @@ Buffer::Buffer(Device& device, const BufferDesc& desc)
     case BufferUsage::storage:
       type = device.findMemoryType(req.memoryTypeBits, kLocal);
       break;
-    case BufferUsage::upload:  // plain host memory, write-combined: the GPU reads it once (a cached type wrote no
-      // faster: 8B f16, 16 GB, 2.46-2.92 s against 2.36-2.63; 8B q4_k_m 0.74-0.78 s against 0.77-0.81; session 16, S7)
-      type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent, kLocal);
+    case BufferUsage::upload:  // plain host memory, write-combined: the GPU reads it once
+      // BLUESHIFT_UPLOAD_MEMORY=cached takes a cached coherent type instead (A/B runs). With one thread writing it,
+      // a cached type wrote no faster (8B f16, 16 GB: 2.46-2.92 s against 2.36-2.63; session 16, S7); with 8 threads
+      // write-combined memory tops out near 11 GB/s (S9), which cached memory may not.
+      if (upload_cached()) type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent | kCached, kLocal);
+      if (type == UINT32_MAX) type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent, kLocal);
       if (type == UINT32_MAX) type = device.findMemoryType(req.memoryTypeBits, kHost | kCoherent);
       break;
     case BufferUsage::readback:

@@ -253,6 +253,18 @@ TEST(Load, TensorsAcrossShardsGiveTheSameLogits) {
   }
 }
 
+TEST(Bench, UploadMemoryChoiceAndItsBadValue) {
+  for (const char* v : {"wc", "cached"}) {
+    auto r = run_blueshift({"bench", "--model", demo_model().string(), "--load-only", "--json"},
+                           {{"BLUESHIFT_UPLOAD_MEMORY", v}, {"BLUESHIFT_LOAD_STATS", "1"}});
+    ASSERT_EQ(r.exit_code, 0) << v << ": " << r.err;
+    EXPECT_NE(r.err.find("staging memory"), std::string::npos) << r.err;
+  }
+  auto r = run_blueshift({"bench", "--model", demo_model().string(), "--load-only"}, {{"BLUESHIFT_UPLOAD_MEMORY", "fast"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("BLUESHIFT_UPLOAD_MEMORY=fast: expected wc or cached"), std::string::npos) << r.err;
+}
+
 TEST(Bench, MissingModelIsBadInput) {
   TempDir d;
   auto r = run_blueshift({"bench", "--model", (d / "nope").string(), "--json"});
