@@ -97,14 +97,23 @@ Peak measure_peak(bs::gpu::Device& dev) {
   return peak;
 }
 
+// Where the load's time went (Model::load_breakdown): waiting for shards and in the sink (RDRR only; null from a
+// Hugging Face directory), and the sink's writes into staging memory and waits for the GPU.
+nlohmann::ordered_json load_breakdown_json(const bs::model::Model& m) {
+  const auto& b = m.load_breakdown();
+  auto src = [&](double v) { return b.source.known ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  return {{"shard_wait_s", src(b.source.shard_wait_s)}, {"sink_s", src(b.source.sink_s)},
+          {"staging_write_s", b.staging_write_s}, {"gpu_wait_s", b.gpu_wait_s}};
+}
+
 // --load-only: the load (open, verify, decompress, upload, repack) timed alone, for A/B runs of the
 // loader (BLUESHIFT_HOST_REPACK=1 against the GPU repack, say) without a forward pass.
 void run_load_only(const Args& a) {
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : 64, 512, bs::gpu::KernelSource::glsl, nullptr);
   auto& dev = *lm.device;
   nlohmann::ordered_json j = {{"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name},
-                              {"load_s", lm.load_s}, {"weight_bytes", lm.model->weight_bytes()},
-                              {"vram_bytes", dev.allocatedBytes()}};
+                              {"load_s", lm.load_s}, {"load_breakdown", load_breakdown_json(*lm.model)},
+                              {"weight_bytes", lm.model->weight_bytes()}, {"vram_bytes", dev.allocatedBytes()}};
   if (a.json) std::printf("%s\n", j.dump(2).c_str());
   else
     std::printf("%s (%s) on %s: load %.2f s, weights %.2f GiB, VRAM %.2f GiB\n", a.model.c_str(), lm.quant.c_str(),
@@ -224,7 +233,7 @@ void run(const Args& a) {
       {"floor_ms_per_token", floor_ms}, {"floor_tok_s", floor_ms > 0 ? 1e3 / floor_ms : 0.0},
       {"gpu_ms_by_kernel", by_kernel}, {"gpu_ms_by_dispatch", by_label}, {"vram_bytes", dev.allocatedBytes()},
       {"weight_bytes", model.weight_bytes()}, {"kv_cache_bytes", model.kv_bytes()}, {"load_s", lm.load_s},
-      {"token_arrival_ms", arrivals_last}};
+      {"load_breakdown", load_breakdown_json(model)}, {"token_arrival_ms", arrivals_last}};
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {

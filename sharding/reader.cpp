@@ -224,8 +224,7 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
   std::map<const TensorEntry*, Assembly> assembly;
   std::multimap<uint64_t, std::vector<std::byte>> spare;  // by size
   uint64_t done = 0;
-  // BLUESHIFT_LOAD_STATS=1: where the calling thread's time went, on stderr at the end: waiting for the workers'
-  // shards (reading, hash checks, zstd) or in the sink (the model's upload). Whichever dominates bounds the load.
+  // Where the calling thread's time went (LoadStats; on stderr at the end with BLUESHIFT_LOAD_STATS=1).
   using Clock = std::chrono::steady_clock;
   auto secs = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
   const auto t_start = Clock::now();
@@ -276,11 +275,13 @@ void load_tensors(const Manifest& m, const fs::path& dir, const LoadOptions& opt
     done += m.shards[i].size;
     if (opt.progress) opt.progress(done, m.total_size);
   }
+  const LoadStats st{m.shards.size(), m.total_size, secs(t_start), waited, in_sink};
+  if (opt.stats) *opt.stats = st;
   if (env_switch("BLUESHIFT_LOAD_STATS"))
     std::fprintf(stderr,
                  "load-stats: %zu shards, %.2f GB raw in %.2f s: waiting for shards %.2f s (reading, hash checks, zstd; "
                  "%zu in flight), in the sink %.2f s (the upload)\n",
-                 m.shards.size(), double(m.total_size) / 1e9, secs(t_start), waited, window, in_sink);
+                 st.shards, double(st.raw_bytes) / 1e9, st.seconds, st.shard_wait_s, window, st.sink_s);
 }
 
 std::vector<ShardProblem> verify_shards(const Manifest& m, const fs::path& dir, const LoadOptions& opt,

@@ -16,6 +16,14 @@
 
 namespace bs {
 
+// Where load_tensors' calling thread spent its time: waiting for the workers' shards (reading, hash checks, zstd), or
+// in the sink (the model's upload). Whichever dominates bounds the load.
+struct LoadStats {
+  size_t shards = 0;
+  uint64_t raw_bytes = 0;
+  double seconds = 0, shard_wait_s = 0, sink_s = 0;
+};
+
 struct LoadOptions {
   int threads = 0;  // 0 = hardware_concurrency
   std::function<void(uint64_t done, uint64_t total)> progress;  // raw bytes, on the calling thread
@@ -26,6 +34,7 @@ struct LoadOptions {
   // assembled: part_sink(t, at, bytes) gets each span, at its offset in the tensor, as its shard is delivered.
   std::function<bool(const TensorEntry&)> in_parts;
   std::function<void(const TensorEntry&, uint64_t at, std::span<const std::byte>)> part_sink;
+  LoadStats* stats = nullptr;  // filled at the end where given (BLUESHIFT_LOAD_STATS=1 also prints them)
 };
 
 // Verifies (hashes of stored and raw bytes) and decompresses shards in parallel on a thread pool,

@@ -204,6 +204,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     if (!arriving.empty())
       fail("{}: tensor {} arrived incomplete ({} bytes missing)", source.dir.string(), arriving.begin()->first,
            arriving.begin()->second);
+    load_breakdown_ = {*source.stats, up.fill_seconds(), up.wait_seconds()};
     if (env_switch("BLUESHIFT_LOAD_STATS"))  // the sink's share of the shard reader's load-stats line, split
       std::fprintf(stderr, "upload-stats: %.2f GB through %s staging memory: writing it %.2f s, waiting for the GPU %.2f s\n",
                    double(up.bytes()) / 1e9, up.staging_cached() ? "cached" : "uncached (write-combined)",

@@ -106,6 +106,13 @@ class Model {
   gpu::KernelCache& kernels() { return kernels_; }
   gpu::Device& device() { return device_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // Where loading the weights spent its time: the source's part (RDRR: waiting for shards, in the sink) and the
+  // upload's (writing staging memory, waiting for the GPU); bench --json reports it.
+  struct LoadBreakdown {
+    SourceStats source;
+    double staging_write_s = 0, gpu_wait_s = 0;
+  };
+  const LoadBreakdown& load_breakdown() const { return load_breakdown_; }
   // After a forward: the last row's final hidden state before the final norm, and after it.
   std::vector<float> last_hidden();
   std::vector<float> last_normed();
@@ -167,6 +174,7 @@ class Model {
   int32_t max_ctx_, max_batch_, logits_rows_;
   std::map<std::string, Weight> weights_;
   uint64_t weight_bytes_ = 0;
+  LoadBreakdown load_breakdown_;
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ struct TensorView {
 
 using TensorSink = std::function<void(const TensorView&)>;
 
+// Where a source's last for_each_tensor spent its time, where it knows (RDRR: the shard reader's LoadStats).
+struct SourceStats {
+  bool known = false;
+  double shard_wait_s = 0;  // waiting for the workers' shards (reading, hash checks, zstd)
+  double sink_s = 0;        // in the sink (the model's upload)
+};
+
 struct ModelSource {
   ModelConfig config;
   std::string quant;              // "F16", "Q4_K_M", ... for display
@@ -45,6 +53,7 @@ struct ModelSource {
   // Streams every tensor once to `sink` (on the calling thread). With `parts`, a tensor the source holds in
   // pieces may reach the sink in them (TensorView::whole), without being assembled on the host first.
   std::function<void(const TensorSink&, bool parts)> for_each_tensor;
+  std::shared_ptr<SourceStats> stats = std::make_shared<SourceStats>();  // filled by for_each_tensor where known
 };
 
 // Opens DIR as RDRR when it holds manifest.json, else as a Hugging Face checkpoint (BF16/F32 matrices

@@ -20,7 +20,7 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
   src.quant = manifest->quantization;
   src.dir = dir;
   for (auto& t : manifest->tensors) src.weight_bytes += runnable_bytes(t);
-  src.for_each_tensor = [manifest, dir](const TensorSink& sink, bool parts) {
+  src.for_each_tensor = [manifest, dir, stats = src.stats](const TensorSink& sink, bool parts) {
     const std::string label = (dir / "manifest.json").string();
     // A tensor with companions (W4A16) is emitted once it and they have all arrived; until then the
     // first to arrive are held here, by name (a layer's worth at most: DOPPLER writes them together).
@@ -35,6 +35,8 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
     // A tensor in several spans that runs as stored reaches the sink span by span (no host assembly: an 8B f16's
     // FFN matrices each span 2-3 of its 64 MB shards). runnable_form still checks each piece's tensor.
     LoadOptions lo;
+    LoadStats ls;
+    lo.stats = &ls;
     if (parts) {
       lo.in_parts = [](const TensorEntry& t) { return runnable_as_stored(t); };
       lo.part_sink = [&](const TensorEntry& t, uint64_t at, std::span<const std::byte> bytes) {
@@ -63,6 +65,7 @@ ModelSource open_rdrr_dir(const std::filesystem::path& dir) {
       emit(*owner, held[owner->name], c);
       for (const std::string* n : {&owner->name, &owner->scales, &owner->shape_tensor}) held.erase(*n);
     });
+    *stats = {true, ls.shard_wait_s, ls.sink_s};
   };
   return src;
 }

@@ -210,7 +210,10 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
 TEST(Bench, LoadOnlyAndLoadStats) {
   auto r = run_blueshift({"bench", "--model", demo_model().string(), "--load-only", "--json"}, {{"BLUESHIFT_LOAD_STATS", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_GT(json::parse(r.out)["load_s"].get<double>(), 0.0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_GT(j["load_s"].get<double>(), 0.0) << r.out;
+  for (const char* f : {"shard_wait_s", "sink_s", "staging_write_s", "gpu_wait_s"})  // an RDRR model: all known
+    EXPECT_GE(j["load_breakdown"][f].get<double>(), 0.0) << f << ": " << r.out;
   EXPECT_NE(r.err.find("load-stats: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("waiting for shards"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("in the sink"), std::string::npos) << r.err;
