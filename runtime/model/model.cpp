@@ -159,13 +159,19 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     static const bool host_repack = env_switch("BLUESHIFT_HOST_REPACK");
     std::vector<std::byte> converted;
     std::map<std::string, uint64_t> arriving;  // tensors streamed in pieces: bytes still to come
+    // A tensor's weight and its GPU buffer of `on_gpu` bytes, rounded up to 16: kernels read whole words (and Q4_K
+    // and Q6_K blocks as uvec4). Q6_K blocks are padded to 224 bytes on the way up (dtype.h, kQ6KGpuBlockBytes).
+    auto add_weight = [&](const TensorView& t, uint64_t on_gpu) -> Weight& {
+      if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
+      const uint64_t bytes = (std::max<uint64_t>(on_gpu, 16) + 15) & ~uint64_t(15);
+      Weight w{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})};
+      return weights_.emplace(t.name, std::move(w)).first->second;
+    };
     source.for_each_tensor([&](const TensorView& t) {
       if (t.whole) {  // a piece of a tensor that runs as stored (repack none, no padding): written where it goes
         auto left = arriving.find(t.name);
         if (left == arriving.end()) {
-          if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
-          const uint64_t bytes = (std::max<uint64_t>(t.whole, 16) + 15) & ~uint64_t(15);
-          weights_.emplace(t.name, Weight{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})});
+          add_weight(t, t.whole);
           left = arriving.emplace(t.name, t.whole).first;
         }
         if (t.repack != Repack::none || t.at + t.data.size() > t.whole || t.data.size() > left->second)
@@ -178,12 +184,8 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
         }
         return;
       }
-      if (weights_.count(t.name)) fail("{}: tensor {} appears twice", source.dir.string(), t.name);
-      // Sizes rounded up to 16 bytes: kernels read whole words (and Q4_K and Q6_K blocks as uvec4). Q6_K blocks
-      // are padded to 224 bytes on the way up (dtype.h, kQ6KGpuBlockBytes).
       const uint64_t size = runnable_bytes(t), on_gpu = t.repack == Repack::none ? gpu_bytes(t.dtype, size) : size;
-      uint64_t bytes = (std::max<uint64_t>(on_gpu, 16) + 15) & ~uint64_t(15);
-      Weight w{t.dtype, t.shape, device_.createBuffer({bytes, BufferUsage::storage, t.name})};
+      Weight& w = add_weight(t, on_gpu);
       if (t.repack != Repack::none && !host_repack && repacker.can(t)) {
         repacker.repack(t, w.buffer);
       } else if (auto data = host_runnable(t, converted); on_gpu != data.size()) {
@@ -198,7 +200,6 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
         up.write(w.buffer, 0, data.data(), data.size());
       }
       weight_bytes_ += size;  // as stored: the bytes a decode step must read at least (bench's floor)
-      weights_.emplace(t.name, std::move(w));
     }, true);
     up.flush();
     if (!arriving.empty())
