@@ -297,9 +297,9 @@ void Engine::run_batched() {
       }
       stats_.active = int32_t(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return bool(s.job); }));
     }
-    // Prefill the joiners between batches (the others wait for these submits). With BLUESHIFT_SERVE_JOIN_OVERLAP=1 a
-    // joiner's prefill records while those before it run; each joiner's first token is delivered as soon as its
-    // prefill is done (A/B runs; off by default until measured on a device).
+    // Prefill the joiners between batches (the others wait for these submits); each joiner's first token is delivered
+    // once its prefill is done. By default each start waits for its own submit; with BLUESHIFT_SERVE_JOIN_OVERLAP=1 a
+    // joiner's prefill records while those before it run (A/B runs; off by default until measured on a device).
     static const bool overlap = env_switch("BLUESHIFT_SERVE_JOIN_OVERLAP");
     std::vector<std::pair<int32_t, uint64_t>> prefilling;  // (slot, timeline value), in submission order
     auto deliver_done = [&](bool wait) {
@@ -338,8 +338,7 @@ void Engine::run_batched() {
       slot.stop.emplace(job.stop);
       slot.max_tokens = std::min<int32_t>(job.opts.max_tokens, model_.max_ctx() - int32_t(prompt.size()));
       try {
-        const uint64_t value = batch_->start(s, std::span(prompt).subspan(reuse), int32_t(reuse), job.opts, !overlap);
-        if (overlap) prefilling.emplace_back(s, value);
+        prefilling.emplace_back(s, batch_->start(s, std::span(prompt).subspan(reuse), int32_t(reuse), job.opts, !overlap));
       } catch (const std::exception& e) {
         job.finish("error", e.what());
         slot.job.reset();
@@ -349,13 +348,10 @@ void Engine::run_batched() {
         std::lock_guard lk(m_);
         stats_.cached_tokens += reuse;
       }
-      if (overlap) deliver_done(false);
-      else deliver(slot, s);
+      deliver_done(false);  // without the overlap: this joiner, whose submit was waited for
     }
-    if (overlap) {
-      deliver_done(true);
-      batch_->wait_started();
-    }
+    deliver_done(true);
+    batch_->wait_started();
     // Slots that stopped on their first token leave before the batch.
     auto retire = [&] {
       for (int32_t s = 0; s < N; ++s) {
