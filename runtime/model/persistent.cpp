@@ -51,11 +51,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const auto& ad = dev.adapter();
   const std::string int_kernel = q4k_dot_kernel(m.kernels_, "decode_persistent");  // first: a bad value is an error anywhere
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
-  // Default: GPUs, except F16 layers below dim 4096. Measured on the H100 (benchmarks/results/
-  // 2026-11-24-h100-session6.md, Q3, Q5, Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821
-  // since the grid barrier's rework (before it the 1B lost: 803 -> 765), but 1B F16 656 -> 615 (still so in
-  // 2026-11-25-h100-session8.md R9: 647 per-phase vs 596 at 384 invocations, 616 at 512). On
-  // lavapipe one workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
+  // Default: GPUs, except F16 layers. Measured on the H100 (benchmarks/results/2026-11-24-h100-session6.md, Q3, Q5,
+  // Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821 since the grid barrier's rework (before it the 1B
+  // lost: 803 -> 765), but 1B F16 656 -> 615 (still so in 2026-11-25-h100-session8.md R9: 647 per-phase vs 596 at 384
+  // invocations, 616 at 512). On the H200 (2026-11-28-h200-session17.md, R2) the per-phase path also won the 8B F16
+  // (167.1 -> 175.7 tok/s; its F16 matvecs scale with bandwidth, the kernel's phases did not), while the kernel kept
+  // the q4_k_m rows (1B 909 against 861, 8B 256 against 226) and lost the 1B F16 (671 against 767). On lavapipe one
+  // workgroup runs every layer on one thread. BLUESHIFT_PERSISTENT=1 takes it wherever it can run.
   const bool forced = env_switch("BLUESHIFT_PERSISTENT");
   if (!forced && ad.type == "cpu") return no("off by default on CPU devices (BLUESHIFT_PERSISTENT=1 forces it)");
   if (!dev.hasBufferDeviceAddress()) return no("the device has no buffer device addresses");
@@ -156,8 +158,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
       int code = dtype_code(w->dtype, w->shape[1]);
       if (code < 0) return no(fmt::format("blk.{}.{}: {} [{}, {}] has no persistent decoder", l, name, dtype_name(w->dtype),
                                           w->shape[0], w->shape[1]));
-      if (!forced && code == int(kPkF16) && c.dim < 4096)
-        return no("off by default for F16 layers below dim 4096 (BLUESHIFT_PERSISTENT=1 forces it)");
+      if (!forced && code == int(kPkF16))
+        return no("off by default for F16 layers (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
     }

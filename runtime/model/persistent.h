@@ -7,8 +7,8 @@
 // F16 / Q8_0 / Q4_K / Q6_K weights in whole blocks. Anything else — q/k norms, sandwich norms,
 // softcaps, other layer kinds, rows padded to whole blocks — keeps the per-phase dispatches, as does
 // a device without buffer device addresses or with no known resident grid. By default it runs on GPUs
-// for hidden sizes >= 4096 (where it measured faster); BLUESHIFT_PERSISTENT=1 takes it wherever it can
-// run, BLUESHIFT_NO_PERSISTENT=1 never (A/B runs). BLUESHIFT_PERSISTENT_GRID=N and _WG=N fix the grid and
+// for layers not in F16 (where it measured faster; persistent.cpp); BLUESHIFT_PERSISTENT=1 takes it wherever
+// it can run, BLUESHIFT_NO_PERSISTENT=1 never (A/B runs). BLUESHIFT_PERSISTENT_GRID=N and _WG=N fix the grid and
 // workgroup size (tuning; a grid larger than fits at once trips the barrier timeout, which check() reports),
 // BLUESHIFT_PERSISTENT_SPLITS=N the context chunks per head, BLUESHIFT_PERSISTENT_SKIP=MASK skips phases'
 // work (timing breakdowns; wrong logits).
