@@ -771,9 +771,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // Embedding (Gemma scales it by sqrt(dim), rounded as HF rounds it), a dispatch per binding-sized
   // row range of the table (embed.comp writes only the tokens in its range).
+  // 256 invocations a row where the tokens are few (decode: the row's loads in one or two trips, embed.comp), 64 for
+  // a prompt's rows.
   const Weight& embed = *find("embed");
+  const uint32_t embed_wg = M <= 16 && !cpu ? 256 : 64;
   for (auto [r0, r1] : row_ranges(embed))
-    dispatch(weight_kernel("embed", embed.dtype), {{0, 64}},
+    dispatch(weight_kernel("embed", embed.dtype), {{0, embed_wg}},
              {{0, &embed.buffer, range_offset(embed, r0), range_bytes(embed, r0, r1)}, {1, &tokens_, 0, M * 4},
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
              EmbedParams{uint32_t(c.dim), M, c.embed_scale, r0}, M, 1, "embed");
