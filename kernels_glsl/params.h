@@ -151,6 +151,10 @@ BS_PARAMS(SampleParams) {
   uint max_tokens; uint n_eos; uint ignore_eos; uint ring_size;
 };
 
+// argmax_parts: greedy decode's first half; workgroup g of G writes parts[g] = (the bits of the largest logit
+// of its slice of the vocabulary, the lowest id holding it), for sample_parts (sample.comp ARGMAX_PARTS).
+BS_PARAMS(ArgmaxParams) { uint vocab; uint pad0; uint pad1; uint pad2; };
+
 // gate: args[i] = stop ? 0 : nominal[i] for the n indirect dispatch triples of a decode step.
 BS_PARAMS(GateParams) { uint n; uint pad0; uint pad1; uint pad2; };
 

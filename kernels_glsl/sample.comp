@@ -23,6 +23,12 @@ layout(std430, binding = 4) readonly buffer Eos { uint eos[]; };
 layout(std430, binding = 5) coherent buffer Seen { uint seen[]; };
 layout(std430, binding = 6) buffer Tok { uint tokens[]; };
 layout(std430, binding = 7) readonly buffer Control { uint control[]; };  // host-visible; [0] != 0 cancels
+#ifdef ARGMAX_PARTS
+// sample_parts: greedy decoding without a repetition penalty only (the host records this variant only then). The
+// argmax comes from argmax_parts.comp's (largest logit's bits, its lowest id) per slice of the vocabulary, bound
+// whole: its length is the slice count.
+layout(std430, binding = 9) readonly buffer Parts { uvec2 parts[]; };
+#endif
 
 shared uint s_idx[MAX_SUBGROUPS];
 shared float s_val[MAX_SUBGROUPS];
@@ -139,6 +145,13 @@ void main() {
   uint best_i = 0xffffffffu;
   bool rewrite = penalize || inv_t != 1.0;  // greedy without a penalty reads the logits as they are
   uint wg = gl_WorkGroupSize.x;
+#ifdef ARGMAX_PARTS
+  for (uint g = tid; g < uint(parts.length()); g += wg) {
+    float l = uintBitsToFloat(parts[g].x);
+    uint i = parts[g].y;
+    if (l > best || (l == best && i < best_i)) { best = l; best_i = i; }
+  }
+#else
   for (uint base = tid; base < p.vocab; base += UNROLL * wg) {
     float v[UNROLL];
     load_logits(base, v);
@@ -152,6 +165,7 @@ void main() {
       if (l > best || (l == best && i < best_i)) { best = l; best_i = i; }
     }
   }
+#endif
   // Workgroup argmax (ties to the lowest id, as torch.argmax).
   float sb = subgroupMax(best);
   uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
@@ -165,6 +179,7 @@ void main() {
   barrier();
 
   uint token = arg;
+#ifndef ARGMAX_PARTS
   if (p.temperature > 0.0) {
     // Threshold t, in HF's order: the largest t with count(>= t) >= top_k; then, within what top-k
     // kept, the largest t with mass(>= t) >= top_p * (the kept mass); then min-p.
@@ -221,6 +236,7 @@ void main() {
     barrier();
     token = s_token;
   }
+#endif
 
   if (penalize) {  // leave the bitmap clear for the next step
     barrier();

@@ -195,4 +195,6 @@ bs_kernel(repack_q4k_col_f16 repack_q4k_col_f16.comp)
 # --- the decode loop (runtime/generate) ---
 bs_kernel(sample sample.comp)
 bs_kernel(sample_slots sample.comp DEFINES SLOT_PARAMS)  # serve --parallel: options per sequence from a buffer
+bs_kernel(sample_parts sample.comp DEFINES ARGMAX_PARTS)  # greedy without a penalty: the argmax from argmax_parts' slices
+bs_kernel(argmax_parts argmax_parts.comp)
 bs_kernel(gate gate.comp)

@@ -27,6 +27,9 @@ Session::Session(model::Model& model, int32_t steps_per_batch)
   ring_ = device_.createBuffer({uint64_t(ring_size_ + 2) * 4, BufferUsage::readback, "token ring"});
   seen_ = device_.createBuffer({uint64_t(c.vocab / 32 + 1) * 4, BufferUsage::storage, "repetition bitmap"});
   control_ = device_.createBuffer({16, BufferUsage::upload, "host control"});
+  // Slices of 2048 logits: argmax_parts' 256 invocations load 8 each, all at once.
+  argmax_slices_ = uint32_t((c.vocab + 2047) / 2048);
+  argmax_parts_ = device_.createBuffer({uint64_t(argmax_slices_) * 8, BufferUsage::storage, "argmax slices"});
   std::vector<uint32_t> eos(c.eos_ids.begin(), c.eos_ids.end());
   eos.push_back(0xffffffffu);
   eos_ = device_.createBuffer({eos.size() * 4, BufferUsage::storage, "eos ids"});
@@ -49,21 +52,38 @@ static kparams::SampleParams sample_params(const model::Model& m, const Generate
 
 void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
                             model::IndirectTable* indirect) {
-  // As wide a workgroup as the sampler's shared arrays allow (MAX_SUBGROUPS = 64 subgroups): the
-  // single workgroup walks the vocabulary, so more invocations keep more loads in flight.
   const auto& a = device_.adapter();
-  uint32_t wg = std::min<uint32_t>({1024u, 64u * std::max(a.subgroup_size, 1u), std::max(a.max_workgroup_invocations, 64u)});
-  const auto& p = model_.kernels().get("sample", {{0, wg}});
-  gpu::BindGroupEntry e[] = {{0, &model_.logits(), 0, uint64_t(model_.config().vocab) * 4},
-                             {1, &model_.state()}, {2, &history_}, {3, &ring_}, {4, &eos_}, {5, &seen_},
-                             {6, &model_.tokens(), 0, 4}, {7, &control_}};
-  rec.groups.push_back(device_.createBindGroup(p, 0, e, "sample"));
-  auto pass = enc.beginComputePass();
-  pass.setPipeline(p);
-  pass.setBindGroup(0, rec.groups.back());
-  pass.setPushConstants(sample_params(model_, opts, uint32_t(ring_size_)));
-  if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(1, 1, 1)) * 12);
-  else pass.dispatchWorkgroups(1);
+  const uint64_t logits_bytes = uint64_t(model_.config().vocab) * 4;
+  auto run = [&](const gpu::ComputePipeline& p, std::span<const gpu::BindGroupEntry> e, const char* label,
+                 const auto& params, uint32_t groups) {
+    rec.groups.push_back(device_.createBindGroup(p, 0, e, label));
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(p);
+    pass.setBindGroup(0, rec.groups.back());
+    pass.setPushConstants(params);
+    if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(groups, 1, 1)) * 12);
+    else pass.dispatchWorkgroups(groups);
+  };
+  // Greedy without a penalty: the argmax over slices of the vocabulary by many workgroups first, then the sampler
+  // reduces the slices (H200: the one-workgroup scan of a 128k vocabulary took 38 us a step).
+  // BLUESHIFT_SAMPLE_SCAN=1 keeps the scan (A/B runs).
+  static const bool scan = env_switch("BLUESHIFT_SAMPLE_SCAN");
+  const bool parts = !scan && opts.sampling.temperature <= 0.0f && opts.sampling.repeat_penalty == 1.0f &&
+                     model_.kernels().has("argmax_parts") && model_.kernels().has("sample_parts");  // not in the WGSL set
+  if (parts) {
+    const auto& ap = model_.kernels().get("argmax_parts", {{0, 256}});
+    const gpu::BindGroupEntry e[] = {{0, &model_.logits(), 0, logits_bytes}, {1, &argmax_parts_}};
+    run(ap, e, "argmax", kparams::ArgmaxParams{uint32_t(model_.config().vocab), 0, 0, 0}, argmax_slices_);
+  }
+  // As wide a workgroup as the sampler's shared arrays allow (MAX_SUBGROUPS = 64 subgroups): the
+  // single workgroup walks the vocabulary, so more invocations keep more loads in flight. With the slices, 256.
+  uint32_t wg = std::min<uint32_t>({parts ? 256u : 1024u, 64u * std::max(a.subgroup_size, 1u),
+                                    std::max(a.max_workgroup_invocations, 64u)});
+  const auto& p = model_.kernels().get(parts ? "sample_parts" : "sample", {{0, wg}});
+  std::vector<gpu::BindGroupEntry> e = {{0, &model_.logits(), 0, logits_bytes}, {1, &model_.state()}, {2, &history_},
+                                        {3, &ring_}, {4, &eos_}, {5, &seen_}, {6, &model_.tokens(), 0, 4}, {7, &control_}};
+  if (parts) e.front() = {9, &argmax_parts_};  // sample_parts reads the slices, not the logits
+  run(p, e, "sample", sample_params(model_, opts, uint32_t(ring_size_)), 1);
 }
 
 void Session::ensure_decode_graph(const GenerateOptions& opts) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -448,6 +449,50 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
           auto seen = download<uint32_t>(bseen, V / 32 + 1);
           EXPECT_EQ(std::count(seen.begin(), seen.end(), 0u), long(seen.size())) << "the penalty bitmap is left clear";
         }
+}
+
+// Greedy decoding's argmax in two dispatches (argmax_parts over slices of the vocabulary, then sample_parts):
+// torch.argmax's pick (the lowest id of the largest logit) for odd vocabularies and slice counts, with the largest
+// value repeated across slices, -inf logits, all logits equal, and the slices' buffer poisoned first. The step's
+// bookkeeping as the one-workgroup sampler does it.
+TEST_F(KernelsModel, GreedyArgmaxInSlicesTakesTheFirstMaximum) {
+  const uint32_t wg = std::min<uint32_t>({256u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
+  const auto& sampler = kernels().get("sample_parts", {{0, wg}});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (uint32_t V : {1u, 1000u, 4099u, 32001u, 128256u})
+    for (uint32_t slices : {1u, 7u, (V + 2047) / 2048})
+      for (int form = 0; form < 4; ++form) {
+        std::vector<float> logits = random_floats(V, -8.0f, 8.0f);
+        if (form == 1 && V > 3) {  // the largest value at several ids, the first of them in a later slice
+          for (uint32_t i = 0; i < 4; ++i) logits[V - 1 - rng()() % (V / 2)] = 9.5f;
+          logits[V / 2 + rng()() % (V / 2)] = 9.5f;
+        }
+        if (form == 2) {  // -inf logits (masked tokens) around finite ones (one at least)
+          const uint32_t keep = uint32_t(rng()() % V);
+          for (uint32_t i = 0; i < V; ++i)
+            if (i != keep && rng()() % 3 != 0) logits[i] = -inf;
+        }
+        if (form == 3) std::fill(logits.begin(), logits.end(), 0.25f);  // every id ties: 0
+        const uint32_t want = uint32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        const uint32_t pos = 11, n = 2, step = 5;
+        auto bl = upload(logits), parts = poisoned(uint64_t(slices) * 8);
+        run_once(kernels().get("argmax_parts", {{0, 256}}), {{0, &bl}, {1, &parts}}, ArgmaxParams{V, 0, 0, 0}, slices);
+        auto bst = upload(std::vector<uint32_t>{7, pos, 0, n, step, 0, 0, 0});
+        auto bh = upload(std::vector<uint32_t>(pos + 2, 0)), bring = upload(std::vector<uint32_t>(16 + 2, 0xffffffffu));
+        auto beos = upload(std::vector<uint32_t>{V + 1}), bseen = upload(std::vector<uint32_t>(V / 32 + 1, 0)),
+             btok = upload(std::vector<uint32_t>{0}), bctl = upload(std::vector<uint32_t>{0});
+        kparams::SampleParams p{V, 0, 0.0f, 1.0f, 0.0f, 1.0f, 0, 0, 100, 1, 0, 16};
+        run_once(sampler, {{9, &parts}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}}, p, 1);
+        const uint32_t tok = download<uint32_t>(bring, 18)[2 + n];
+        EXPECT_EQ(tok, want) << "V " << V << " slices " << slices << " form " << form << " seed=" << test_seed();
+        auto st = download<uint32_t>(bst, 5);
+        EXPECT_EQ(st[0], tok);
+        EXPECT_EQ(st[1], pos + 1);
+        EXPECT_EQ(st[3], n + 1);
+        EXPECT_EQ(st[4], step + 1);
+        EXPECT_EQ(download<uint32_t>(bh, pos + 2)[pos + 1], tok);
+        EXPECT_EQ(download<uint32_t>(btok, 1)[0], tok);
+      }
 }
 
 TEST_F(KernelsModel, GatedActivationsBiasAndSoftcap) {

@@ -1,0 +1,55 @@
+#version 450
+// Greedy decode's argmax, first half: the vocabulary in G contiguous slices, one a workgroup (dispatch (G, 1, 1));
+// each writes parts[g] = (the bits of its slice's largest logit, the lowest id holding it), and the sampler
+// (sample.comp built with ARGMAX_PARTS) reduces the G parts in id order with the same rule, so the pick is
+// torch.argmax's: the lowest id of the largest logit. A slice with no logit above -FLT_MAX (all -inf or NaN)
+// writes (-FLT_MAX bits, 0xffffffff), as the single-workgroup scan it replaces would have held.
+// The one-workgroup scan read a 128k vocabulary in ~16 dependent trips to L2 (38 us a step on the H200,
+// 2026-11-28-h200-session17.md); here every invocation loads its R values at once.
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+#include "params.h"
+layout(local_size_x = 256, local_size_x_id = 0) in;
+layout(push_constant) uniform PC { ArgmaxParams p; };
+layout(std430, binding = 0) readonly buffer L { float logits[]; };
+layout(std430, binding = 1) writeonly buffer Parts { uvec2 parts[]; };
+
+shared float s_val[MAX_SUBGROUPS];
+shared uint s_idx[MAX_SUBGROUPS];
+const uint R = 8u;
+
+void main() {
+  uint tid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x, g = gl_WorkGroupID.x;
+  uint chunk = (p.vocab + gl_NumWorkGroups.x - 1u) / gl_NumWorkGroups.x;
+  uint b0 = min(g * chunk, p.vocab), b1 = min(b0 + chunk, p.vocab);
+  float best = -3.402823466e38;
+  uint best_i = 0xffffffffu;
+  for (uint i0 = b0 + tid; i0 < b1; i0 += R * wg) {
+    float v[R];
+    [[unroll]] for (uint r = 0u; r < R; ++r) v[r] = i0 + r * wg < b1 ? logits[i0 + r * wg] : -3.402823466e38;
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      uint i = i0 + r * wg;
+      if (i < b1 && (v[r] > best || (v[r] == best && i < best_i))) {
+        best = v[r];
+        best_i = i;
+      }
+    }
+  }
+  float sb = subgroupMax(best);
+  uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
+  if (subgroupElect()) {
+    s_val[gl_SubgroupID] = sb;
+    s_idx[gl_SubgroupID] = si;
+  }
+  barrier();
+  if (tid == 0u) {
+    float mx = -3.402823466e38;
+    uint arg = 0xffffffffu;
+    for (uint s = 0u; s < gl_NumSubgroups; ++s)
+      if (s_val[s] > mx || (s_val[s] == mx && s_idx[s] < arg)) {
+        mx = s_val[s];
+        arg = s_idx[s];
+      }
+    parts[g] = uvec2(floatBitsToUint(mx), arg);
+  }
+}
