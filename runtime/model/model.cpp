@@ -1058,9 +1058,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // H100 decode (2026-11-28-h100-session14.md, S3): 1B q4_k_m 944 -> 952 tok/s (head 0.119 -> 0.102 ms), 1B f16
     // 669 -> 674 (0.195 -> 0.177), 8B q4_k_m even (264). More rows a workgroup than these lost (8: 0.112 ms, 16:
     // 0.163 on the 1B). BLUESHIFT_HEAD_NORM_APART=0 folds the norm into the matvec again.
+    // On the H200 (2026-11-28-h200-session17.md, R3) the Q6_K heads streamed fastest at 2 rows as well, isolated
+    // (128256x2048: 91.9 us against 96.0 at 4; 128256x4096: 171.8 against 180.0) and in the model (1B q4_k_m head
+    // 0.098 -> 0.095 ms, decode 943.5 -> 946.6 tok/s; 8B 0.185 -> 0.179 ms, 260.1 -> 260.5): 2 rows for every dtype.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
     static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
-    const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::F16 ? 2 : 4);
+    const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", 2);
     if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
       const uint32_t rows = matvec_rows(m, cpu ? 0 : head_rows), inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
