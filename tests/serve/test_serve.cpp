@@ -105,13 +105,13 @@ class ServeProcess {
 // generate's (f32) only away from near-ties: it does for these seeds at its default shape, but not, e.g.,
 // with BLUESHIFT_ROWSCM_BK=128, whose sums run in another order); RoPE + KV append
 // and attention in one dispatch for all sequences, or one per sequence (per_row: BLUESHIFT_BATCH_PER_ROW,
-// the path of devices without buffer device addresses). join_overlap: joiners' prefills recorded while
-// earlier ones run (BLUESHIFT_SERVE_JOIN_OVERLAP).
+// the path of devices without buffer device addresses). join_wait: each joiner's prefill waited for before the
+// next is recorded (BLUESHIFT_SERVE_JOIN_OVERLAP=0; by default they are recorded while earlier ones run).
 struct Mode {
   int parallel;
   const char* gemm;  // "" = the default choice
   bool per_row = false;
-  bool join_overlap = false;
+  bool join_wait = false;
 };
 std::map<std::string, std::unique_ptr<ServeProcess>>& servers() {
   static std::map<std::string, std::unique_ptr<ServeProcess>> s;
@@ -125,11 +125,11 @@ struct StopServers : ::testing::Environment {
 [[maybe_unused]] ::testing::Environment* const kStopServers = ::testing::AddGlobalTestEnvironment(new StopServers);
 
 ServeProcess& server(Mode m) {
-  auto& s = servers()[std::to_string(m.parallel) + m.gemm + (m.per_row ? "perrow" : "") + (m.join_overlap ? "overlap" : "")];
+  auto& s = servers()[std::to_string(m.parallel) + m.gemm + (m.per_row ? "perrow" : "") + (m.join_wait ? "joinwait" : "")];
   if (!s) {
     if (*m.gemm) setenv("BLUESHIFT_BATCH_GEMM", m.gemm, 1);
     if (m.per_row) setenv("BLUESHIFT_BATCH_PER_ROW", "1", 1);
-    if (m.join_overlap) setenv("BLUESHIFT_SERVE_JOIN_OVERLAP", "1", 1);
+    if (m.join_wait) setenv("BLUESHIFT_SERVE_JOIN_OVERLAP", "0", 1);
     s = std::make_unique<ServeProcess>(std::vector<std::string>{"--max-body", "65536", "--parallel", std::to_string(m.parallel)});
     unsetenv("BLUESHIFT_BATCH_GEMM");
     unsetenv("BLUESHIFT_BATCH_PER_ROW");
@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Parallel, ServeP,
                                            Mode{4, "rowscm"}, Mode{4, "rowsemu"}, Mode{4, "matvec", false, true}),
                          [](const auto& i) {
                            return "parallel" + std::to_string(i.param.parallel) + i.param.gemm + (i.param.per_row ? "perrow" : "") +
-                                  (i.param.join_overlap ? "overlap" : "");
+                                  (i.param.join_wait ? "joinwait" : "");
                          });
 
 // A streaming request through curl: the data lines it received (the JSON of each chunk, then "[DONE]").
