@@ -5,8 +5,10 @@
 # staging), with no work and no staging (the grid barriers alone), and with one phase's work at a time, and
 # prints decode_persistent's GPU time a step for each, the per-barrier and per-phase staging cost, and each
 # phase's work a step (its time less the no-work time), and everything with the Q4_K / F16 matvecs loading their
-# weights but skipping the math (bit 6): how much of the time is the loads. Timing breakdowns only: the skipped runs'
-# logits are wrong.
+# weights but skipping the math (bit 6): how much of the time is the loads. Then BLUESHIFT_PERSISTENT_PROBE's bits, one
+# at a time: what a step loses without the Q4_K headers (1), without x from the staging area (2), without the subgroup
+# reductions at the tasks' ends (4), without the Q4_K codes (8). Timing breakdowns only: the skipped runs' logits are
+# wrong.
 # Needs a model the persistent kernel takes (BLUESHIFT_PERSISTENT=1 forces it where it is off by default).
 set -euo pipefail
 runner=$1; model=$2; gen=${3:-64}
@@ -14,6 +16,10 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for s in 0 31 63 30 29 27 23 15 64; do
   BLUESHIFT_PERSISTENT_SKIP=$s "$runner" blueshift bench --model "$model" --prompt-tokens 16 --gen-tokens "$gen" --reps 3 \
     --json > "$tmp/$s.json"
+done
+for b in 1 2 4 8; do
+  BLUESHIFT_PERSISTENT_PROBE=$b "$runner" blueshift bench --model "$model" --prompt-tokens 16 --gen-tokens "$gen" --reps 3 \
+    --json > "$tmp/probe$b.json"
 done
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -26,4 +32,8 @@ print(f"phase work in all: {t[0] - t[31]:.4f} ms; staging {t[31] - t[63]:.4f} ms
 for s, name in ((30, "P1 q/k/v"), (29, "P2 attention"), (27, "P3 o"), (23, "P4 gate/up"), (15, "P5 down")):
     print(f"  {name:13s} {t[s] - t[31]:.4f} ms a step")
 print(f"with the Q4_K / F16 matvecs' weight loads alone (no math): {t[64]:.4f} ms; their math adds {t[0] - t[64]:.4f} ms")
+for b, name in ((1, "the Q4_K headers (and their scale decode)"), (2, "x from the staging area (float Q4_K)"),
+                (4, "the subgroup reductions"), (8, "the Q4_K codes' loads")):
+    tb = json.load(open(f"{sys.argv[1]}/probe{b}.json"))["gpu_ms_by_dispatch"]["decode_persistent"]
+    print(f"  without {name:42s} {tb:.4f} ms ({t[0] - tb:+.4f})")
 PY

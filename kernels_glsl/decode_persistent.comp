@@ -23,7 +23,8 @@
 // read before their dot products), 7 = LOADS_ONLY (p.skip's bit 6, below). p.skip (timing breakdowns
 // only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads; bit 6 has the Q4_K and F16 matvecs
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
-// The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it.
+// The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
+// breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common.glsl"
@@ -127,6 +128,11 @@ layout(constant_id = 5) const uint PARTS = 2;
 // owns its rows through the phase, so the early value is still current.
 layout(constant_id = 6) const uint X_EARLY = 1;
 layout(constant_id = 7) const uint LOADS_ONLY = 0;
+// PROBE (BLUESHIFT_PERSISTENT_PROBE; timing breakdowns only, wrong logits): 1 = the Q4_K headers are not loaded (a
+// constant header: its scale decode folds away too); 2 = the float Q4_K rows read no x from the staging area (constant x);
+// 4 = no subgroup reduction at a task's end (each lane keeps its own partial); 8 = the Q4_K codes are not loaded
+// (codes made from the part index). What a phase loses with a bit set is what that part of the task cost.
+layout(constant_id = 8) const uint PROBE = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -195,6 +201,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
         uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
         hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
+        if ((PROBE & 1u) != 0u) hh[2u * u] = hh[2u * u + 1u] = uvec4(0x3C003C00u, 0x01010101u, 0x01010101u, 0x01010101u);
+        if ((PROBE & 8u) != 0u) qq[2u * u] = qq[2u * u + 1u] = uvec4(part * 0x01010101u, part, ~part, part ^ 0x5A5A5A5Au);
       }
       if (LOADS_ONLY != 0u) {  // timing breakdowns
         uvec4 f = uvec4(0u);
@@ -222,6 +230,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
       vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
       vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
+      if ((PROBE & 2u) != 0u) xa0 = xa1 = xa2 = xa3 = xb0 = xb1 = xb2 = xb3 = vec4(0.5, 0.25, -0.5, 1.0);
       float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
       xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
       xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
@@ -308,7 +317,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
     }
   }
-  return vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+  return (PROBE & 4u) != 0u ? acc : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
 }
 
 // ------------------------------------------------------------------------------------------- staging

@@ -140,7 +140,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // BLUESHIFT_PERSISTENT_SKIP's bit 6 (the matvecs' weight loads without their math; timing breakdowns only) is a
   // spec constant, so the kernel that runs without it is the one measured.
   const uint32_t skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0), loads_only = skip & 64u ? 1 : 0;
-  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only}};
+  // BLUESHIFT_PERSISTENT_PROBE=MASK: parts of the matvec task taken away one at a time (decode_persistent.comp PROBE;
+  // timing breakdowns only, wrong logits).
+  const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 15u;
+  pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
+               {8, probe}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
