@@ -9,13 +9,12 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "params.h"
+#include "argmax.glsl"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(push_constant) uniform PC { ArgmaxParams p; };
 layout(std430, binding = 0) readonly buffer L { float logits[]; };
 layout(std430, binding = 1) writeonly buffer Parts { uvec2 parts[]; };
 
-shared float s_val[MAX_SUBGROUPS];
-shared uint s_idx[MAX_SUBGROUPS];
 const uint R = 8u;
 
 void main() {
@@ -29,27 +28,12 @@ void main() {
     [[unroll]] for (uint r = 0u; r < R; ++r) v[r] = i0 + r * wg < b1 ? logits[i0 + r * wg] : -3.402823466e38;
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       uint i = i0 + r * wg;
-      if (i < b1 && (v[r] > best || (v[r] == best && i < best_i))) {
+      if (i < b1 && argmax_takes(v[r], i, best, best_i)) {
         best = v[r];
         best_i = i;
       }
     }
   }
-  float sb = subgroupMax(best);
-  uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
-  if (subgroupElect()) {
-    s_val[gl_SubgroupID] = sb;
-    s_idx[gl_SubgroupID] = si;
-  }
-  barrier();
-  if (tid == 0u) {
-    float mx = -3.402823466e38;
-    uint arg = 0xffffffffu;
-    for (uint s = 0u; s < gl_NumSubgroups; ++s)
-      if (s_val[s] > mx || (s_val[s] == mx && s_idx[s] < arg)) {
-        mx = s_val[s];
-        arg = s_idx[s];
-      }
-    parts[g] = uvec2(floatBitsToUint(mx), arg);
-  }
+  workgroup_argmax(best, best_i);
+  if (tid == 0u) parts[g] = uvec2(floatBitsToUint(best), best_i);
 }

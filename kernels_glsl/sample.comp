@@ -6,6 +6,7 @@
 // walks the kept probabilities in token order (the same distribution as HF's sorted walk).
 #include "common.glsl"
 #include "params.h"
+#include "argmax.glsl"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 #ifdef SLOT_PARAMS
 // serve's batched decode: each sequence's sampling options sit in a buffer the host writes when the
@@ -30,7 +31,6 @@ layout(std430, binding = 7) readonly buffer Control { uint control[]; };  // hos
 layout(std430, binding = 9) readonly buffer Parts { uvec2 parts[]; };
 #endif
 
-shared uint s_idx[MAX_SUBGROUPS];
 shared float s_val[MAX_SUBGROUPS];
 shared uint s_token;
 shared uint s_stop;
@@ -149,7 +149,7 @@ void main() {
   for (uint g = tid; g < uint(parts.length()); g += wg) {
     float l = uintBitsToFloat(parts[g].x);
     uint i = parts[g].y;
-    if (l > best || (l == best && i < best_i)) { best = l; best_i = i; }
+    if (argmax_takes(l, i, best, best_i)) { best = l; best_i = i; }
   }
 #else
   for (uint base = tid; base < p.vocab; base += UNROLL * wg) {
@@ -162,21 +162,15 @@ void main() {
       if (penalize && (seen[i >> 5] & (1u << (i & 31u))) != 0u) l = l > 0.0 ? l / p.repeat_penalty : l * p.repeat_penalty;
       l *= inv_t;
       if (rewrite) logits[i] = l;
-      if (l > best || (l == best && i < best_i)) { best = l; best_i = i; }
+      if (argmax_takes(l, i, best, best_i)) { best = l; best_i = i; }
     }
   }
 #endif
   // Workgroup argmax (ties to the lowest id, as torch.argmax).
-  float sb = subgroupMax(best);
-  uint si = subgroupMin(best == sb ? best_i : 0xffffffffu);
-  if (subgroupElect()) { s_val[gl_SubgroupID] = sb; s_idx[gl_SubgroupID] = si; }
-  memoryBarrierBuffer();  // the rewritten logits, visible to the whole workgroup after the barrier
-  barrier();
-  float mx = -3.402823466e38;
-  uint arg = 0xffffffffu;
-  for (uint g = 0; g < gl_NumSubgroups; ++g)
-    if (s_val[g] > mx || (s_val[g] == mx && s_idx[g] < arg)) { mx = s_val[g]; arg = s_idx[g]; }
-  barrier();
+  memoryBarrierBuffer();  // the rewritten logits, visible to the whole workgroup after workgroup_argmax's barrier
+  workgroup_argmax(best, best_i);
+  float mx = best;
+  uint arg = best_i;
 
   uint token = arg;
 #ifndef ARGMAX_PARTS
