@@ -507,11 +507,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // workgroups are much faster there. BLUESHIFT_MATVEC_WG=N fixes the size (for tuning runs).
   static const uint32_t wg_override = env_uint("BLUESHIFT_MATVEC_WG", 0);
   // Rows per matvec workgroup: BLUESHIFT_MATVEC_ROWS (plain and norm-folded) and BLUESHIFT_GATED_ROWS
-  // (gate + up) fix them for tuning runs; the default is 4, 2 for F16 gate + up (below).
+  // (gate + up) fix them for tuning runs; the default is 4, 2 for F16 gate + up (gated_matvec).
   static const uint32_t plain_rows = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 4));
-  // F16 gate/up rows: 2 a workgroup (H200, 2026-11-28-h200-session17.md R4: 1B f16 decode 789.6 -> 812.8 tok/s, 8B
-  // f16 177.3 -> 181.4; 8 rows lost: 737 / 170); other dtypes keep 4 (not measured at 2).
-  static const uint32_t gated_rows_env = env_uint("BLUESHIFT_GATED_ROWS", 0);
   const bool cpu = device_.adapter().type == "cpu";
   auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
     if (wg_override) return wg_override;
@@ -718,7 +715,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // never reach memory; no activation dispatch, one barrier fewer per layer.
   auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y) {
     uint32_t m = uint32_t(wg_.shape[0]), k = uint32_t(wg_.shape[1]);
-    const uint32_t rows_per_wg = std::max(1u, gated_rows_env ? gated_rows_env : wg_.dtype == DType::F16 ? 2u : 4u);
+    // F16 rows 2 a workgroup (H200, 2026-11-28-h200-session17.md R4: 1B f16 decode 789.6 -> 812.8 tok/s, 8B f16
+    // 177.3 -> 181.4; 8 rows lost: 737 / 170); other dtypes keep 4 (not measured at 2).
+    const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_GATED_ROWS", wg_.dtype == DType::F16 ? 2 : 4));
     dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", {{0, matvec_wg(wg_.dtype, k)}, {1, rows_per_wg}},
              {{0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},

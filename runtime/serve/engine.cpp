@@ -300,8 +300,8 @@ void Engine::run_batched() {
     // Prefill the joiners between batches (the others wait for these submits); each joiner's first token is delivered
     // once its prefill is done. Each joiner's prefill records while those before it run (H200, 8 joiners of a 1B
     // q4_k_m: the last one's prompt_ms 35.1-35.9 -> 30.1-30.5 ms, server TTFT p50 ~60.2 -> ~58.4 ms and p95 ~77.4 ->
-    // ~70.9 over three rounds; benchmarks/results/2026-11-28-h200-session17.md, R4-R5). BLUESHIFT_SERVE_JOIN_OVERLAP=0: each start waits for its
-    // own submit (A/B runs).
+    // ~70.9 over three rounds; benchmarks/results/2026-11-28-h200-session17.md, R4-R5).
+    // BLUESHIFT_SERVE_JOIN_OVERLAP=0: each start waits for its own submit (A/B runs).
     static const bool overlap = env_uint("BLUESHIFT_SERVE_JOIN_OVERLAP", 1) != 0;
     std::vector<std::pair<int32_t, uint64_t>> prefilling;  // (slot, timeline value), in submission order
     auto deliver_done = [&](bool wait) {
