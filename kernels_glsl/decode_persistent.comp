@@ -27,6 +27,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "dequant.glsl"
 #include "persistent.h"
@@ -133,6 +134,8 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 // 4 = no subgroup reduction at a task's end (each lane keeps its own partial); 8 = the Q4_K codes are not loaded
 // (codes made from the part index). What a phase loses with a bit set is what that part of the task cost.
 layout(constant_id = 8) const uint PROBE = 0;
+// PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
+layout(constant_id = 9) const uint PAIR_SUM = 1;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -174,8 +177,20 @@ void kernel_done() {
 }
 
 // ------------------------------------------------------------------------------------------- matvecs
+// The subgroup sums of a task's two rows with one butterfly instead of two: the first exchange leaves row a's sum of
+// a lane pair in the low half of the lanes and row b's in the high half, the remaining log2(sg) - 1 exchanges sum
+// each half, and one shuffle brings b's to the low half (sg / 2 + log2(sg) exchanges for 2 log2(sg): 6 for 10 at 32).
+// Exact in the lanes below sg / 2, lane 0 among them.
+vec2 pair_sum(vec2 acc) {
+  uint h = gl_SubgroupSize / 2u;
+  bool hi = (gl_SubgroupInvocationID & h) != 0u;
+  float v = (hi ? acc.y : acc.x) + subgroupShuffleXor(hi ? acc.x : acc.y, h);
+  for (uint o = h / 2u; o > 0u; o >>= 1) v += subgroupShuffleXor(v, o);
+  return vec2(v, subgroupShuffle(v, h));
+}
+
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
-// the subgroup. Rows ra of a and rb of b, both of dtype dt and k columns (Q4_K / Q6_K: k % 256 == 0;
+// the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt and k columns (Q4_K / Q6_K: k % 256 == 0;
 // Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
 vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1) {
   vec2 acc = vec2(0.0);
@@ -317,7 +332,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
     }
   }
-  return (PROBE & 4u) != 0u ? acc : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+  if ((PROBE & 4u) != 0u) return acc;
+  return PAIR_SUM != 0u ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
 }
 
 // ------------------------------------------------------------------------------------------- staging

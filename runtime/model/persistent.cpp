@@ -143,8 +143,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // BLUESHIFT_PERSISTENT_PROBE=MASK: parts of the matvec task taken away one at a time (decode_persistent.comp PROBE;
   // timing breakdowns only, wrong logits).
   const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 15u;
+  // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
+  // subgroupAdds (A/B runs).
+  const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}};
+               {8, probe}, {9, pair_sum}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
