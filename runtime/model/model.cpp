@@ -507,8 +507,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // workgroups are much faster there. BLUESHIFT_MATVEC_WG=N fixes the size (for tuning runs).
   static const uint32_t wg_override = env_uint("BLUESHIFT_MATVEC_WG", 0);
   // Rows per matvec workgroup: BLUESHIFT_MATVEC_ROWS (plain and norm-folded) and BLUESHIFT_GATED_ROWS
-  // (gate + up) fix them for tuning runs; the default is 4, 2 for F16 gate + up (gated_matvec).
-  static const uint32_t plain_rows = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 4));
+  // (gate + up) fix them for tuning runs; the default is 4, 2 for F16 gate + up (gated_matvec) and for the plain
+  // F16 matvecs of decode (the o and down projections; H200, 2026-11-28-h200-session18.md: 1B f16 815 -> 827 tok/s
+  // in both rounds, the 8B even).
+  static const uint32_t rows_env = env_uint("BLUESHIFT_MATVEC_ROWS", 0);
+  static const uint32_t plain_rows = std::max(1u, rows_env ? rows_env : 4);
   const bool cpu = device_.adapter().type == "cpu";
   auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
     if (wg_override) return wg_override;
@@ -601,7 +604,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch(q4k_matvec_, {{0, matvec_wg(w.dtype, k)}, {1, plain_rows}}, e, mp, (m + plain_rows - 1) / plain_rows, 1,
                shape_label("matvec", w));
     } else if (nrows == 1) {
-      const uint32_t rows_per_wg = plain_rows;
+      const uint32_t rows_per_wg = w.dtype == DType::F16 && !rows_env ? 2 : plain_rows;
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
