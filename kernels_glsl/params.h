@@ -16,6 +16,8 @@ BS_PARAMS(StreamParams) { uint n_vec4; uint iters; };
 
 // rms_norm: rows of n; y = x * rsqrt(mean(x^2) + eps) * (offset + w).
 BS_PARAMS(RmsNormParams) { uint n; uint rows; float eps; float offset; };
+// rms_norm.comp RMS_PLANES: RmsNormParams and the number of split-k planes at binding 4 ([parts, rows x n]).
+BS_PARAMS(RmsPlanesParams) { uint n; uint rows; float eps; float offset; uint parts; uint pad0; uint pad1; uint pad2; };
 
 // matvec: y[b*m + r] = sum_k W[r, k] * x[b*k_stride + k] (+ y when accumulate) for rows r < m.
 BS_PARAMS(MatvecParams) { uint m; uint k; uint batch; uint accumulate; };

@@ -6,13 +6,32 @@
 // to_f16 kernel rounds them (packHalf2x16), so the GEMM's input needs no conversion pass; needs n even.
 // F16_ONLY (with OUT_F16): the f16 pairs alone, no binding 2, where nothing reads y in f32 (the GEMMs after
 // the layers' norms read the f16 copy): 4 of every 10 bytes the kernel moved were that dead f32 store.
+// RMS_PLANES (with OUT_F16; prefill): x is a residual whose split-k GEMM planes (matmul_cm.comp CM_SPLITK, binding 4:
+// [parts, rows x n]) were not yet summed into it. Each value is summed as splitk_reduce sums it (x first, then the
+// planes in order: the same bits) and written back into x, then normalized: the reduce's dispatch, its barrier and
+// one pass over x are gone (RmsPlanesParams).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle_relative : require
 #include "common.glsl"
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
+#ifdef RMS_PLANES
+layout(push_constant) uniform PC { RmsPlanesParams p; };
+layout(std430, binding = 0) restrict buffer X { float x[]; };
+layout(std430, binding = 4) restrict readonly buffer Planes { float planes[]; };
+// Value i of row `base`'s residual with its planes summed in (splitk_reduce's order), written back; i < p.n. For the
+// values past the R in registers (main sums those in by plane, every load of a plane issued before any store).
+float x_at(uint base, uint i) {
+  float v = x[base + i];
+  for (uint q = 0; q < p.parts; ++q) v += planes[q * p.rows * p.n + base + i];
+  x[base + i] = v;
+  return v;
+}
+#else
 layout(push_constant) uniform PC { RmsNormParams p; };
 layout(std430, binding = 0) readonly buffer X { float x[]; };
+float x_at(uint base, uint i) { return x[base + i]; }
+#endif
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 #ifdef RMS_ACCUMULATE
 layout(std430, binding = 2) buffer Y { float y[]; };
@@ -57,10 +76,22 @@ void main() {
     v[r] = i < p.n ? x[base + i] : 0.0;
     g[r] = i < p.n ? w[i] : 0.0;
   }
+#ifdef RMS_PLANES
+  for (uint q = 0; q < p.parts; ++q) {
+    uint pb = q * p.rows * p.n + base;
+    [[unroll]] for (uint r = 0; r < R; ++r)
+      if (tid + r * wg < p.n) v[r] += planes[pb + tid + r * wg];
+  }
+  [[unroll]] for (uint r = 0; r < R; ++r)
+    if (tid + r * wg < p.n) x[base + tid + r * wg] = v[r];
+#endif
   float ss = 0.0;
   [[unroll]] for (uint r = 0; r < R; ++r)
     if (tid + r * wg < p.n) ss += v[r] * v[r];
-  for (uint i = tid + R * wg; i < p.n; i += wg) ss += x[base + i] * x[base + i];
+  for (uint i = tid + R * wg; i < p.n; i += wg) {
+    float xi = x_at(base, i);  // RMS_PLANES: summed and written back here, read as it is below
+    ss += xi * xi;
+  }
   float scale = inversesqrt(workgroup_sum(ss) / float(p.n) + p.eps);
   [[unroll]] for (uint r = 0; r < R; ++r)
     if (r * wg < p.n) store(base, tid + r * wg, v[r] * scale * (p.offset + g[r]));  // uniform condition

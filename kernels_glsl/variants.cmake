@@ -53,6 +53,8 @@ bs_kernel(get_rows_f16 get_rows.comp)
 bs_kernel(rms_norm_add_f32 rms_norm.comp DEFINES RMS_ACCUMULATE)
 bs_kernel(rms_norm_f32_f16 rms_norm.comp DEFINES OUT_F16)
 bs_kernel(rms_norm_f16 rms_norm.comp DEFINES OUT_F16 F16_ONLY)  # the f16 copy alone
+bs_kernel(rms_norm_f32_f16_planes rms_norm.comp DEFINES OUT_F16 RMS_PLANES)  # a residual's split-k planes summed in
+bs_kernel(rms_norm_f16_planes rms_norm.comp DEFINES OUT_F16 F16_ONLY RMS_PLANES)
 # LFM2: the gated short conv
 bs_kernel(short_conv_f32 short_conv.comp)
 # Qwen 3.5 / 3.6: Gated DeltaNet (conv, recurrence) and the gated attention output

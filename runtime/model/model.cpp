@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "kernels_glsl/params.h"
 #include "rdrr/quant.h"
@@ -543,10 +545,27 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto mark_stale = [&](const gpu::Buffer& b) {
     if (!std::ranges::count(f32_stale, &b)) f32_stale.push_back(&b);
   };
+  // Split-k reductions held back (matmul_in's `deferred`) until the caller records them (flush_reductions).
+  struct Reduction {
+    uint64_t ws_offset, planes;
+    gpu::Buffer* y;
+    SplitKParams params;
+  };
+  // A residual's split-k reduction held back for the norm that reads the residual next (matmul_residual), which sums
+  // the planes in as it reads them (rms_norm.comp RMS_PLANES). Any other dispatch that binds the residual first
+  // records the reduction before itself (flush_residual), so no reader ever sees the residual without its planes.
+  std::optional<Reduction> residual_planes;
+  std::function<void()> flush_residual;
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
     x16_holds.buffer = nullptr;
+    if (residual_planes)
+      for (const auto& e : entries)
+        if (e.buffer == residual_planes->y) {
+          flush_residual();
+          break;
+        }
     const auto& p = kernels_.get(kernel, spec);
     // A binding the kernel may also write (a GEMM's Y, read only to accumulate) counts as a write.
     for (const auto& e : entries)
@@ -574,12 +593,6 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch(add ? "rms_norm_add_f32" : "rms_norm_f32", {{0, wg}},
              {{0, &x, x_off * 4, uint64_t(nrows) * n * 4}, {1, &w.buffer}, {2, &y, y_off * 4, uint64_t(nrows) * n * 4}},
              RmsNormParams{n, nrows, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, nrows, 1, "rms_norm");
-  };
-  // Split-k reductions held back (matmul_in's `deferred`) until the caller records them (flush_reductions).
-  struct Reduction {
-    uint64_t ws_offset, planes;
-    gpu::Buffer* y;
-    SplitKParams params;
   };
   std::vector<Reduction> deferred_reductions;
   auto reduce = [&](const Reduction& r) {
@@ -644,6 +657,24 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     for (const Reduction& r : deferred_reductions) reduce(r);
     deferred_reductions.clear();
   };
+  flush_residual = [&] {
+    const Reduction r = *residual_planes;
+    residual_planes.reset();
+    reduce(r);
+  };
+  // y += x W^T into the residual y, its split-k reduction (if the plan splits) held back for the norm after it
+  // (norm_for_gemm). Where the planes variant of that norm is missing or BLUESHIFT_RESIDUAL_PLANES=0 (A/B runs),
+  // matmul's own reduction.
+  static const bool residual_fold = env_uint("BLUESHIFT_RESIDUAL_PLANES", 1) != 0;
+  auto matmul_residual = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y) {
+    const bool fold = residual_fold && M > 1 && kernels_.has("rms_norm_f16_planes") && !residual_planes &&
+                      deferred_reductions.empty();
+    matmul_in(w, x, 0, y, M, true, 0, fold);
+    if (fold && !deferred_reductions.empty()) {
+      residual_planes = deferred_reductions.back();
+      deferred_reductions.clear();
+    }
+  };
 
   // Prefill: where a tensor-core GEMM (f16 input) consumes it, the hidden-size RMSNorm and the gated
   // activation also write their output in f16 into x16_ (packHalf2x16, as to_f16 rounds), so the GEMM's
@@ -664,7 +695,17 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const bool only = f16_only && kernels_.has("rms_norm_f16");  // the f16 copy alone, xn_ left stale
     std::vector<BindGroupEntry> e = {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {3, &x16_, 0, n * 2}};
     if (!only) e.push_back({2, &xn_, 0, n * 4});
-    dispatch(only ? "rms_norm_f16" : "rms_norm_f32_f16", {{0, wg}}, e, rp, M, 1, "rms_norm");
+    const std::string kernel = only ? "rms_norm_f16" : "rms_norm_f32_f16";
+    if (residual_planes && residual_planes->y == &x_ && residual_planes->params.accumulate != 0 &&
+        residual_planes->params.n == n && kernels_.has(kernel + "_planes")) {
+      const Reduction r = *residual_planes;
+      residual_planes.reset();  // summed in by this dispatch, which binds x_
+      e.push_back({4, &splitk_ws_, r.ws_offset, r.planes * 4});
+      dispatch(kernel + "_planes", {{0, wg}}, e,
+               RmsPlanesParams{rp.n, rp.rows, rp.eps, rp.offset, r.params.parts, 0, 0, 0}, M, 1, "rms_norm");
+    } else {
+      dispatch(kernel, {{0, wg}}, e, rp, M, 1, "rms_norm");
+    }
     if (only) mark_stale(xn_);
     x16_holds = {&xn_, 0, n};
   };
@@ -969,7 +1010,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         matmul(W("attn_out"), att_, 0, tmp_, M, false);
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
       } else {
-        matmul(W("attn_out"), att_, 0, x_, M, true);
+        matmul_residual(W("attn_out"), att_, x_);
       }
       if (c.attn_out_bias)  // GPT-OSS: o_proj's bias, added to the residual it was just added into
         dispatch("add_bias_f32", {}, {{0, &x_, 0, uint64_t(M) * c.dim * 4}, {1, &W("attn_out_bias").buffer}},
@@ -1016,7 +1057,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       matmul(W("ffn_down"), gate_, 0, tmp_, M, false);
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);
     } else {
-      matmul(W("ffn_down"), gate_, 0, x_, M, true);
+      matmul_residual(W("ffn_down"), gate_, x_);
     }
     if (c.ple_dim > 0 || c.layer_scalar) record_layer_tail(recorder, l, M);
     if (after_layer) after_layer(l);
@@ -1087,6 +1128,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0},
              grid_x(n), grid_y(n), "softcap");
   }
+  if (residual_planes) flush_residual();  // nothing read the residual after its last GEMM: x_ is still whole after
 }
 
 std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {

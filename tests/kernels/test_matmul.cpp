@@ -149,6 +149,37 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
     run_once(kernels().get("rms_norm_f16", {{0, 64}}), {{0, &bx}, {1, &bw}, {3, &yh2}}, rp, rows);
     ASSERT_EQ(download<uint16_t>(yh2, size_t(rows) * n + 32), download<uint16_t>(yh, size_t(rows) * n + 32));
   }
+  // The planes variants (a residual's split-k planes summed in first, in splitk_reduce's order, and written back): the
+  // same bits as splitk_reduce then the plain norm. n = 1234 passes R x 64 values, so the second pass runs too.
+  for (uint32_t parts : {1u, 3u}) {
+    const uint32_t total = rows * n;
+    auto planes = random_floats(size_t(parts) * total, -2, 2);
+    auto bp = upload(planes);
+    auto xr = upload(x), yr = poisoned(size_t(total) * 4), yhr = poisoned(size_t(total) * 2 + 64);
+    run_once(kernels().get("splitk_reduce", {}), {{0, &bp}, {1, &xr}}, kparams::SplitKParams{total, parts, 1, 0},
+             (total + 255) / 256);
+    const kparams::RmsNormParams rp{n, rows, 1e-5f, 1.0f};
+    run_once(kernels().get("rms_norm_f32_f16", {{0, 64}}), {{0, &xr}, {1, &bw}, {2, &yr}, {3, &yhr}}, rp, rows);
+    const kparams::RmsPlanesParams pp{n, rows, 1e-5f, 1.0f, parts, 0, 0, 0};
+    auto xf = upload(x), yf = poisoned(size_t(total) * 4), yhf = poisoned(size_t(total) * 2 + 64);
+    run_once(kernels().get("rms_norm_f32_f16_planes", {{0, 64}}), {{0, &xf}, {1, &bw}, {2, &yf}, {3, &yhf}, {4, &bp}}, pp,
+             rows);
+    auto xs = download<float>(xr, total);
+    ASSERT_EQ(download<float>(xf, total), xs) << "the residual with its planes, parts " << parts;
+    ASSERT_EQ(download<float>(yf, total), download<float>(yr, total)) << "parts " << parts;
+    ASSERT_EQ(download<uint16_t>(yhf, total + 32), download<uint16_t>(yhr, total + 32)) << "parts " << parts;
+    double worst = 0;  // the summed residual against float64
+    for (uint32_t i = 0; i < total; ++i) {
+      double v = x[i];
+      for (uint32_t q = 0; q < parts; ++q) v += planes[size_t(q) * total + i];
+      worst = std::max(worst, std::fabs(xs[i] - v));
+    }
+    EXPECT_LT(worst, 1e-5) << "parts " << parts;
+    auto xo = upload(x), yho = poisoned(size_t(total) * 2 + 64);  // rms_norm_f16_planes: the f16 copy alone
+    run_once(kernels().get("rms_norm_f16_planes", {{0, 64}}), {{0, &xo}, {1, &bw}, {3, &yho}, {4, &bp}}, pp, rows);
+    ASSERT_EQ(download<float>(xo, total), xs);
+    ASSERT_EQ(download<uint16_t>(yho, total + 32), download<uint16_t>(yhr, total + 32));
+  }
   const uint32_t m = 2474;
   auto g = random_floats(m, -4, 4), u = random_floats(m);
   auto bg = upload(g), bu = upload(u);
