@@ -45,6 +45,12 @@ BS_PARAMS(KvStoreParams) { uint rows; uint kv_dim; uint pad0; uint pad1; };
 
 // rope_kv: RoPE on q (in place) and k, k and v appended to the f16 caches at state.pos + row.
 BS_PARAMS(RopeKvParams) { uint rows; uint n_heads; uint n_kv_heads; uint head_dim; };
+// rope_kv.comp QKV_PLANES: RopeKvParams, then per q / k / v its split-k planes' count (0: not split) and float offset.
+BS_PARAMS(RopeKvPlanesParams) {
+  uint rows; uint n_heads; uint n_kv_heads; uint head_dim;
+  uint q_parts; uint k_parts; uint v_parts; uint pad0;
+  uint q_off; uint k_off; uint v_off; uint pad1;
+};
 
 // attention: out[row, h, :] = softmax_j(scale * q.k_j (softcapped), j in window) . v_j, one workgroup per
 // (head, row). GQA: kv head = h / (n_heads / n_kv_heads). window 0 = full causal.

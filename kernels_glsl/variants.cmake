@@ -16,6 +16,7 @@ bs_kernel(matvec_f16 matvec_f16.comp)
 bs_kernel(rope_f32 rope.comp)
 bs_kernel(kv_store_f16 kv_store.comp)
 bs_kernel(rope_kv_f32 rope_kv.comp)
+bs_kernel(rope_kv_f32_planes rope_kv.comp DEFINES QKV_PLANES)  # prefill: q, k, v summed from split-k planes
 bs_kernel(rope_kv_f32_slots rope_kv.comp DEFINES BATCH_SLOTS)  # serve's batched decode: every sequence in one dispatch
 bs_kernel(attention_f16kv attention.comp)
 bs_kernel(attention_split_f16kv attention_split.comp)

@@ -551,19 +551,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     gpu::Buffer* y;
     SplitKParams params;
   };
-  // A residual's split-k reduction held back for the norm that reads the residual next (matmul_residual), which sums
-  // the planes in as it reads them (rms_norm.comp RMS_PLANES). Any other dispatch that binds the residual first
-  // records the reduction before itself (flush_residual), so no reader ever sees the residual without its planes.
-  std::optional<Reduction> residual_planes;
-  std::function<void()> flush_residual;
+  // Split-k reductions held back for the dispatch that reads their output next, which sums the planes in as it reads
+  // them (take_planes): a residual's for the norm after it (matmul_residual; rms_norm.comp RMS_PLANES), q's, k's and
+  // v's for rope_kv (rope_kv.comp QKV_PLANES). Any other dispatch that binds such an output or the split-k workspace
+  // first records the reductions before itself (flush_pending), so no reader ever sees an output without its planes
+  // and no GEMM overwrites planes still wanted.
+  std::vector<Reduction> pending_planes;
+  std::function<void()> flush_pending;
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
     x16_holds.buffer = nullptr;
-    if (residual_planes)
+    if (!pending_planes.empty())
       for (const auto& e : entries)
-        if (e.buffer == residual_planes->y) {
-          flush_residual();
+        if (e.buffer == &splitk_ws_ || std::ranges::any_of(pending_planes, [&](const Reduction& r) { return r.y == e.buffer; })) {
+          flush_pending();
           break;
         }
     const auto& p = kernels_.get(kernel, spec);
@@ -657,23 +659,28 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     for (const Reduction& r : deferred_reductions) reduce(r);
     deferred_reductions.clear();
   };
-  flush_residual = [&] {
-    const Reduction r = *residual_planes;
-    residual_planes.reset();
-    reduce(r);
+  flush_pending = [&] {
+    const std::vector<Reduction> rs = std::move(pending_planes);
+    pending_planes.clear();  // before the reduces, which bind the workspace
+    for (const Reduction& r : rs) reduce(r);
+  };
+  // The held-back reduction into y (accumulating or not, as asked), taken by the dispatch that sums its planes in.
+  auto take_planes = [&](const gpu::Buffer* y, bool accumulate) -> std::optional<Reduction> {
+    auto it = std::ranges::find_if(pending_planes, [&](const Reduction& r) { return r.y == y; });
+    if (it == pending_planes.end() || (it->params.accumulate != 0) != accumulate) return std::nullopt;
+    const Reduction r = *it;
+    pending_planes.erase(it);
+    return r;
   };
   // y += x W^T into the residual y, its split-k reduction (if the plan splits) held back for the norm after it
   // (norm_for_gemm). Where the planes variant of that norm is missing or BLUESHIFT_RESIDUAL_PLANES=0 (A/B runs),
   // matmul's own reduction.
   static const bool residual_fold = env_uint("BLUESHIFT_RESIDUAL_PLANES", 1) != 0;
   auto matmul_residual = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y) {
-    const bool fold = residual_fold && M > 1 && kernels_.has("rms_norm_f16_planes") && !residual_planes &&
-                      deferred_reductions.empty();
-    matmul_in(w, x, 0, y, M, true, 0, fold);
-    if (fold && !deferred_reductions.empty()) {
-      residual_planes = deferred_reductions.back();
-      deferred_reductions.clear();
-    }
+    const bool fold = residual_fold && M > 1 && kernels_.has("rms_norm_f16_planes") && deferred_reductions.empty();
+    matmul_in(w, x, 0, y, M, true, 0, fold);  // binds the workspace: anything pending is recorded first
+    pending_planes.insert(pending_planes.end(), deferred_reductions.begin(), deferred_reductions.end());
+    deferred_reductions.clear();
   };
 
   // Prefill: where a tensor-core GEMM (f16 input) consumes it, the hidden-size RMSNorm and the gated
@@ -696,13 +703,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     std::vector<BindGroupEntry> e = {{0, &x_, 0, n * 4}, {1, &norm.buffer}, {3, &x16_, 0, n * 2}};
     if (!only) e.push_back({2, &xn_, 0, n * 4});
     const std::string kernel = only ? "rms_norm_f16" : "rms_norm_f32_f16";
-    if (residual_planes && residual_planes->y == &x_ && residual_planes->params.accumulate != 0 &&
-        residual_planes->params.n == n && kernels_.has(kernel + "_planes")) {
-      const Reduction r = *residual_planes;
-      residual_planes.reset();  // summed in by this dispatch, which binds x_
-      e.push_back({4, &splitk_ws_, r.ws_offset, r.planes * 4});
+    std::optional<Reduction> r;
+    if (kernels_.has(kernel + "_planes")) r = take_planes(&x_, true);  // summed in by this dispatch
+    if (r && r->params.n != n) fail_kind(ErrorKind::internal, "record_forward: residual planes of {} values for {}", r->params.n, n);
+    if (r) {
+      e.push_back({4, &splitk_ws_, r->ws_offset, r->planes * 4});
       dispatch(kernel + "_planes", {{0, wg}}, e,
-               RmsPlanesParams{rp.n, rp.rows, rp.eps, rp.offset, r.params.parts, 0, 0, 0}, M, 1, "rms_norm");
+               RmsPlanesParams{rp.n, rp.rows, rp.eps, rp.offset, r->params.parts, 0, 0, 0}, M, 1, "rms_norm");
     } else {
       dispatch(kernel, {{0, wg}}, e, rp, M, 1, "rms_norm");
     }
@@ -888,6 +895,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
           matmul_in(W("attn_k"), xn_, 0, k_, M, false, together ? 1 : 0, together);
           matmul_in(W(v_weight), xn_, 0, v_, M, false, together ? 2 : 0, together);
         }
+        // rope_kv sums them in (BLUESHIFT_QKV_PLANES=0: the reduces here, A/B runs); anything that reads q, k or v
+        // before it records them first (a bias, Qwen's q / k norms, the attention gate).
+        static const bool qkv_fold = env_uint("BLUESHIFT_QKV_PLANES", 1) != 0;
+        if (together && qkv_fold && kernels_.has("rope_kv_f32_planes")) {
+          pending_planes.insert(pending_planes.end(), deferred_reductions.begin(), deferred_reductions.end());
+          deferred_reductions.clear();
+        }
         flush_reductions();
       }
       if (c.attn_output_gate) {
@@ -917,16 +931,31 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         const uint32_t store_heads = own_kv ? uint32_t(nkv) : 0u;
         std::vector<gpu::SpecConstant> rot;
         if (c.rot_dim() != c.head_dim) rot.push_back({0, uint32_t(c.rot_dim())});
-        dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot,
-                 {{0, &q_, 0, uint64_t(M) * qd * 4},
-                  {1, &k_, 0, uint64_t(M) * kvd * 4},
-                  {2, &v_, 0, uint64_t(M) * kvd * 4},
-                  {3, &freq},
-                  {4, &state_},
-                  {5, &kcache_[src]},
-                  {6, &vcache_[src]}},
-                 RopeKvParams{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)}, rope_kv_groups(c, hd, store_heads), M,
-                 "rope_kv");
+        std::vector<BindGroupEntry> e = {{0, &q_, 0, uint64_t(M) * qd * 4},
+                                         {1, &k_, 0, uint64_t(M) * kvd * 4},
+                                         {2, &v_, 0, uint64_t(M) * kvd * 4},
+                                         {3, &freq},
+                                         {4, &state_},
+                                         {5, &kcache_[src]},
+                                         {6, &vcache_[src]}};
+        const RopeKvParams rp{M, uint32_t(c.n_heads), store_heads, uint32_t(hd)};
+        std::optional<Reduction> pq, pk, pv;
+        if (!opts_.kv_f32 && kernels_.has("rope_kv_f32_planes")) {
+          if (c.rot_dim() == c.head_dim) pq = take_planes(&q_, false);  // else q's unrotated dims need the reduce
+          if (own_kv) pk = take_planes(&k_, false), pv = take_planes(&v_, false);
+        }
+        if (pq || pk || pv) {
+          auto parts = [](const std::optional<Reduction>& r) { return r ? r->params.parts : 0u; };
+          auto off = [](const std::optional<Reduction>& r) { return r ? uint32_t(r->ws_offset / 4) : 0u; };
+          e.push_back({7, &splitk_ws_});
+          dispatch("rope_kv_f32_planes", rot, e,
+                   RopeKvPlanesParams{rp.rows, rp.n_heads, rp.n_kv_heads, rp.head_dim, parts(pq), parts(pk), parts(pv), 0,
+                                      off(pq), off(pk), off(pv), 0},
+                   rope_kv_groups(c, hd, store_heads), M, "rope_kv");
+        } else {
+          dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot, e, rp, rope_kv_groups(c, hd, store_heads), M,
+                   "rope_kv");
+        }
       }
       // Per layer: split decode attention up to head_dim 256, tiled prefill up to 128, else attention.comp
       // (up to 512: Gemma 4's full layers).
@@ -1128,7 +1157,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch("softcap_f32", {}, {{0, &logits_, 0, uint64_t(n) * 4}}, SoftcapParams{n, c.final_softcap, 0, 0},
              grid_x(n), grid_y(n), "softcap");
   }
-  if (residual_planes) flush_residual();  // nothing read the residual after its last GEMM: x_ is still whole after
+  if (!pending_planes.empty()) flush_pending();  // outputs no dispatch read after their GEMMs: whole after the forward
 }
 
 std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {

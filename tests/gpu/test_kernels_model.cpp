@@ -105,6 +105,43 @@ TEST_F(KernelsModel, RopeKvMatchesRopeThenKvStore) {
   EXPECT_NE(b[pos0 * kvd], 0xffff);
 }
 
+// rope_kv_f32_planes (prefill: q, k or v still in their split-k planes) gives the same bits as splitk_reduce into q, k
+// and v, then rope_kv_f32: q in 2 planes, k in 3, v in none (read from its buffer), at odd float offsets in one
+// workspace, partial rotary off and on (q then from its buffer: the model takes q's planes with full rotary only).
+TEST_F(KernelsModel, RopeKvFromPlanesMatchesReduceThenRopeKv) {
+  const uint32_t rows = 3, heads = 6, kvh = 2, hd = 36, ctx = 29, pos0 = 11, kvd = kvh * hd, qd = heads * hd;
+  const uint32_t q_parts = 2, k_parts = 3, q_off = 5, k_off = q_off + q_parts * rows * qd + 7;
+  auto ws = random_floats(k_off + k_parts * rows * kvd + 3), v = random_floats(rows * kvd);
+  std::vector<float> f(hd / 2);
+  for (uint32_t i = 0; i < hd / 2; ++i) f[i] = float(1.0 / std::pow(10000.0, 2.0 * i / hd));
+  auto bf = upload(f), bs = state(pos0), bws = upload(ws);
+  for (uint32_t rot : {0u, 20u}) {
+    std::vector<float> qw(ws.begin() + q_off, ws.begin() + q_off + q_parts * rows * qd);
+    std::vector<float> kw(ws.begin() + k_off, ws.begin() + k_off + k_parts * rows * kvd);
+    auto bqw = upload(qw), bkw = upload(kw);
+    auto q1 = poisoned(rows * qd * 4), k1 = poisoned(rows * kvd * 4), v1 = upload(v);
+    run("splitk_reduce", {{0, &bqw}, {1, &q1}}, SplitKParams{rows * qd, q_parts, 0, 0}, (rows * qd + 255) / 256);
+    run("splitk_reduce", {{0, &bkw}, {1, &k1}}, SplitKParams{rows * kvd, k_parts, 0, 0}, (rows * kvd + 255) / 256);
+    auto kc1 = poisoned(ctx * kvd * 2), vc1 = poisoned(ctx * kvd * 2);
+    const gpu::SpecConstant sc{0, rot};
+    run_once(kernels().get("rope_kv_f32", {sc}), {{0, &q1}, {1, &k1}, {2, &v1}, {3, &bf}, {4, &bs}, {5, &kc1}, {6, &vc1}},
+             RopeKvParams{rows, heads, kvh, hd}, 4, rows);
+    // Partial rotary: q from its buffer (the planes form writes q's rotated dims only), summed here as the reduce sums.
+    std::vector<float> qs(rows * qd, 0.0f);
+    for (uint32_t i = 0; i < rows * qd; ++i)
+      for (uint32_t j = 0; j < q_parts; ++j) qs[i] += qw[j * rows * qd + i];
+    const uint32_t qp = rot ? 0 : q_parts;
+    auto q2 = rot ? upload(qs) : poisoned(rows * qd * 4), k2 = poisoned(rows * kvd * 4), v2 = upload(v);
+    auto kc2 = poisoned(ctx * kvd * 2), vc2 = poisoned(ctx * kvd * 2);
+    run_once(kernels().get("rope_kv_f32_planes", {sc}),
+             {{0, &q2}, {1, &k2}, {2, &v2}, {3, &bf}, {4, &bs}, {5, &kc2}, {6, &vc2}, {7, &bws}},
+             RopeKvPlanesParams{rows, heads, kvh, hd, qp, k_parts, 0, 0, q_off, k_off, 0, 0}, 4, rows);
+    EXPECT_EQ(download<float>(q1, rows * qd), download<float>(q2, rows * qd)) << "rot " << rot;
+    EXPECT_EQ(download<uint16_t>(kc1, ctx * kvd), download<uint16_t>(kc2, ctx * kvd)) << "rot " << rot;
+    EXPECT_EQ(download<uint16_t>(vc1, ctx * kvd), download<uint16_t>(vc2, ctx * kvd)) << "rot " << rot;
+  }
+}
+
 TEST_F(KernelsModel, KvStoreThenAttentionGqaWindowSoftcap) {
   for (uint32_t window : {0u, 7u}) {
     const uint32_t heads = 6, kvh = 2, hd = 20, ctx = 40, rows = 3, pos0 = 21;
