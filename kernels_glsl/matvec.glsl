@@ -29,6 +29,8 @@
 // BATCH_FIRST = 1 (serve's batched decode, batch > 1) lays the grid out as (batch, row groups) instead of
 // (row groups, batch): the workgroups reading the same rows of W are dispatched next to each other, so W
 // streams from memory about once for all batch rows and they share it through the cache.
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 2) const uint BATCH_FIRST = 0;
 uint mv_group() { return BATCH_FIRST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x; }
 uint mv_batch_row() { return BATCH_FIRST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y; }
@@ -139,10 +141,53 @@ vec4 mv_x4(uint xb, uint i) { return x[xb + i]; }
 vec4 mv_x4m(uint xb, uint i, uint kv) { return i < kv ? mv_x4(xb, i) : vec4(0.0); }
 #endif
 
-void mv_finish(uint row0, uint b) {
-#ifdef MV_OCCUPANCY_PAD
-  if (p.m == 0xFFFFFFFFu) mv_acc[0] += mv_pad[gl_LocalInvocationID.x % uint(MV_OCCUPANCY_PAD)];
+// MV_TREDUCE = 1: a subgroup's sums of its values (the MV_NR accumulators, then the norm's sum of squares) in one
+// transposed butterfly, when they are 2 to MV_TMAX and no more than the subgroup's lanes: each exchange sends half of
+// a lane's values to its partner and keeps the other half, until a lane holds one value's partial, then the plain
+// butterfly sums it (np / 2 + np / 4 + .. + log2(sg) exchanges for np values rounded up to a power of two: 6 for the
+// 10 of two subgroupAdds at 32 lanes, 9 for 25 where gate + up take 2 rows with the norm). The decode matvecs end in
+// these sums once a workgroup (session 18: the persistent kernel's two-row form of it, pair_sum, took 2% of its
+// step). 0: a subgroupAdd each (BLUESHIFT_MATVEC_TREDUCE=0, A/B runs).
+layout(constant_id = 3) const uint MV_TREDUCE = 1;
+#ifdef MV_NORM
+const uint MV_NV = MV_NR + 1u;
+#else
+const uint MV_NV = MV_NR;
 #endif
+const uint MV_TMAX = 16u;
+
+// Writes value j's subgroup sum to mv_red[j * MAX_SUBGROUPS + subgroup] for every j < MV_NV.
+void mv_subgroup_sums() {
+  uint np = 1u;
+  while (np < MV_NV) np *= 2u;
+  if (MV_TREDUCE != 0u && np > 1u && np <= MV_TMAX && np <= gl_SubgroupSize) {
+    float t[MV_TMAX];
+    [[unroll]] for (uint i = 0u; i < MV_TMAX; ++i) t[i] = i < MV_NR ? mv_acc[min(i, MV_NR - 1u)] : 0.0;
+#ifdef MV_NORM
+    t[MV_NR] = mv_ss;
+#endif
+    uint lane = gl_SubgroupInvocationID, cnt = np;
+    // Lane l ends with value l / (sg / np): the first exchange (lanes sg / 2 apart) splits the values by their
+    // highest index bit, the next by the one below, and so on.
+    [[unroll]] for (uint s = 1u; s <= 7u; ++s) {
+      uint o = gl_SubgroupSize >> s;
+      if (o == 0u) break;
+      if (cnt > 1u) {
+        cnt >>= 1;
+        bool hi = (lane & o) != 0u;
+        [[unroll]] for (uint i = 0u; i < MV_TMAX / 2u; ++i)
+          if (i < cnt) {
+            float send = hi ? t[i] : t[i + cnt];
+            t[i] = (hi ? t[i + cnt] : t[i]) + subgroupShuffleXor(send, o);
+          }
+      } else {
+        t[0] += subgroupShuffleXor(t[0], o);
+      }
+    }
+    uint span = gl_SubgroupSize / np, j = lane / span;
+    if (lane % span == 0u && j < MV_NV) mv_red[j * MAX_SUBGROUPS + gl_SubgroupID] = t[0];
+    return;
+  }
   for (uint r = 0; r < MV_NR; ++r) {
     float s = subgroupAdd(mv_acc[r]);
     if (subgroupElect()) mv_red[r * MAX_SUBGROUPS + gl_SubgroupID] = s;
@@ -151,9 +196,16 @@ void mv_finish(uint row0, uint b) {
   float ss = subgroupAdd(mv_ss);
   if (subgroupElect()) mv_red[MV_NR * MAX_SUBGROUPS + gl_SubgroupID] = ss;
 #endif
+}
+
+void mv_finish(uint row0, uint b) {
+#ifdef MV_OCCUPANCY_PAD
+  if (p.m == 0xFFFFFFFFu) mv_acc[0] += mv_pad[gl_LocalInvocationID.x % uint(MV_OCCUPANCY_PAD)];
+#endif
+  mv_subgroup_sums();
   barrier();
 #ifdef MV_NORM
-  ss = 0.0;
+  float ss = 0.0;
   for (uint i = 0; i < gl_NumSubgroups; ++i) ss += mv_red[MV_NR * MAX_SUBGROUPS + i];
   float scale = inversesqrt(ss / float(p.k) + p.eps);
 #endif
