@@ -333,7 +333,9 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     }
   }
   if ((PROBE & 4u) != 0u) return acc;
-  return PAIR_SUM != 0u ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+  // pair_sum exchanges with every lane: whole subgroups only (the host's workgroups are multiples of 32 invocations).
+  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
+  return PAIR_SUM != 0u && whole ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
 }
 
 // ------------------------------------------------------------------------------------------- staging

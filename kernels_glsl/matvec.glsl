@@ -144,10 +144,12 @@ vec4 mv_x4m(uint xb, uint i, uint kv) { return i < kv ? mv_x4(xb, i) : vec4(0.0)
 // MV_TREDUCE = 1: a subgroup's sums of its values (the MV_NR accumulators, then the norm's sum of squares) in one
 // transposed butterfly, when they are 2 to MV_TMAX and no more than the subgroup's lanes: each exchange sends half of
 // a lane's values to its partner and keeps the other half, until a lane holds one value's partial, then the plain
-// butterfly sums it (np / 2 + np / 4 + .. + log2(sg) exchanges for np values rounded up to a power of two: 6 for the
-// 10 of two subgroupAdds at 32 lanes, 9 for 25 where gate + up take 2 rows with the norm). The decode matvecs end in
+// butterfly sums it (np - 1 + log2(sg / np) exchanges for np values rounded up to a power of two: 5 for the 10 of two
+// subgroupAdds at 32 lanes, 9 for 25 where gate + up take 2 rows with the norm). The decode matvecs end in
 // these sums once a workgroup (session 18: the persistent kernel's two-row form of it, pair_sum, took 2% of its
-// step). 0: a subgroupAdd each (BLUESHIFT_MATVEC_TREDUCE=0, A/B runs).
+// step). Only where the workgroup is whole subgroups: a lane past the workgroup's end (8 invocations in a 32-lane
+// subgroup: the MoE tests' workgroups) holds no value to exchange, so those sum with subgroupAdd, which counts the
+// active lanes alone. 0: a subgroupAdd each everywhere (session 18's A/B compared a build with 0).
 layout(constant_id = 3) const uint MV_TREDUCE = 1;
 #ifdef MV_NORM
 const uint MV_NV = MV_NR + 1u;
@@ -160,7 +162,7 @@ const uint MV_TMAX = 16u;
 void mv_subgroup_sums() {
   uint np = 1u;
   while (np < MV_NV) np *= 2u;
-  if (MV_TREDUCE != 0u && np > 1u && np <= MV_TMAX && np <= gl_SubgroupSize) {
+  if (MV_TREDUCE != 0u && np > 1u && np <= MV_TMAX && np <= gl_SubgroupSize && gl_WorkGroupSize.x % gl_SubgroupSize == 0u) {
     float t[MV_TMAX];
     [[unroll]] for (uint i = 0u; i < MV_TMAX; ++i) t[i] = i < MV_NR ? mv_acc[min(i, MV_NR - 1u)] : 0.0;
 #ifdef MV_NORM
