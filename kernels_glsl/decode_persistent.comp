@@ -179,7 +179,7 @@ void kernel_done() {
 // ------------------------------------------------------------------------------------------- matvecs
 // The subgroup sums of a task's two rows with one butterfly instead of two: the first exchange leaves row a's sum of
 // a lane pair in the low half of the lanes and row b's in the high half, the remaining log2(sg) - 1 exchanges sum
-// each half, and one shuffle brings b's to the low half (sg / 2 + log2(sg) exchanges for 2 log2(sg): 6 for 10 at 32).
+// each half, and one shuffle brings b's to the low half (log2(sg) + 1 exchanges for 2 log2(sg): 6 for 10 at 32).
 // Exact in the lanes below sg / 2, lane 0 among them.
 vec2 pair_sum(vec2 acc) {
   uint h = gl_SubgroupSize / 2u;
@@ -190,8 +190,8 @@ vec2 pair_sum(vec2 acc) {
 }
 
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
-// the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt and k columns (Q4_K / Q6_K: k % 256 == 0;
-// Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
+// the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
+// and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
 vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1) {
   vec2 acc = vec2(0.0);
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;

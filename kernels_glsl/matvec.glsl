@@ -162,7 +162,8 @@ const uint MV_TMAX = 16u;
 void mv_subgroup_sums() {
   uint np = 1u;
   while (np < MV_NV) np *= 2u;
-  if (MV_TREDUCE != 0u && np > 1u && np <= MV_TMAX && np <= gl_SubgroupSize && gl_WorkGroupSize.x % gl_SubgroupSize == 0u) {
+  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
+  if (MV_TREDUCE != 0u && np > 1u && np <= MV_TMAX && np <= gl_SubgroupSize && whole) {
     float t[MV_TMAX];
     [[unroll]] for (uint i = 0u; i < MV_TMAX; ++i) t[i] = i < MV_NR ? mv_acc[min(i, MV_NR - 1u)] : 0.0;
 #ifdef MV_NORM

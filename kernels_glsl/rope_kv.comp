@@ -33,9 +33,11 @@ float planes_sum(uint off, uint parts, uint plane, uint i) {
   for (uint j = 0u; j < parts; ++j) s += ws[off + j * plane + i];
   return s;
 }
-float q_at(uint i) { return p.q_parts == 0u ? q[i] : planes_sum(p.q_off, p.q_parts, p.rows * p.n_heads * p.head_dim, i); }
-float k_at(uint i) { return p.k_parts == 0u ? k[i] : planes_sum(p.k_off, p.k_parts, p.rows * p.n_kv_heads * p.head_dim, i); }
-float v_at(uint i) { return p.v_parts == 0u ? v[i] : planes_sum(p.v_off, p.v_parts, p.rows * p.n_kv_heads * p.head_dim, i); }
+uint q_plane() { return p.rows * p.n_heads * p.head_dim; }
+uint kv_plane() { return p.rows * p.n_kv_heads * p.head_dim; }
+float q_at(uint i) { return p.q_parts == 0u ? q[i] : planes_sum(p.q_off, p.q_parts, q_plane(), i); }
+float k_at(uint i) { return p.k_parts == 0u ? k[i] : planes_sum(p.k_off, p.k_parts, kv_plane(), i); }
+float v_at(uint i) { return p.v_parts == 0u ? v[i] : planes_sum(p.v_off, p.v_parts, kv_plane(), i); }
 #else
 layout(push_constant) uniform PC { RopeKvParams p; };
 float q_at(uint i) { return q[i]; }

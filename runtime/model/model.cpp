@@ -564,7 +564,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     x16_holds.buffer = nullptr;
     if (!pending_planes.empty())
       for (const auto& e : entries)
-        if (e.buffer == &splitk_ws_ || std::ranges::any_of(pending_planes, [&](const Reduction& r) { return r.y == e.buffer; })) {
+        if (e.buffer == &splitk_ws_ ||
+            std::ranges::any_of(pending_planes, [&](const Reduction& r) { return r.y == e.buffer; })) {
           flush_pending();
           break;
         }
@@ -705,7 +706,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const std::string kernel = only ? "rms_norm_f16" : "rms_norm_f32_f16";
     std::optional<Reduction> r;
     if (kernels_.has(kernel + "_planes")) r = take_planes(&x_, true);  // summed in by this dispatch
-    if (r && r->params.n != n) fail_kind(ErrorKind::internal, "record_forward: residual planes of {} values for {}", r->params.n, n);
+    if (r && r->params.n != n)
+      fail_kind(ErrorKind::internal, "record_forward: residual planes of {} values for {}", r->params.n, n);
     if (r) {
       e.push_back({4, &splitk_ws_, r->ws_offset, r->planes * 4});
       dispatch(kernel + "_planes", {{0, wg}}, e,
@@ -949,8 +951,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
           auto off = [](const std::optional<Reduction>& r) { return r ? uint32_t(r->ws_offset / 4) : 0u; };
           e.push_back({7, &splitk_ws_});
           dispatch("rope_kv_f32_planes", rot, e,
-                   RopeKvPlanesParams{rp.rows, rp.n_heads, rp.n_kv_heads, rp.head_dim, parts(pq), parts(pk), parts(pv), 0,
-                                      off(pq), off(pk), off(pv), 0},
+                   RopeKvPlanesParams{rp.rows, rp.n_heads, rp.n_kv_heads, rp.head_dim, parts(pq), parts(pk),
+                                      parts(pv), 0, off(pq), off(pk), off(pv), 0},
                    rope_kv_groups(c, hd, store_heads), M, "rope_kv");
         } else {
           dispatch(opts_.kv_f32 ? "rope_kv_f32kv" : "rope_kv_f32", rot, e, rp, rope_kv_groups(c, hd, store_heads), M,

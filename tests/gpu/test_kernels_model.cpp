@@ -124,7 +124,8 @@ TEST_F(KernelsModel, RopeKvFromPlanesMatchesReduceThenRopeKv) {
     run("splitk_reduce", {{0, &bkw}, {1, &k1}}, SplitKParams{rows * kvd, k_parts, 0, 0}, (rows * kvd + 255) / 256);
     auto kc1 = poisoned(ctx * kvd * 2), vc1 = poisoned(ctx * kvd * 2);
     const gpu::SpecConstant sc{0, rot};
-    run_once(kernels().get("rope_kv_f32", {sc}), {{0, &q1}, {1, &k1}, {2, &v1}, {3, &bf}, {4, &bs}, {5, &kc1}, {6, &vc1}},
+    run_once(kernels().get("rope_kv_f32", {sc}),
+             {{0, &q1}, {1, &k1}, {2, &v1}, {3, &bf}, {4, &bs}, {5, &kc1}, {6, &vc1}},
              RopeKvParams{rows, heads, kvh, hd}, 4, rows);
     // Partial rotary: q from its buffer (the planes form writes q's rotated dims only), summed here as the reduce sums.
     std::vector<float> qs(rows * qd, 0.0f);

@@ -162,8 +162,8 @@ TEST_F(Matmul, F16ProducersMatchTheirF32KernelsAndToF16) {
     run_once(kernels().get("rms_norm_f32_f16", {{0, 64}}), {{0, &xr}, {1, &bw}, {2, &yr}, {3, &yhr}}, rp, rows);
     const kparams::RmsPlanesParams pp{n, rows, 1e-5f, 1.0f, parts, 0, 0, 0};
     auto xf = upload(x), yf = poisoned(size_t(total) * 4), yhf = poisoned(size_t(total) * 2 + 64);
-    run_once(kernels().get("rms_norm_f32_f16_planes", {{0, 64}}), {{0, &xf}, {1, &bw}, {2, &yf}, {3, &yhf}, {4, &bp}}, pp,
-             rows);
+    run_once(kernels().get("rms_norm_f32_f16_planes", {{0, 64}}),
+             {{0, &xf}, {1, &bw}, {2, &yf}, {3, &yhf}, {4, &bp}}, pp, rows);
     auto xs = download<float>(xr, total);
     ASSERT_EQ(download<float>(xf, total), xs) << "the residual with its planes, parts " << parts;
     ASSERT_EQ(download<float>(yf, total), download<float>(yr, total)) << "parts " << parts;
