@@ -512,8 +512,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // (gate + up) fix them for tuning runs; the default is 4, 2 for F16 gate + up (gated_matvec) and for the plain
   // F16 matvecs of decode (the o and down projections; H200, 2026-11-28-h200-session18.md: 1B f16 815 -> 827 tok/s
   // in both rounds, the 8B even).
-  static const uint32_t rows_env = env_uint("BLUESHIFT_MATVEC_ROWS", 0);
-  static const uint32_t plain_rows = std::max(1u, rows_env ? rows_env : 4);
+  static const uint32_t plain_rows = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 4));
   const bool cpu = device_.adapter().type == "cpu";
   auto matvec_wg = [&](DType t, uint32_t k) -> uint32_t {
     if (wg_override) return wg_override;
@@ -620,7 +619,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch(q4k_matvec_, {{0, matvec_wg(w.dtype, k)}, {1, plain_rows}}, e, mp, (m + plain_rows - 1) / plain_rows, 1,
                shape_label("matvec", w));
     } else if (nrows == 1) {
-      const uint32_t rows_per_wg = w.dtype == DType::F16 && !rows_env ? 2 : plain_rows;
+      const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", w.dtype == DType::F16 ? 2 : 4));
       dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
@@ -673,6 +672,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     pending_planes.erase(it);
     return r;
   };
+  // The reductions matmul_in held back, handed to their readers (take_planes) instead of flush_reductions.
+  auto hold_for_readers = [&] {
+    pending_planes.insert(pending_planes.end(), deferred_reductions.begin(), deferred_reductions.end());
+    deferred_reductions.clear();
+  };
   // y += x W^T into the residual y, its split-k reduction (if the plan splits) held back for the norm after it
   // (norm_for_gemm). Where the planes variant of that norm is missing or BLUESHIFT_RESIDUAL_PLANES=0 (A/B runs),
   // matmul's own reduction.
@@ -680,8 +684,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   auto matmul_residual = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y) {
     const bool fold = residual_fold && M > 1 && kernels_.has("rms_norm_f16_planes") && deferred_reductions.empty();
     matmul_in(w, x, 0, y, M, true, 0, fold);  // binds the workspace: anything pending is recorded first
-    pending_planes.insert(pending_planes.end(), deferred_reductions.begin(), deferred_reductions.end());
-    deferred_reductions.clear();
+    hold_for_readers();
   };
 
   // Prefill: where a tensor-core GEMM (f16 input) consumes it, the hidden-size RMSNorm and the gated
@@ -900,10 +903,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         // rope_kv sums them in (BLUESHIFT_QKV_PLANES=0: the reduces here, A/B runs); anything that reads q, k or v
         // before it records them first (a bias, Qwen's q / k norms, the attention gate).
         static const bool qkv_fold = env_uint("BLUESHIFT_QKV_PLANES", 1) != 0;
-        if (together && qkv_fold && kernels_.has("rope_kv_f32_planes")) {
-          pending_planes.insert(pending_planes.end(), deferred_reductions.begin(), deferred_reductions.end());
-          deferred_reductions.clear();
-        }
+        if (together && qkv_fold && kernels_.has("rope_kv_f32_planes")) hold_for_readers();
         flush_reductions();
       }
       if (c.attn_output_gate) {
