@@ -521,6 +521,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     while (wg < parts && wg < 256) wg *= 2;
     return wg;
   };
+  // BLUESHIFT_MATVEC_TREDUCE=0: a subgroupAdd per value in the matvec epilogue instead of its transposed butterfly
+  // (matvec.glsl MV_TREDUCE, spec constant 3; A/B runs).
+  static const bool mv_treduce = env_uint("BLUESHIFT_MATVEC_TREDUCE", 1) != 0;
+  auto mv_spec = [&](uint32_t wg_size, uint32_t rows) {
+    std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
+    if (!mv_treduce) spec.push_back({3, 0u});
+    return spec;
+  };
 
   // Profile labels: the op, then (weight kernels) its dtype and shape, e.g. "matvec q4k 14336x4096";
   // `bench` sums by the first word and also reports each label.
@@ -616,11 +624,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       dispatch("quantize_x_q8", {}, {{0, &x, x_off * 4, uint64_t(k) * 4}, {1, &xq_, 0, xq_bytes}}, MatvecParams{0, k, 1, 0},
                ((k + 255) / 256 * 16 + 63) / 64, 1, "quantize_x");
       e[1] = {1, &xq_, 0, xq_bytes};
-      dispatch(q4k_matvec_, {{0, matvec_wg(w.dtype, k)}, {1, plain_rows}}, e, mp, (m + plain_rows - 1) / plain_rows, 1,
+      dispatch(q4k_matvec_, mv_spec(matvec_wg(w.dtype, k), plain_rows), e, mp, (m + plain_rows - 1) / plain_rows, 1,
                shape_label("matvec", w));
     } else if (nrows == 1) {
       const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", w.dtype == DType::F16 ? 2 : 4));
-      dispatch(weight_kernel("matvec", w.dtype), {{0, matvec_wg(w.dtype, k)}, {1, rows_per_wg}}, e, mp,
+      dispatch(weight_kernel("matvec", w.dtype), mv_spec(matvec_wg(w.dtype, k), rows_per_wg), e, mp,
                (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
     } else {
       MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul,
@@ -762,7 +770,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     const uint32_t rows_per_wg = matvec_rows(m, rows);
     dispatch(weight_kernel("matvec", w.dtype) + "_norm",
-             {{0, inv ? inv : matvec_wg(w.dtype, k)}, {1, rows_per_wg}},
+             mv_spec(inv ? inv : matvec_wg(w.dtype, k), rows_per_wg),
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
@@ -774,7 +782,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // F16 rows 2 a workgroup (H200, 2026-11-28-h200-session17.md R4: 1B f16 decode 789.6 -> 812.8 tok/s, 8B f16
     // 177.3 -> 181.4; 8 rows lost: 737 / 170); other dtypes keep 4 (not measured at 2).
     const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_GATED_ROWS", wg_.dtype == DType::F16 ? 2 : 4));
-    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", {{0, matvec_wg(wg_.dtype, k)}, {1, rows_per_wg}},
+    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg),
              {{0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec_gated", wg_));
@@ -879,7 +887,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
           const uint32_t rope_rows =
               4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
           dispatch(
-              weight_kernel("matvec", w.dtype) + suffix, {{0, matvec_wg(w.dtype, k)}, {1, rope_rows}}, e,
+              weight_kernel("matvec", w.dtype) + suffix, mv_spec(matvec_wg(w.dtype, k), rope_rows), e,
               MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
               (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
         }
@@ -1114,11 +1122,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                          {2, &logits_, (uint64_t(l) * c.vocab + r0) * 4, uint64_t(m) * 4}};
         if (fold_head) {
           e.push_back({3, &on.buffer});
-          dispatch(weight_kernel("matvec", head.dtype) + "_norm", {{0, matvec_wg(head.dtype, k)}, {1, rows_per_wg}}, e,
+          dispatch(weight_kernel("matvec", head.dtype) + "_norm", mv_spec(matvec_wg(head.dtype, k), rows_per_wg), e,
                    MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
                    (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
         } else {
-          dispatch(weight_kernel("matvec", head.dtype), {{0, matvec_wg(head.dtype, k)}, {1, rows_per_wg}}, e,
+          dispatch(weight_kernel("matvec", head.dtype), mv_spec(matvec_wg(head.dtype, k), rows_per_wg), e,
                    MatvecParams{m, k, 1, 0}, (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
         }
       }
