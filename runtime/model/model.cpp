@@ -849,6 +849,44 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // Decode: every layer in one dispatch with grid barriers between its phases (persistent.cpp), where
   // the model and device allow; the loop below then records nothing.
   const bool persistent = M == 1 && persistent_;
+
+  // Decode on the per-phase path: after each phase, a read of the first bytes of the next phase's weights
+  // (stream_read, no barrier before it), so the phase's tail, where the GPU drains, keeps memory busy and the next
+  // phase's first wave finds its weights in L2. On the H200 (2026-11-28-h200-session19.md, D2 / D3) 4 MiB a phase
+  // took the 8B f16 from 180.4 to 185.1 tok/s, and every size lost on the 1B f16 (-1% at 1 MiB, -22% at 16 MiB;
+  // its phases are a quarter of the size). So the default reads 4 MiB ahead where the o projection's weights are at
+  // least 8 times that, on GPUs. ModelOptions::prefetch_kb, else BLUESHIFT_PREFETCH_KB, sets the bytes (0: none);
+  // BLUESHIFT_PREFETCH_WG the workgroups (default: the SM count); BLUESHIFT_PREFETCH_PHASES which phases (a bit
+  // each: 1 o, 2 gate + up, 4 down, 8 the next layer's q, k, v; D3 found each adds its own share).
+  static const int64_t prefetch_env =
+      std::getenv("BLUESHIFT_PREFETCH_KB") ? int64_t(env_uint("BLUESHIFT_PREFETCH_KB", 0)) : -1;
+  const int64_t prefetch_kb = opts_.prefetch_kb >= 0 ? opts_.prefetch_kb : prefetch_env;
+  const Weight* first_o = find("blk.0.attn_out");
+  const uint64_t prefetch_default = !cpu && first_o && first_o->buffer.size() >= 8 * (4u << 20) ? 4u << 20 : 0;
+  const uint64_t prefetch_bytes = prefetch_kb >= 0 ? uint64_t(prefetch_kb) * 1024 : prefetch_default;
+  const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, device_.adapter().sm_count));
+  const bool prefetching = M == 1 && !persistent && prefetch_bytes > 0 && kernels_.has("stream_read") &&
+                           c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
+  if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < uint64_t(prefetch_wg) * 4 * 4))
+    prefetch_sink_ = device_.createBuffer({uint64_t(prefetch_wg) * 4 * 4, BufferUsage::storage, "prefetch sink"});
+  // BLUESHIFT_PREFETCH_PHASES: which phases' weights are read ahead, a bit each (1 o, 2 gate + up, 4 down, 8 the next
+  // layer's q, k, v).
+  static const uint32_t prefetch_phases = env_uint("BLUESHIFT_PREFETCH_PHASES", 15);
+  // The phase's weights share the bytes by size; each read writes its own slot of the sink, so none waits for another.
+  auto prefetch = [&](uint32_t phase, std::initializer_list<const Weight*> ws) {
+    if (!prefetching || !(prefetch_phases & phase)) return;
+    uint64_t total = 0;
+    for (const Weight* w : ws) total += w ? w->buffer.size() : 0;
+    uint32_t slot = 0;
+    for (const Weight* w : ws) {
+      if (!w || total == 0) continue;
+      const uint64_t bytes = std::min(w->buffer.size(), prefetch_bytes * w->buffer.size() / total) / 16 * 16;
+      if (bytes == 0) continue;
+      dispatch("stream_read", {}, {{0, &w->buffer, 0, bytes}, {1, &prefetch_sink_, slot * prefetch_wg * 4ull, prefetch_wg * 4ull}},
+               StreamParams{uint32_t(bytes / 16), 1}, prefetch_wg, 1, "prefetch");
+      slot = std::min(slot + 1, 3u);
+    }
+  };
   if (persistent)
     dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
              persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
@@ -1039,6 +1077,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                  window, scale, c.attn_softcap},
                  c.n_heads, M, "attention");
       }
+      prefetch(1, {&W("attn_out")});
       if (c.attn_output_gate) {
         uint32_t n = M * uint32_t(c.q_dim());
         dispatch("attn_gate_apply_f32", {},
@@ -1050,6 +1089,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
       } else {
         matmul_residual(W("attn_out"), att_, x_);
+        prefetch(2, {&W("ffn_gate"), &W("ffn_up")});
       }
       if (c.attn_out_bias)  // GPT-OSS: o_proj's bias, added to the residual it was just added into
         dispatch("add_bias_f32", {}, {{0, &x_, 0, uint64_t(M) * c.dim * 4}, {1, &W("attn_out_bias").buffer}},
@@ -1060,6 +1100,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
+      prefetch(4, {&W("ffn_down")});
     } else {
       bool h_written = false;  // by the gated GEMM, in f16
       if (fold_norm) {
@@ -1097,6 +1138,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);
     } else {
       matmul_residual(W("ffn_down"), gate_, x_);
+      if (l + 1 < c.n_layers)
+        prefetch(8, {find(fmt::format("blk.{}.attn_q", l + 1)), find(fmt::format("blk.{}.attn_k", l + 1)),
+                  find(fmt::format("blk.{}.attn_v", l + 1))});
     }
     if (c.ple_dim > 0 || c.layer_scalar) record_layer_tail(recorder, l, M);
     if (after_layer) after_layer(l);

@@ -32,6 +32,7 @@ struct ModelOptions {
   bool f32_prefill_matmul = false;  // prefill matmuls in f32 (`--precision f32`), not on f16-input tensor cores
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
+  int64_t prefetch_kb = -1;  // decode's L2 read-ahead a phase (record_forward); -1: BLUESHIFT_PREFETCH_KB or the default
 };
 
 struct Weight {
@@ -177,6 +178,7 @@ class Model {
   LoadBreakdown load_breakdown_;
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
+  gpu::Buffer prefetch_sink_;  // decode's L2 prefetches write one value a workgroup here (record_forward)
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
   gpu::Buffer x16_;

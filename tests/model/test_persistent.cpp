@@ -205,6 +205,32 @@ TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
   EXPECT_LE(worst, 1e-3);
 }
 
+// The per-phase decode's L2 read-ahead (ModelOptions::prefetch_kb: a stream_read of the next phase's first weights
+// after each phase) changes no value: the logits of every step are the same bits with and without it.
+TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << llama(136, 344, 2, 1, 36).dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(int32_t(rng()() % 300));
+  auto src = model::open_model(tmp / "hf");
+  std::vector<std::vector<float>> logits[2];
+  uint64_t dispatches[2];
+  for (int i = 0; i < 2; ++i) {
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
+    model::ModelOptions opts;
+    opts.max_ctx = 32;
+    opts.prefetch_kb = i ? 1 : 0;  // 1 KiB, shared by q, k and v after the down projection
+    model::Model m(device(), src, opts);
+    const uint64_t before = device().counters().dispatches;
+    logits[i] = decode_all(m, ids);
+    dispatches[i] = device().counters().dispatches - before;
+  }
+  EXPECT_GT(dispatches[1], dispatches[0]) << "no read-ahead was recorded";
+  for (size_t s = 0; s < ids.size(); ++s) EXPECT_EQ(logits[0][s], logits[1][s]) << "step " << s;
+}
+
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
