@@ -852,19 +852,20 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // Decode on the per-phase path: after each phase, a read of the first bytes of the next phase's weights
   // (stream_read, no barrier before it), so the phase's tail, where the GPU drains, keeps memory busy and the next
-  // phase's first wave finds its weights in L2. On the H200 (2026-11-28-h200-session19.md, D2 / D3) 4 MiB a phase
-  // took the 8B f16 from 180.4 to 185.1 tok/s, and every size lost on the 1B f16 (-1% at 1 MiB, -22% at 16 MiB;
-  // its phases are a quarter of the size). So the default reads 4 MiB ahead where the o projection's weights are at
-  // least 8 times that, on GPUs. ModelOptions::prefetch_kb, else BLUESHIFT_PREFETCH_KB, sets the bytes (0: none);
-  // BLUESHIFT_PREFETCH_WG the workgroups (default: the SM count); BLUESHIFT_PREFETCH_PHASES which phases (a bit
-  // each: 1 o, 2 gate + up, 4 down, 8 the next layer's q, k, v; D3 found each adds its own share).
+  // phase's first wave finds its weights in L2. On the H200 (2026-11-28-h200-session19.md, D2-D5) the 8B f16 went
+  // from 180.4 to 185.1 tok/s at 4 MiB a phase and the SM count's workgroups, and to 186.5 at 8 MiB and twice the
+  // workgroups; every size lost on the 1B f16 (-1% at 1 MiB, -22% at 16 MiB), whose phases are a quarter of the size.
+  // So GPUs read 8 MiB ahead where the o projection's weights are 32 MiB or more. ModelOptions::prefetch_kb, else
+  // BLUESHIFT_PREFETCH_KB, sets the bytes (0: none); BLUESHIFT_PREFETCH_WG the workgroups (default: twice the SM
+  // count); BLUESHIFT_PREFETCH_PHASES which phases (a bit each: 1 o, 2 gate + up, 4 down, 8 the next layer's q, k,
+  // v; D3 found each adds its own share).
   static const int64_t prefetch_env =
       std::getenv("BLUESHIFT_PREFETCH_KB") ? int64_t(env_uint("BLUESHIFT_PREFETCH_KB", 0)) : -1;
   const int64_t prefetch_kb = opts_.prefetch_kb >= 0 ? opts_.prefetch_kb : prefetch_env;
   const Weight* first_o = find("blk.0.attn_out");
-  const uint64_t prefetch_default = !cpu && first_o && first_o->buffer.size() >= 8 * (4u << 20) ? 4u << 20 : 0;
+  const uint64_t prefetch_default = !cpu && first_o && first_o->buffer.size() >= (32u << 20) ? 8u << 20 : 0;
   const uint64_t prefetch_bytes = prefetch_kb >= 0 ? uint64_t(prefetch_kb) * 1024 : prefetch_default;
-  const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, device_.adapter().sm_count));
+  const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, 2 * device_.adapter().sm_count));
   const bool prefetching = M == 1 && !persistent && prefetch_bytes > 0 && kernels_.has("stream_read") &&
                            c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
   if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < uint64_t(prefetch_wg) * 4 * 4))
