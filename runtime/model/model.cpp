@@ -870,8 +870,6 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                            c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
   if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < uint64_t(prefetch_wg) * 4 * 4))
     prefetch_sink_ = device_.createBuffer({uint64_t(prefetch_wg) * 4 * 4, BufferUsage::storage, "prefetch sink"});
-  // BLUESHIFT_PREFETCH_PHASES: which phases' weights are read ahead, a bit each (1 o, 2 gate + up, 4 down, 8 the next
-  // layer's q, k, v).
   static const uint32_t prefetch_phases = env_uint("BLUESHIFT_PREFETCH_PHASES", 15);
   // The phase's weights share the bytes by size; each read writes its own slot of the sink, so none waits for another.
   auto prefetch = [&](uint32_t phase, std::initializer_list<const Weight*> ws) {
@@ -883,7 +881,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       if (!w || total == 0) continue;
       const uint64_t bytes = std::min(w->buffer.size(), prefetch_bytes * w->buffer.size() / total) / 16 * 16;
       if (bytes == 0) continue;
-      dispatch("stream_read", {}, {{0, &w->buffer, 0, bytes}, {1, &prefetch_sink_, slot * prefetch_wg * 4ull, prefetch_wg * 4ull}},
+      const uint64_t sink = uint64_t(prefetch_wg) * 4;
+      dispatch("stream_read", {}, {{0, &w->buffer, 0, bytes}, {1, &prefetch_sink_, slot * sink, sink}},
                StreamParams{uint32_t(bytes / 16), 1}, prefetch_wg, 1, "prefetch");
       slot = std::min(slot + 1, 3u);
     }

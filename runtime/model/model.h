@@ -32,7 +32,7 @@ struct ModelOptions {
   bool f32_prefill_matmul = false;  // prefill matmuls in f32 (`--precision f32`), not on f16-input tensor cores
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
-  int64_t prefetch_kb = -1;  // decode's L2 read-ahead a phase (record_forward); -1: BLUESHIFT_PREFETCH_KB or the default
+  int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
 };
 
 struct Weight {

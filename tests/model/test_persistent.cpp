@@ -221,7 +221,7 @@ TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
     ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
     model::ModelOptions opts;
     opts.max_ctx = 32;
-    opts.prefetch_kb = i ? 1 : 0;  // 1 KiB, shared by q, k and v after the down projection
+    opts.prefetch_kb = i ? 1 : 0;  // 1 KiB a phase (q, k and v share theirs by size)
     model::Model m(device(), src, opts);
     const uint64_t before = device().counters().dispatches;
     logits[i] = decode_all(m, ids);
