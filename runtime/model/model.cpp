@@ -521,9 +521,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     while (wg < parts && wg < 256) wg *= 2;
     return wg;
   };
-  // BLUESHIFT_MATVEC_TREDUCE=0: a subgroupAdd per value in the matvec epilogue instead of its transposed butterfly
-  // (matvec.glsl MV_TREDUCE, spec constant 3; A/B runs).
-  static const bool mv_treduce = env_uint("BLUESHIFT_MATVEC_TREDUCE", 1) != 0;
+  // The matvec epilogue sums a workgroup's rows in one transposed butterfly (matvec.glsl MV_TREDUCE, spec constant 3)
+  // where the hidden size is at most 2048, else with a subgroupAdd per value. On the H200 the butterfly took the 1B
+  // f16 from 854 to 897 tok/s (2026-11-28-h200-session18.md, C6) and cost the 8B f16 1.3% (188.0 against 190.5 in
+  // both rounds, 2026-11-28-h200-session19.md, D6), with the same registers either way. BLUESHIFT_MATVEC_TREDUCE=0|1
+  // sets it for every model (A/B runs).
+  static const uint32_t treduce_env = env_uint("BLUESHIFT_MATVEC_TREDUCE", 2);
+  const bool mv_treduce = treduce_env == 2 ? c.dim <= 2048 : treduce_env != 0;
   auto mv_spec = [&](uint32_t wg_size, uint32_t rows) {
     std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
     if (!mv_treduce) spec.push_back({3, 0u});

@@ -72,11 +72,12 @@ TEST_F(Matvec, Q6K) {
 }
 
 // The RMSNorm-folded variants (matvec_*_norm): y (+)= W (x * rsqrt(mean(x^2) + eps) * (offset + nw)),
-// per batch row, for Llama-style (offset 0) and Gemma-style (offset 1) norm weights.
+// per batch row, for Llama-style (offset 0) and Gemma-style (offset 1) norm weights, with the workgroup's sums
+// in one transposed butterfly (MV_TREDUCE 1, the default) and in a subgroupAdd each (0: the 8B's decode).
 TEST_F(Matvec, NormFolded) {
   for (DType t : kWeightTypes)
     for (Case c : {Case{37, 512, 1, 0}, Case{130, 768, 2, 1}, Case{33, t == DType::Q4_K ? 1152u : 512u, 2, 0}})
-      for (float offset : {0.0f, 1.0f}) {
+      for (auto [offset, tr] : {std::pair{0.0f, 1u}, std::pair{1.0f, 1u}, std::pair{0.0f, 0u}}) {
         Weights w = random_weights(t, c.m, c.k);
         auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k), y0 = random_floats(size_t(c.batch) * c.m);
         const float eps = 1e-5f;
@@ -84,12 +85,13 @@ TEST_F(Matvec, NormFolded) {
         DotRef ref = dot_ref(w.dq.data(), xn.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
         auto bw = upload(w.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
         auto by = c.accumulate ? upload(y0) : poisoned(ref.value.size() * 4);
-        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_norm", {{0, 64}, {1, 4}});
+        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_norm", {{0, 64}, {1, 4}, {3, tr}});
         run_once(p, {{0, &bw}, {1, &bx}, {2, &by}, {3, &bn}},
                  kparams::MatvecNormParams{c.m, c.k, c.batch, c.accumulate, eps, offset, 0, 0}, (c.m + 3) / 4, c.batch);
         // xn rounded to f32 above differs from the kernel's f32 path by ~1 ulp per element: 1e-10 holds.
         EXPECT_LT(scaled_error(download<float>(by, ref.value.size()), ref), 1e-10)
-            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " offset=" << offset << " seed=" << test_seed();
+            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " offset=" << offset << " treduce=" << tr
+            << " seed=" << test_seed();
       }
 }
 
@@ -102,7 +104,7 @@ TEST_F(Matvec, GatedFolded) {
   };
   for (DType t : kWeightTypes)
     for (GCase c : {GCase{37, 512, 1, 4}, GCase{130, 768, 2, 3}, GCase{19, t == DType::Q4_K ? 640u : 512u, 2, 4}})
-      for (uint32_t act : {0u, 1u}) {
+      for (auto [act, tr] : {std::pair{0u, 1u}, std::pair{1u, 1u}, std::pair{0u, 0u}}) {  // tr: MV_TREDUCE
         const float offset = act == 1 ? 1.0f : 0.0f, eps = 1e-6f;
         Weights wg = random_weights(t, c.m, c.k), wu = random_weights(t, c.m, c.k);
         auto x = random_floats(size_t(c.batch) * c.k, -3, 3), nw = random_floats(c.k);
@@ -111,12 +113,13 @@ TEST_F(Matvec, GatedFolded) {
         DotRef u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, c.batch);
         auto bg = upload(wg.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
         auto by = poisoned(g.value.size() * 4);
-        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_gated", {{0, 64}, {1, c.rows}});
+        const auto& p = kernels().get("matvec_" + kernel_suffix(t) + "_gated", {{0, 64}, {1, c.rows}, {3, tr}});
         run_once(p, {{0, &bg}, {1, &bx}, {2, &by}, {3, &bn}, {4, &bu}},
                  kparams::MatvecNormParams{c.m, c.k, c.batch, 0, eps, offset, act, 0}, (c.m + c.rows - 1) / c.rows, c.batch);
         auto h = download<float>(by, g.value.size());
         const double worst = gated_error(h, g, u, act);
-        EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " act=" << act << " seed=" << test_seed();
+        EXPECT_LT(worst, 1e-5) << dtype_name(t) << " m=" << c.m << " k=" << c.k << " act=" << act << " treduce=" << tr
+                               << " seed=" << test_seed();
       }
 }
 
