@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Prepared in session 19 for the next session (not run: no device time left). ~8 minutes; carry .gl, .dev/carry,
+# Prepared in session 19 for the next session (not run: no device time left). Carry .gl, .dev/carry,
 # .dev/peer. (1) A 3B F16 (hidden 3072, o projection 18 MiB), where both of session 19's size rules are least sure:
 # the read-ahead (off by default below a 32 MiB o projection) at 4 / 8 MiB, and the matvec butterfly (off by default
 # above hidden 2048) forced on; two rounds. Predicted: the read-ahead between the 1B's loss and the 8B's +3%, so within
-# +-2%; the butterfly within +-2%; the 8B q4_k_m with the butterfly back in its head within +-0.5%. (2) The final table at this tree: run_peer.sh, 1B and 8B, q4_k_m and f16
-# (predicted: the 8B f16 ~190 tok/s, the other rows as session 19's D4).
+# +-2%; the butterfly within +-2%; the 8B q4_k_m with the butterfly back in its head within +-0.5%. (2) The final
+# table at this tree: run_peer.sh, 1B and 8B, q4_k_m and f16 (predicted: the 8B f16 ~190 tok/s, the other rows as
+# session 19's D4). ~9 minutes in all.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
