@@ -872,23 +872,26 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, 2 * device_.adapter().sm_count));
   const bool prefetching = M == 1 && !persistent && prefetch_bytes > 0 && kernels_.has("stream_read") &&
                            c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
-  if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < uint64_t(prefetch_wg) * 4 * 4))
-    prefetch_sink_ = device_.createBuffer({uint64_t(prefetch_wg) * 4 * 4, BufferUsage::storage, "prefetch sink"});
+  // Each read of a phase writes its own slot of the sink (a value a workgroup), so none waits for another.
+  constexpr uint32_t sink_slots = 3;  // a phase reads at most 3 weights (q, k, v)
+  const uint64_t slot_bytes = uint64_t(prefetch_wg) * 4;
+  if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < sink_slots * slot_bytes))
+    prefetch_sink_ = device_.createBuffer({sink_slots * slot_bytes, BufferUsage::storage, "prefetch sink"});
   static const uint32_t prefetch_phases = env_uint("BLUESHIFT_PREFETCH_PHASES", 15);
-  // The phase's weights share the bytes by size; each read writes its own slot of the sink, so none waits for another.
-  auto prefetch = [&](uint32_t phase, std::initializer_list<const Weight*> ws) {
-    if (!prefetching || !(prefetch_phases & phase)) return;
+  // Layer l's weights `names` (those it has), read ahead for phase bit `phase`; they share the bytes by size. The
+  // weights are looked up only when the phase reads ahead.
+  auto prefetch = [&](uint32_t phase, int32_t l, std::initializer_list<const char*> names) {
+    if (!prefetching || !(prefetch_phases & phase) || l >= c.n_layers) return;
+    std::vector<const Weight*> ws;
     uint64_t total = 0;
-    for (const Weight* w : ws) total += w ? w->buffer.size() : 0;
-    uint32_t slot = 0;
-    for (const Weight* w : ws) {
-      if (!w || total == 0) continue;
-      const uint64_t bytes = std::min(w->buffer.size(), prefetch_bytes * w->buffer.size() / total) / 16 * 16;
+    for (const char* name : names)
+      if (const Weight* w = find(fmt::format("blk.{}.{}", l, name))) ws.push_back(w), total += w->buffer.size();
+    for (uint32_t slot = 0; slot < ws.size() && slot < sink_slots; ++slot) {
+      const Weight& w = *ws[slot];
+      const uint64_t bytes = std::min(w.buffer.size(), prefetch_bytes * w.buffer.size() / total) / 16 * 16;
       if (bytes == 0) continue;
-      const uint64_t sink = uint64_t(prefetch_wg) * 4;
-      dispatch("stream_read", {}, {{0, &w->buffer, 0, bytes}, {1, &prefetch_sink_, slot * sink, sink}},
+      dispatch("stream_read", {}, {{0, &w.buffer, 0, bytes}, {1, &prefetch_sink_, slot * slot_bytes, slot_bytes}},
                StreamParams{uint32_t(bytes / 16), 1}, prefetch_wg, 1, "prefetch");
-      slot = std::min(slot + 1, 3u);
     }
   };
   if (persistent)
@@ -1081,7 +1084,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                  window, scale, c.attn_softcap},
                  c.n_heads, M, "attention");
       }
-      prefetch(1, {&W("attn_out")});
+      prefetch(1, l, {"attn_out"});
       if (c.attn_output_gate) {
         uint32_t n = M * uint32_t(c.q_dim());
         dispatch("attn_gate_apply_f32", {},
@@ -1093,7 +1096,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
       } else {
         matmul_residual(W("attn_out"), att_, x_);
-        prefetch(2, {&W("ffn_gate"), &W("ffn_up")});
+        prefetch(2, l, {"ffn_gate", "ffn_up"});
       }
       if (c.attn_out_bias)  // GPT-OSS: o_proj's bias, added to the residual it was just added into
         dispatch("add_bias_f32", {}, {{0, &x_, 0, uint64_t(M) * c.dim * 4}, {1, &W("attn_out_bias").buffer}},
@@ -1104,7 +1107,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
-      prefetch(4, {&W("ffn_down")});
+      prefetch(4, l, {"ffn_down"});
     } else {
       bool h_written = false;  // by the gated GEMM, in f16
       if (fold_norm) {
@@ -1142,9 +1145,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);
     } else {
       matmul_residual(W("ffn_down"), gate_, x_);
-      if (l + 1 < c.n_layers)
-        prefetch(8, {find(fmt::format("blk.{}.attn_q", l + 1)), find(fmt::format("blk.{}.attn_k", l + 1)),
-                  find(fmt::format("blk.{}.attn_v", l + 1))});
+      prefetch(8, l + 1, {"attn_q", "attn_k", "attn_v"});
     }
     if (c.ple_dim > 0 || c.layer_scalar) record_layer_tail(recorder, l, M);
     if (after_layer) after_layer(l);
