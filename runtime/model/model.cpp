@@ -522,12 +522,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     return wg;
   };
   // The matvec epilogue sums a workgroup's rows in one transposed butterfly (matvec.glsl MV_TREDUCE, spec constant 3)
-  // where the hidden size is at most 2048, else with a subgroupAdd per value. On the H200 the butterfly took the 1B
-  // f16 from 854 to 897 tok/s (2026-11-28-h200-session18.md, C6) and cost the 8B f16 1.3% (188.0 against 190.5 in
-  // both rounds, 2026-11-28-h200-session19.md, D6), with the same registers either way. BLUESHIFT_MATVEC_TREDUCE=0|1
-  // sets it for every model (A/B runs).
+  // where the hidden size is at most 3072, else with a subgroupAdd per value. On the H200 the butterfly took the 1B
+  // f16 from 854 to 897 tok/s (2026-11-28-h200-session18.md, C6) and the 3B f16 from 341.5 to 348.5 (read-ahead on,
+  // 2026-11-28-h200-session20.md, E2), and cost the 8B f16 1.3% (188.0 against 190.5 in both rounds,
+  // 2026-11-28-h200-session19.md, D6), with the same registers either way. BLUESHIFT_MATVEC_TREDUCE=0|1 sets it for
+  // every model (A/B runs).
   static const uint32_t treduce_env = env_uint("BLUESHIFT_MATVEC_TREDUCE", 2);
-  const bool mv_treduce = treduce_env == 2 ? c.dim <= 2048 : treduce_env != 0;
+  const bool mv_treduce = treduce_env == 2 ? c.dim <= 3072 : treduce_env != 0;
   auto mv_spec = [&](uint32_t wg_size, uint32_t rows) {
     std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
     if (!mv_treduce) spec.push_back({3, 0u});
@@ -858,8 +859,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // (stream_read, no barrier before it), so the phase's tail, where the GPU drains, keeps memory busy and the next
   // phase's first wave finds its weights in L2. On the H200 (2026-11-28-h200-session19.md, D2-D5) the 8B f16 went
   // from 180.4 to 185.1 tok/s at 4 MiB a phase and the SM count's workgroups, and to 186.5 at 8 MiB and twice the
-  // workgroups; every size lost on the 1B f16 (-1% at 1 MiB, -22% at 16 MiB), whose phases are a quarter of the size.
-  // So GPUs read 8 MiB ahead where the o projection's weights are 32 MiB or more. ModelOptions::prefetch_kb, else
+  // workgroups; every size lost on the 1B f16 (-1% at 1 MiB, -22% at 16 MiB), whose phases are a quarter of the size,
+  // and the 3B f16 (an 18 MiB o projection) gained 3.6% at 4 and at 8 MiB (329.0 -> 341.0, 2026-11-28-h200-session20.md,
+  // E1). So GPUs read 8 MiB ahead where the o projection's weights are 16 MiB or more. ModelOptions::prefetch_kb, else
   // BLUESHIFT_PREFETCH_KB, sets the bytes (0: none); BLUESHIFT_PREFETCH_WG the workgroups (default: twice the SM
   // count); BLUESHIFT_PREFETCH_PHASES which phases (a bit each: 1 o, 2 gate + up, 4 down, 8 the next layer's q, k,
   // v; D3 found each adds its own share).
@@ -867,7 +869,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       std::getenv("BLUESHIFT_PREFETCH_KB") ? int64_t(env_uint("BLUESHIFT_PREFETCH_KB", 0)) : -1;
   const int64_t prefetch_kb = opts_.prefetch_kb >= 0 ? opts_.prefetch_kb : prefetch_env;
   const Weight* first_o = find("blk.0.attn_out");
-  const uint64_t prefetch_default = !cpu && first_o && first_o->buffer.size() >= (32u << 20) ? 8u << 20 : 0;
+  const uint64_t prefetch_default = !cpu && first_o && first_o->buffer.size() >= (16u << 20) ? 8u << 20 : 0;
   const uint64_t prefetch_bytes = prefetch_kb >= 0 ? uint64_t(prefetch_kb) * 1024 : prefetch_default;
   const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, 2 * device_.adapter().sm_count));
   const bool prefetching = M == 1 && !persistent && prefetch_bytes > 0 && kernels_.has("stream_read") &&
