@@ -18,7 +18,9 @@
 // scores (64 positions at once, each reading every 4th 8-byte piece of the key row: 4 of them, 32
 // contiguous bytes, per step), and 256 / (head_dim / 4) groups striding over the positions for the
 // weighted sum of V. (The first version had one invocation per position and 64 per workgroup: serial
-// chains of 16-32 dependent L2 round trips per workgroup, 23-39 us per layer on the H100.)
+// chains of 16-32 dependent L2 round trips per workgroup, 23-39 us per layer on the H100.) Each
+// invocation also issues all its loads of a pass before it uses the first (KU, VU, MU): loops of
+// load-then-add had kept the chains, one round trip a key piece, V row and partial.
 //
 // BATCH_SLOTS (serve's batched decode, the *_slots variants): one dispatch for every sequence of a batch,
 // grid (n_heads, splits x rows): workgroup row y is split y % splits of sequence y / splits, with its own
@@ -31,6 +33,7 @@
 //
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "params.h"
 #include "kv_type.glsl"
@@ -69,6 +72,8 @@ layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
 
 
 const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
+// Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, partials.
+const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
 shared vec4 s_part[WG];        // score quarters, then the V groups' partial sums
@@ -100,7 +105,8 @@ void main() {
                   q[hq * p.head_dim + 4 * d + 3]);
   barrier();
 
-  // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass).
+  // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass), its pieces of the key
+  // row all loaded before the first is used (a loop of load-then-dot waits one round trip a piece).
   float mx = -3.402823466e38;
   uint quarter = tid % TPP;
   for (uint i0 = 0; i0 < n; i0 += WG / TPP) {
@@ -108,7 +114,11 @@ void main() {
     float s = 0.0;
     if (i < n) {
       uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
-      for (uint d = quarter; d < hd4; d += TPP) s += dot(s_q[d], vec4(K4(kb + d)));
+      KV_T4 kk[KU];
+      [[unroll]] for (uint u = 0; u < KU; ++u)
+        if (quarter + u * TPP < hd4) kk[u] = K4(kb + quarter + u * TPP);
+      [[unroll]] for (uint u = 0; u < KU; ++u)
+        if (quarter + u * TPP < hd4) s += dot(s_q[quarter + u * TPP], vec4(kk[u]));
     }
     s_part[tid].x = s;
     barrier();
@@ -134,9 +144,16 @@ void main() {
   uint groups = WG / hd4;
   uint g = tid / hd4, d = tid % hd4;
   uint pbase = (hq * p.splits + sp) * (p.head_dim + 2);
+  // VU positions a round, loaded before any is weighed: one round trip for a whole chunk at head_dim 64-128.
   vec4 acc = vec4(0.0);
   if (g < groups)
-    for (uint i = g; i < n; i += groups) acc += s_sc[i] * vec4(V4((j0 + i) * kv_dim4 + kvh * hd4 + d));
+    for (uint i0 = g; i0 < n; i0 += groups * VU) {
+      KV_T4 vv[VU];
+      [[unroll]] for (uint u = 0; u < VU; ++u)
+        if (i0 + u * groups < n) vv[u] = V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
+      [[unroll]] for (uint u = 0; u < VU; ++u)
+        if (i0 + u * groups < n) acc += s_sc[i0 + u * groups] * vec4(vv[u]);
+    }
   s_part[tid] = acc;
   barrier();
   if (tid < hd4) {
@@ -181,7 +198,13 @@ void main() {
 #endif
   for (uint d = tid; d < p.head_dim; d += WG) {
     float num = 0.0;
-    for (uint s = 0; s < n_act; ++s) num += s_w[s] * part[base + s * (p.head_dim + 2) + d];
+    for (uint s0 = 0; s0 < n_act; s0 += MU) {  // MU partials' loads in flight at once
+      float ps[MU];
+      [[unroll]] for (uint u = 0; u < MU; ++u)
+        if (s0 + u < n_act) ps[u] = part[base + (s0 + u) * (p.head_dim + 2) + d];
+      [[unroll]] for (uint u = 0; u < MU; ++u)
+        if (s0 + u < n_act) num += s_w[s0 + u] * ps[u];
+    }
     o[hq * p.head_dim + d] = O_VALUE(num / den);
   }
   if (tid == 0) counter[hq] = 0u;
