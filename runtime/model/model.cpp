@@ -344,7 +344,11 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   // Split attention (attention_split.comp): chunks of at most 128 positions, at most 256 splits, so
   // contexts beyond 32768 take the one-workgroup-per-head kernel.
   if (split_hd > 0 && max_ctx_ <= 256 * 128) {
-    attn_splits_ = uint32_t((max_ctx_ + 127) / 128);
+    // Splits of 64 positions while they fit the 256 (one score pass a workgroup): on the H200 at 640 positions, 10
+    // splits against 5 took the 8B f16 from 192.0 to 193.1 tok/s and the 1B f16 from 858.3 to 866.5
+    // (2026-11-28-h200-session20.md, E4). BLUESHIFT_ATTN_CHUNK=64..128 sets the positions a split (A/B runs).
+    const int64_t chunk = std::clamp<int64_t>(env_uint("BLUESHIFT_ATTN_CHUNK", 64), 64, 128);
+    attn_splits_ = uint32_t(std::clamp<int64_t>((max_ctx_ + chunk - 1) / chunk, (max_ctx_ + 127) / 128, 256));
     attn_part_ = act(uint64_t(c.n_heads) * attn_splits_ * (split_hd + 2), "attention partials");
     attn_count_ = act(c.n_heads, "attention arrivals");
     std::vector<uint32_t> zeros(c.n_heads, 0);
