@@ -72,6 +72,9 @@ layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
 
 
 const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
+// PROBE (timing breakdowns only, wrong outputs; 0 in every kernel that computes; BLUESHIFT_ATTN_PROBE): bit 8 returns
+// at once (what the dispatch itself costs), 4 leaves out the key loads, 2 the V loads, 1 the merge and its arrival count.
+layout(constant_id = 1) const uint PROBE = 0;
 // Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, partials.
 const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
@@ -81,6 +84,7 @@ shared float s_w[MAX_SPLITS];  // merge: e^(m_s - M) per split
 shared bool s_last;
 
 void main() {
+  if ((PROBE & 8u) != 0u) return;
   uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
   uint kvh = h / (p.n_heads / p.n_kv_heads);
   uint hd4 = p.head_dim / 4, kv_dim4 = p.n_kv_heads * hd4;
@@ -116,7 +120,7 @@ void main() {
       uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
       KV_T4 kk[KU];
       [[unroll]] for (uint u = 0; u < KU; ++u)
-        if (quarter + u * TPP < hd4) kk[u] = K4(kb + quarter + u * TPP);
+        if (quarter + u * TPP < hd4) kk[u] = (PROBE & 4u) != 0u ? KV_T4(0.5) : K4(kb + quarter + u * TPP);
       [[unroll]] for (uint u = 0; u < KU; ++u)
         if (quarter + u * TPP < hd4) s += dot(s_q[quarter + u * TPP], vec4(kk[u]));
     }
@@ -150,7 +154,7 @@ void main() {
     for (uint i0 = g; i0 < n; i0 += groups * VU) {
       KV_T4 vv[VU];
       [[unroll]] for (uint u = 0; u < VU; ++u)
-        if (i0 + u * groups < n) vv[u] = V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
+        if (i0 + u * groups < n) vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
       [[unroll]] for (uint u = 0; u < VU; ++u)
         if (i0 + u * groups < n) acc += s_sc[i0 + u * groups] * vec4(vv[u]);
     }
@@ -170,6 +174,7 @@ void main() {
   }
 
   // The last workgroup of this head merges.
+  if ((PROBE & 1u) != 0u) return;
   memoryBarrierBuffer();
   barrier();
   if (tid == 0) {

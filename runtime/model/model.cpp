@@ -1029,7 +1029,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         return e;
       };
       if (split_attention && hd <= 256) {
-        dispatch("attention_split_" + kvt + sinks, {},
+        // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits): attention_split.comp's PROBE bits.
+        static const uint32_t attn_probe = env_uint("BLUESHIFT_ATTN_PROBE", 0) & 15u;
+        std::vector<gpu::SpecConstant> probe_spec;
+        if (attn_probe) probe_spec.push_back({1, attn_probe});
+        dispatch("attention_split_" + kvt + sinks, probe_spec,
                  with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},
