@@ -34,13 +34,12 @@
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
 #extension GL_EXT_control_flow_attributes : require
-#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "params.h"
 #include "kv_type.glsl"
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { AttentionSplitParams p; };
-layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };  // head_dim % 4 == 0
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
 #ifdef BATCH_SLOTS
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -78,8 +77,9 @@ const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 6
 layout(constant_id = 1) const uint PROBE = 0;
 // Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, partials.
 const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
+shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
-shared vec4 s_part[WG];        // the V groups' partial sums
+shared vec4 s_part[WG];        // score quarters, then the V groups' partial sums
 shared float s_w[MAX_SPLITS];  // merge: e^(m_s - M) per split
 shared bool s_last;
 
@@ -104,9 +104,13 @@ void main() {
   if (sp >= n_act) return;  // uniform per workgroup: no barrier has been reached
   uint j0 = lo + sp * chunk, j1 = lo + min((sp + 1) * chunk, len), n = j1 - j0;
 
-  // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass): its pieces of the key row
-  // and of q, all loaded before the first is used (a loop of load-then-dot waits one round trip a piece). The four
-  // quarters of a position are neighbouring invocations of one subgroup and meet by shuffles, with no barrier.
+  for (uint d = tid; d < hd4; d += WG)
+    s_q[d] = vec4(q[hq * p.head_dim + 4 * d], q[hq * p.head_dim + 4 * d + 1], q[hq * p.head_dim + 4 * d + 2],
+                  q[hq * p.head_dim + 4 * d + 3]);
+  barrier();
+
+  // Scores: invocation tid takes quarter tid % 4 of position tid / 4 (+ 64 per pass), its pieces of the key
+  // row all loaded before the first is used (a loop of load-then-dot waits one round trip a piece).
   float mx = -3.402823466e38;
   uint quarter = tid % TPP;
   for (uint i0 = 0; i0 < n; i0 += WG / TPP) {
@@ -115,33 +119,32 @@ void main() {
     if (i < n) {
       uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
       KV_T4 kk[KU];
-      vec4 qq[KU];
       [[unroll]] for (uint u = 0; u < KU; ++u)
-        if (quarter + u * TPP < hd4) {
-          kk[u] = (PROBE & 4u) != 0u ? KV_T4(0.5) : K4(kb + quarter + u * TPP);
-          qq[u] = q4[hq * hd4 + quarter + u * TPP];
-        }
+        if (quarter + u * TPP < hd4) kk[u] = (PROBE & 4u) != 0u ? KV_T4(0.5) : K4(kb + quarter + u * TPP);
       [[unroll]] for (uint u = 0; u < KU; ++u)
-        if (quarter + u * TPP < hd4) s += dot(qq[u], vec4(kk[u]));
+        if (quarter + u * TPP < hd4) s += dot(s_q[quarter + u * TPP], vec4(kk[u]));
     }
-    s += subgroupShuffleXor(s, 1u);
-    s += subgroupShuffleXor(s, 2u);
+    s_part[tid].x = s;
+    barrier();
     if (quarter == 0 && i < n) {
-      s *= p.scale;
+      s = (s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x) * p.scale;
       if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
       s_sc[i] = s;
       mx = max(mx, s);
     }
+    barrier();
   }
   mx = workgroup_max(mx);  // its barriers also publish s_sc
+  float sum = 0.0;
+  for (uint i = tid; i < n; i += WG) {
+    float e = exp(s_sc[i] - mx);
+    s_sc[i] = e;
+    sum += e;
+  }
+  sum = workgroup_sum(sum);
 
   // Weighted sum of v: G = 256 / (head_dim / 4) groups of invocations, each invocation 4 dims, groups
-  // striding over the chunk's positions; the groups' partials meet in shared memory. Each invocation weighs its
-  // positions itself (e^(score - max) from s_sc), and the softmax's sum meets the partials at their barrier.
-  float sum = 0.0;
-  for (uint i = tid; i < n; i += WG) sum += exp(s_sc[i] - mx);
-  sum = subgroupAdd(sum);
-  if (subgroupElect()) bs_red[gl_SubgroupID] = sum;
+  // striding over the chunk's positions; the groups' partials meet in shared memory.
   uint groups = WG / hd4;
   uint g = tid / hd4, d = tid % hd4;
   uint pbase = (hq * p.splits + sp) * (p.head_dim + 2);
@@ -151,10 +154,9 @@ void main() {
     for (uint i0 = g; i0 < n; i0 += groups * VU) {
       KV_T4 vv[VU];
       [[unroll]] for (uint u = 0; u < VU; ++u)
-        if (i0 + u * groups < n)
-          vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
+        if (i0 + u * groups < n) vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
       [[unroll]] for (uint u = 0; u < VU; ++u)
-        if (i0 + u * groups < n) acc += exp(s_sc[i0 + u * groups] - mx) * vec4(vv[u]);
+        if (i0 + u * groups < n) acc += s_sc[i0 + u * groups] * vec4(vv[u]);
     }
   s_part[tid] = acc;
   barrier();
@@ -167,8 +169,6 @@ void main() {
     part[pbase + 4 * tid + 3] = t.w;
   }
   if (tid == 0) {
-    sum = 0.0;
-    for (uint k = 0; k < gl_NumSubgroups; ++k) sum += bs_red[k];
     part[pbase + p.head_dim] = mx;
     part[pbase + p.head_dim + 1] = sum;
   }
