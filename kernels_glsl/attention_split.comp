@@ -34,6 +34,7 @@
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "params.h"
 #include "kv_type.glsl"
@@ -75,6 +76,11 @@ const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 6
 // PROBE (timing breakdowns only, wrong outputs; 0 in every kernel that computes; BLUESHIFT_ATTN_PROBE): bit 8 returns
 // at once (what the dispatch itself costs), 4 leaves out the key loads, 2 the V loads, 1 the merge and its arrival count.
 layout(constant_id = 1) const uint PROBE = 0;
+// FORM (BLUESHIFT_ATTN_FORM, A/B runs; 0 is the default): bit 1 sums a position's four quarters by shuffles (they are
+// neighbouring invocations of one subgroup) instead of through shared memory and two barriers a pass; bit 2 has each
+// V invocation weigh its positions itself (e^(score - max)) and reduces the softmax's sum at the V partials' barrier,
+// instead of a pass that rewrites the scores and a workgroup_sum (two barriers).
+layout(constant_id = 2) const uint FORM = 0;
 // Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, partials.
 const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
@@ -124,24 +130,36 @@ void main() {
       [[unroll]] for (uint u = 0; u < KU; ++u)
         if (quarter + u * TPP < hd4) s += dot(s_q[quarter + u * TPP], vec4(kk[u]));
     }
-    s_part[tid].x = s;
-    barrier();
+    if ((FORM & 1u) != 0u) {
+      s += subgroupShuffleXor(s, 1u);
+      s += subgroupShuffleXor(s, 2u);
+    } else {
+      s_part[tid].x = s;
+      barrier();
+      if (quarter == 0u) s = s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x;
+    }
     if (quarter == 0 && i < n) {
-      s = (s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x) * p.scale;
+      s *= p.scale;
       if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
       s_sc[i] = s;
       mx = max(mx, s);
     }
-    barrier();
+    if ((FORM & 1u) == 0u) barrier();
   }
   mx = workgroup_max(mx);  // its barriers also publish s_sc
   float sum = 0.0;
-  for (uint i = tid; i < n; i += WG) {
-    float e = exp(s_sc[i] - mx);
-    s_sc[i] = e;
-    sum += e;
+  if ((FORM & 2u) != 0u) {
+    for (uint i = tid; i < n; i += WG) sum += exp(s_sc[i] - mx);
+    sum = subgroupAdd(sum);
+    if (subgroupElect()) bs_red[gl_SubgroupID] = sum;  // summed after the V partials' barrier
+  } else {
+    for (uint i = tid; i < n; i += WG) {
+      float e = exp(s_sc[i] - mx);
+      s_sc[i] = e;
+      sum += e;
+    }
+    sum = workgroup_sum(sum);
   }
-  sum = workgroup_sum(sum);
 
   // Weighted sum of v: G = 256 / (head_dim / 4) groups of invocations, each invocation 4 dims, groups
   // striding over the chunk's positions; the groups' partials meet in shared memory.
@@ -156,7 +174,10 @@ void main() {
       [[unroll]] for (uint u = 0; u < VU; ++u)
         if (i0 + u * groups < n) vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
       [[unroll]] for (uint u = 0; u < VU; ++u)
-        if (i0 + u * groups < n) acc += s_sc[i0 + u * groups] * vec4(vv[u]);
+        if (i0 + u * groups < n) {
+          float w = s_sc[i0 + u * groups];
+          acc += ((FORM & 2u) != 0u ? exp(w - mx) : w) * vec4(vv[u]);
+        }
     }
   s_part[tid] = acc;
   barrier();
@@ -169,6 +190,10 @@ void main() {
     part[pbase + 4 * tid + 3] = t.w;
   }
   if (tid == 0) {
+    if ((FORM & 2u) != 0u) {
+      sum = 0.0;
+      for (uint k = 0; k < gl_NumSubgroups; ++k) sum += bs_red[k];
+    }
     part[pbase + p.head_dim] = mx;
     part[pbase + p.head_dim + 1] = sum;
   }

@@ -299,9 +299,10 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
 // Split-context decode attention against float64: idle workgroups (pos 0 with 3 or 10 splits), chunks
 // that end mid-window, chunks longer than the minimum (300 positions in 3 splits), a sliding window,
 // softcap, head_dim 20 (idle invocations) and 256 (one group), and repeated dispatches (the per-head
-// arrival count must return to zero).
+// arrival count must return to zero); in each of the kernel's FORMs.
 TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
   struct Case { uint32_t heads, kvh, hd, ctx, splits; };
+  for (uint32_t form : {0u, 1u, 2u, 3u})  // FORM: the shuffled quarters (1), the sum at the V barrier (2)
   for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}}) {
     const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
     const float scale = 0.3f, cap = 5.0f;
@@ -316,8 +317,11 @@ TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
       for (uint32_t window : {0u, 7u}) {
         auto q = random_floats(c.heads * c.hd);
         auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos);
-        run("attention_split_f16kv", {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &part}, {5, &count}, {6, &sp}},
-            AttentionSplitParams{c.heads, c.kvh, c.hd, splits, window, scale, window ? cap : 0.0f, 0}, c.heads, splits);
+        run_once(kernels().get("attention_split_f16kv", form ? std::vector<gpu::SpecConstant>{{2, form}}
+                                                            : std::vector<gpu::SpecConstant>{}),
+                 {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &part}, {5, &count}, {6, &sp}},
+                 AttentionSplitParams{c.heads, c.kvh, c.hd, splits, window, scale, window ? cap : 0.0f, 0}, c.heads,
+                 splits);
         auto got = download<float>(out, c.heads * c.hd);
         std::vector<double> ref(got.size());
         for (uint32_t h = 0; h < c.heads; ++h) {
@@ -337,7 +341,8 @@ TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
             ref[h * c.hd + i] = a / sum;
           }
         }
-        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos << " window " << window;
+        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos << " window "
+                                         << window << " form " << form;
       }
     EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
   }
