@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prepared in session 20 for the next session (not run: no device time left). Carry .gl and .dev/carry (rebuild the
+# bundle first). ~4 minutes.
+# E6's attention with 5 barriers lost (1B f16 864 -> 790) and its PROBE 7 (no loads, no merge) still cost 0.223 ms
+# against 0.148, so the loss was in q's per-invocation global loads, the shuffles or the exps. 280b0cf splits the two
+# barrier savings out as FORM bits with q kept in shared memory: 1 = a position's quarters summed by shuffles (two
+# barriers a pass less), 2 = the softmax sum at the V barrier, each V invocation weighing its own positions (two
+# less). Predicted: FORM 1 -1..-2 us a layer, FORM 2 -1 us, FORM 3 both: 1B f16 864 -> ~890, 8B f16 +1%. If one of
+# them loses, q was not the culprit. Alternating, two rounds, one lease; PROBE 7 with each form; and each form's
+# decode logits against the prefill path over 600 teacher-forced positions (worst rel L2 2.71e-3 at FORM 0).
+set -uo pipefail
+. benchmarks/lease_setup.sh >/dev/null 2>&1
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+mkdir -p /tmp/o
+row() { local tag=$1 m=$2; shift 2; env "$@" timeout 60 $BS blueshift bench --model $m --prompt-tokens 512 --gen-tokens 128 --reps 3 --json > /tmp/o/$tag.json 2> /tmp/o/$tag.err
+  python3 -c "import json;d=json.load(open('/tmp/o/$tag.json'));g=d['gpu_ms_by_dispatch'];print(f'$tag: decode {d[\"decode_tok_s\"]:.1f} tok/s  {d[\"pct_of_peak\"]:.1f}%  attention {g.get(\"attention\",0):.3f} ms a step')" 2>&1 | tail -1; }
+for s in 3.2-1b 3.1-8b; do
+  $BS blueshift synth --config benchmarks/configs/llama-$s.json /tmp/h --seed 1 >/dev/null 2>&1
+  $BS blueshift convert /tmp/h /tmp/mf --quant f16 >/dev/null 2>&1; rm -rf /tmp/h
+  if [ $s = 3.2-1b ]; then
+    toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
+    $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/prefill.npy >/dev/null
+    for f in 0 1 2 3; do
+      BLUESHIFT_ATTN_FORM=$f $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/step$f.npy --step >/dev/null
+      python3 -c "
+import numpy as np
+a = np.load('/tmp/prefill.npy'); b = np.load('/tmp/step$f.npy')
+rel = np.linalg.norm(a - b, axis=1) / np.linalg.norm(a, axis=1)
+print(f'FORM $f: decode vs prefill kernels over {a.shape[0]} positions: worst rel L2 {rel.max():.2e}, top-1 {100 * (a.argmax(1) == b.argmax(1)).mean():.1f}%')"
+    done
+  fi
+  for i in 1 2; do for f in 0 1 2 3; do row f$s-form$f-$i /tmp/mf BLUESHIFT_ATTN_FORM=$f; done; done
+  for f in 0 3; do row f$s-form$f-probe7 /tmp/mf BLUESHIFT_ATTN_FORM=$f BLUESHIFT_ATTN_PROBE=7; done
+  rm -rf /tmp/mf
+  stamp $s
+  tar -C /tmp -cJf $OUT/f1.tar.xz o
+done
