@@ -73,15 +73,18 @@ layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
 
 
 const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
-// PROBE (timing breakdowns only, wrong outputs; 0 in every kernel that computes; BLUESHIFT_ATTN_PROBE): bit 8 returns
-// at once (what the dispatch itself costs), 4 leaves out the key loads, 2 the V loads, 1 the merge and its arrival count.
+// PROBE (timing breakdowns only, wrong outputs; 0 in every kernel that computes; BLUESHIFT_ATTN_PROBE):
+// bit 8 returns at once (what the dispatch itself costs), 4 leaves out the key loads, 2 the V loads,
+// 1 the merge and its arrival count.
 layout(constant_id = 1) const uint PROBE = 0;
-// FORM (BLUESHIFT_ATTN_FORM, A/B runs; 0 is the default): bit 1 sums a position's four quarters by shuffles (they are
-// neighbouring invocations of one subgroup) instead of through shared memory and two barriers a pass; bit 2 has each
-// V invocation weigh its positions itself (e^(score - max)) and reduces the softmax's sum at the V partials' barrier,
-// instead of a pass that rewrites the scores and a workgroup_sum (two barriers).
+// FORM (BLUESHIFT_ATTN_FORM, A/B runs; 0 is the default): bit 1 sums a position's four quarters by
+// shuffles (they are neighbouring invocations of one subgroup) instead of through shared memory and two
+// barriers a pass; bit 2 has each V invocation weigh its positions itself (e^(score - max)) and reduces
+// the softmax's sum at the V partials' barrier, instead of a pass that rewrites the scores and a
+// workgroup_sum (two barriers).
 layout(constant_id = 2) const uint FORM = 0;
-// Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, partials.
+// Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows,
+// partials.
 const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
@@ -172,7 +175,8 @@ void main() {
     for (uint i0 = g; i0 < n; i0 += groups * VU) {
       KV_T4 vv[VU];
       [[unroll]] for (uint u = 0; u < VU; ++u)
-        if (i0 + u * groups < n) vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
+        if (i0 + u * groups < n)
+          vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
       [[unroll]] for (uint u = 0; u < VU; ++u)
         if (i0 + u * groups < n) {
           float w = s_sc[i0 + u * groups];

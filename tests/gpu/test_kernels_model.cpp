@@ -302,50 +302,54 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
 // arrival count must return to zero); in each of the kernel's FORMs.
 TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
   struct Case { uint32_t heads, kvh, hd, ctx, splits; };
-  for (uint32_t form : {0u, 1u, 2u, 3u})  // FORM: the shuffled quarters (1), the sum at the V barrier (2)
-  for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}}) {
-    const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
-    const float scale = 0.3f, cap = 5.0f;
-    auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
-    auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
-    auto bk = upload(k), bv = upload(v), s0 = state(0);
-    run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, KvStoreParams{c.ctx, kvd, 0, 0}, (kvd + 127) / 128, c.ctx);
-    run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, KvStoreParams{c.ctx, kvd, 0, 0}, (kvd + 127) / 128, c.ctx);
-    auto part = poisoned(c.heads * splits * (c.hd + 2) * 4);
-    auto count = upload(std::vector<uint32_t>(c.heads, 0));
-    for (uint32_t pos : {0u, 5u, c.ctx / 2, c.ctx - 1})
-      for (uint32_t window : {0u, 7u}) {
-        auto q = random_floats(c.heads * c.hd);
-        auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos);
-        run_once(kernels().get("attention_split_f16kv", form ? std::vector<gpu::SpecConstant>{{2, form}}
-                                                            : std::vector<gpu::SpecConstant>{}),
-                 {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &part}, {5, &count}, {6, &sp}},
-                 AttentionSplitParams{c.heads, c.kvh, c.hd, splits, window, scale, window ? cap : 0.0f, 0}, c.heads,
-                 splits);
-        auto got = download<float>(out, c.heads * c.hd);
-        std::vector<double> ref(got.size());
-        for (uint32_t h = 0; h < c.heads; ++h) {
-          uint32_t g = h / (c.heads / c.kvh), lo = window && pos + 1 > window ? pos + 1 - window : 0;
-          std::vector<double> sc(pos + 1);
-          double mx = -1e300, sum = 0;
-          for (uint32_t j = lo; j <= pos; ++j) {
-            double d = 0;
-            for (uint32_t i = 0; i < c.hd; ++i) d += q[h * c.hd + i] * round_half(k[j * kvd + g * c.hd + i]);
-            sc[j] = window ? cap * std::tanh(d * scale / cap) : d * scale;
-            mx = std::max(mx, sc[j]);
+  // FORM bits: the shuffled quarters (1), the sum at the V barrier (2).
+  for (uint32_t form : {0u, 1u, 2u, 3u})
+    for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}}) {
+      const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
+      const float scale = 0.3f, cap = 5.0f;
+      auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
+      auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
+      auto bk = upload(k), bv = upload(v), s0 = state(0);
+      const KvStoreParams kp{c.ctx, kvd, 0, 0};
+      run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
+      run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
+      auto part = poisoned(c.heads * splits * (c.hd + 2) * 4);
+      auto count = upload(std::vector<uint32_t>(c.heads, 0));
+      for (uint32_t pos : {0u, 5u, c.ctx / 2, c.ctx - 1})
+        for (uint32_t window : {0u, 7u}) {
+          auto q = random_floats(c.heads * c.hd);
+          auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos);
+          const AttentionSplitParams ap{c.heads, c.kvh, c.hd, splits, window, scale, window ? cap : 0.0f, 0};
+          run_once(kernels().get("attention_split_f16kv", form ? std::vector<gpu::SpecConstant>{{2, form}}
+                                                              : std::vector<gpu::SpecConstant>{}),
+                   {{0, &bq}, {1, &kc}, {2, &vc}, {3, &out}, {4, &part}, {5, &count}, {6, &sp}}, ap, c.heads,
+                   splits);
+          auto got = download<float>(out, c.heads * c.hd);
+          std::vector<double> ref(got.size());
+          for (uint32_t h = 0; h < c.heads; ++h) {
+            uint32_t g = h / (c.heads / c.kvh), lo = window && pos + 1 > window ? pos + 1 - window : 0;
+            std::vector<double> sc(pos + 1);
+            double mx = -1e300, sum = 0;
+            for (uint32_t j = lo; j <= pos; ++j) {
+              double d = 0;
+              for (uint32_t i = 0; i < c.hd; ++i)
+                d += q[h * c.hd + i] * round_half(k[j * kvd + g * c.hd + i]);
+              sc[j] = window ? cap * std::tanh(d * scale / cap) : d * scale;
+              mx = std::max(mx, sc[j]);
+            }
+            for (uint32_t j = lo; j <= pos; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+            for (uint32_t i = 0; i < c.hd; ++i) {
+              double a = 0;
+              for (uint32_t j = lo; j <= pos; ++j) a += sc[j] * round_half(v[j * kvd + g * c.hd + i]);
+              ref[h * c.hd + i] = a / sum;
+            }
           }
-          for (uint32_t j = lo; j <= pos; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
-          for (uint32_t i = 0; i < c.hd; ++i) {
-            double a = 0;
-            for (uint32_t j = lo; j <= pos; ++j) a += sc[j] * round_half(v[j * kvd + g * c.hd + i]);
-            ref[h * c.hd + i] = a / sum;
-          }
+          EXPECT_LT(nmse(got, ref), 1e-10)
+              << "hd " << c.hd << " splits " << splits << " pos " << pos << " window " << window << " form "
+              << form;
         }
-        EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos << " window "
-                                         << window << " form " << form;
-      }
-    EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
-  }
+      EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
+    }
 }
 
 // The sampler (sample.comp) against a float64 reference of HF's warpers: repetition penalty, temperature,
