@@ -19,13 +19,7 @@ rm -rf "$work/hf"
 toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/prefill.npy" >/dev/null
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/step.npy" --step >/dev/null
-python3 - "$work" <<'PY' | tee -a "$log"
-import sys, numpy as np
-a = np.load(sys.argv[1] + "/prefill.npy"); b = np.load(sys.argv[1] + "/step.npy")
-rel = np.linalg.norm(a - b, axis=1) / np.linalg.norm(a, axis=1)
-print(f"{a.shape[0]} positions, decode vs prefill kernels: worst rel L2 {rel.max():.2e} (at {rel.argmax()}), "
-      f"median {np.median(rel):.2e}, top-1 agreement {100 * (a.argmax(1) == b.argmax(1)).mean():.1f}%")
-PY
+python3 "$here/step_check.py" "$work/prefill.npy" "$work/step.npy" | tee -a "$log"
 for wg in default 128; do
   if [ $wg = default ]; then env=(); else env=(BLUESHIFT_MATVEC_WG=$wg); fi
   env "${env[@]}" "$runner" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \

@@ -23,11 +23,7 @@ for s in 3.2-1b 3.1-8b; do
     $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/prefill.npy >/dev/null
     for f in 0 1 2 3; do
       BLUESHIFT_ATTN_FORM=$f $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/step$f.npy --step >/dev/null
-      python3 -c "
-import numpy as np
-a = np.load('/tmp/prefill.npy'); b = np.load('/tmp/step$f.npy')
-rel = np.linalg.norm(a - b, axis=1) / np.linalg.norm(a, axis=1)
-print(f'FORM $f: decode vs prefill kernels over {a.shape[0]} positions: worst rel L2 {rel.max():.2e}, top-1 {100 * (a.argmax(1) == b.argmax(1)).mean():.1f}%')"
+      python3 benchmarks/step_check.py /tmp/prefill.npy /tmp/step$f.npy "FORM $f"
     done
   fi
   for i in 1 2; do for f in 0 1 2 3; do row f$s-form$f-$i /tmp/mf BLUESHIFT_ATTN_FORM=$f; done; done
