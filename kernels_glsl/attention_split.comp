@@ -81,7 +81,9 @@ layout(constant_id = 1) const uint PROBE = 0;
 // shuffles (they are neighbouring invocations of one subgroup) instead of through shared memory and two
 // barriers a pass; bit 2 has each V invocation weigh its positions itself (e^(score - max)) and reduces
 // the softmax's sum at the V partials' barrier, instead of a pass that rewrites the scores and a
-// workgroup_sum (two barriers).
+// workgroup_sum (two barriers); bit 4 merges with no barrier (each invocation folds in every split's
+// (m, l) with its own dim's partials, their loads together, online) instead of reducing the (m, l) pairs
+// over the workgroup (four barriers) before loading the partials (a second round trip).
 layout(constant_id = 2) const uint FORM = 0;
 // Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows,
 // partials.
@@ -212,9 +214,41 @@ void main() {
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
+  uint base = hq * p.splits * (p.head_dim + 2);
+  if ((FORM & 4u) != 0u) {
+    // Merge, one dim an invocation (head_dim <= WG): MU splits' m, l and partial loaded at once, then
+    // folded in with a running max (the sums rescaled by e^(old - new) as it grows).
+    if (tid < p.head_dim) {
+      float big = -3.402823466e38, den = 0.0, num = 0.0;
+      for (uint s0 = 0; s0 < n_act; s0 += MU) {
+        float ms[MU], ls[MU], ps[MU];
+        [[unroll]] for (uint u = 0; u < MU; ++u)
+          if (s0 + u < n_act) {
+            uint b = base + (s0 + u) * (p.head_dim + 2);
+            ms[u] = part[b + p.head_dim];
+            ls[u] = part[b + p.head_dim + 1];
+            ps[u] = part[b + tid];
+          }
+        [[unroll]] for (uint u = 0; u < MU; ++u)
+          if (s0 + u < n_act) {
+            float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
+            den = den * a + w * ls[u];
+            num = num * a + w * ps[u];
+            big = nb;
+          }
+      }
+#ifdef ATTN_SINKS
+      float nb = max(big, sinks[h]), a = exp(big - nb);
+      den = den * a + exp(sinks[h] - nb);
+      num *= a;
+#endif
+      o[hq * p.head_dim + tid] = O_VALUE(num / den);
+    }
+    if (tid == 0) counter[hq] = 0u;
+    return;
+  }
   // Merge: the n_act (m, l) pairs are loaded in parallel and reduced, and each split's weight
   // e^(m_s - M) is kept in shared memory; then each invocation's dims sum independent loads.
-  uint base = hq * p.splits * (p.head_dim + 2);
   float m_s = -3.402823466e38, l_s = 0.0;
   if (tid < n_act) {  // n_act <= MAX_SPLITS = WG
     m_s = part[base + tid * (p.head_dim + 2) + p.head_dim];
