@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Prepared in session 20 for the next session (not run: no device time left). Carry .gl and .dev/carry (rebuild the
-# bundle first). ~4 minutes.
+# bundle first). ~5 minutes.
 # E6's attention with 5 barriers lost (1B f16 864 -> 790) and its PROBE 7 (no loads, no merge) still cost 0.223 ms
 # against 0.148, so the loss was in q's per-invocation global loads, the shuffles or the exps. 280b0cf splits the two
 # barrier savings out as FORM bits with q kept in shared memory: 1 = a position's quarters summed by shuffles (two
 # barriers a pass less), 2 = the softmax sum at the V barrier, each V invocation weighing its own positions (two
-# less). Predicted: FORM 1 -1..-2 us a layer, FORM 2 -1 us, FORM 3 both: 1B f16 864 -> ~890, 8B f16 +1%. If one of
-# them loses, q was not the culprit. Alternating, two rounds, one lease; PROBE 7 with each form; and each form's
+# less); 3780460 adds 4 = the merge with no barrier (every split's m, l and the invocation's partial loaded together
+# and folded in online: one round trip and four barriers less than E5's 2.9 us merge). Predicted: FORM 1 -1..-2 us a
+# layer, 2 -1 us, 4 -1..-1.5 us, 7 all three: 1B f16 864 -> ~900 (+4%), 8B f16 +1.5%. If 1 or 2 loses, q was not
+# E6's culprit. Alternating, two rounds, one lease; PROBE 7 with each form; and each form's
 # decode logits against the prefill path over 600 teacher-forced positions (worst rel L2 2.71e-3 at FORM 0).
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
@@ -21,13 +23,13 @@ for s in 3.2-1b 3.1-8b; do
   if [ $s = 3.2-1b ]; then
     toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
     $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/prefill.npy >/dev/null
-    for f in 0 1 2 3; do
+    for f in 0 1 2 4 7; do
       BLUESHIFT_ATTN_FORM=$f $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/step$f.npy --step >/dev/null
       python3 benchmarks/step_check.py /tmp/prefill.npy /tmp/step$f.npy "FORM $f"
     done
   fi
-  for i in 1 2; do for f in 0 1 2 3; do row f$s-form$f-$i /tmp/mf BLUESHIFT_ATTN_FORM=$f; done; done
-  for f in 0 3; do row f$s-form$f-probe7 /tmp/mf BLUESHIFT_ATTN_FORM=$f BLUESHIFT_ATTN_PROBE=7; done
+  for i in 1 2; do for f in 0 1 2 4 7; do row f$s-form$f-$i /tmp/mf BLUESHIFT_ATTN_FORM=$f; done; done
+  for f in 0 7; do row f$s-form$f-probe7 /tmp/mf BLUESHIFT_ATTN_FORM=$f BLUESHIFT_ATTN_PROBE=7; done
   rm -rf /tmp/mf
   stamp $s
   tar -C /tmp -cJf $OUT/f1.tar.xz o
