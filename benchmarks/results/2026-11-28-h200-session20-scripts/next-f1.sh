@@ -8,7 +8,7 @@
 # less); 3780460 adds 4 = the merge with no barrier (every split's m, l and the invocation's partial loaded together
 # and folded in online: one round trip and four barriers less than E5's 2.9 us merge). Predicted: FORM 1 -1..-2 us a
 # layer, 2 -1 us, 4 -1..-1.5 us, 7 all three: 1B f16 864 -> ~900 (+4%), 8B f16 +1.5%. If 1 or 2 loses, q was not
-# E6's culprit. Alternating, two rounds, one lease; PROBE 7 with each form; and each form's
+# E6's culprit. Alternating, two rounds, one lease; PROBE 7 with FORM 0 and 7; and each form's
 # decode logits against the prefill path over 600 teacher-forced positions (worst rel L2 2.71e-3 at FORM 0).
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
