@@ -19,8 +19,10 @@
 // contiguous bytes, per step), and 256 / (head_dim / 4) groups striding over the positions for the
 // weighted sum of V. (The first version had one invocation per position and 64 per workgroup: serial
 // chains of 16-32 dependent L2 round trips per workgroup, 23-39 us per layer on the H100.) Each
-// invocation also issues all its loads of a pass before it uses the first (KU, VU, MU): loops of
-// load-then-add had kept the chains, one round trip a key piece, V row and partial.
+// invocation also issues all its loads of a pass before it uses the first (KU, VU, MU). On the H200 that
+// took the 8B f16's attention from 0.567 to 0.515 ms a step and left the 1B's as it was
+// (benchmarks/results/2026-11-28-h200-session20.md, E4): at 640 positions the loads are ~2 of a
+// layer's ~14 us on the 1B, against ~4 for the dispatch, ~3 for the merge and ~5 for the rest (E5).
 //
 // BATCH_SLOTS (serve's batched decode, the *_slots variants): one dispatch for every sequence of a batch,
 // grid (n_heads, splits x rows): workgroup row y is split y % splits of sequence y / splits, with its own
