@@ -90,6 +90,7 @@ layout(constant_id = 2) const uint FORM = 0;
 // Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows,
 // partials.
 const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
+const uint MF = 16;  // FORM 4's merge: splits folded in a round (16 at 1024 positions in splits of 64)
 shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
 shared vec4 s_part[WG];        // score quarters, then the V groups' partial sums
@@ -218,20 +219,20 @@ void main() {
   memoryBarrierBuffer();
   uint base = hq * p.splits * (p.head_dim + 2);
   if ((FORM & 4u) != 0u) {
-    // Merge, one dim an invocation (head_dim <= WG): MU splits' m, l and partial loaded at once, then
+    // Merge, one dim an invocation (head_dim <= WG): MF splits' m, l and partial loaded at once, then
     // folded in with a running max (the sums rescaled by e^(old - new) as it grows).
     if (tid < p.head_dim) {
       float big = -3.402823466e38, den = 0.0, num = 0.0;
-      for (uint s0 = 0; s0 < n_act; s0 += MU) {
-        float ms[MU], ls[MU], ps[MU];
-        [[unroll]] for (uint u = 0; u < MU; ++u)
+      for (uint s0 = 0; s0 < n_act; s0 += MF) {
+        float ms[MF], ls[MF], ps[MF];
+        [[unroll]] for (uint u = 0; u < MF; ++u)
           if (s0 + u < n_act) {
             uint b = base + (s0 + u) * (p.head_dim + 2);
             ms[u] = part[b + p.head_dim];
             ls[u] = part[b + p.head_dim + 1];
             ps[u] = part[b + tid];
           }
-        [[unroll]] for (uint u = 0; u < MU; ++u)
+        [[unroll]] for (uint u = 0; u < MF; ++u)
           if (s0 + u < n_act) {
             float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
             den = den * a + w * ls[u];

@@ -297,15 +297,16 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
 }
 
 // Split-context decode attention against float64: idle workgroups (pos 0 with 3 or 10 splits), chunks
-// that end mid-window, chunks longer than the minimum (300 positions in 3 splits), a sliding window,
-// softcap, head_dim 20 (idle invocations) and 256 (one group), repeated dispatches (the per-head
-// arrival count must return to zero), and GPT-OSS's sinks (a per-head logit in the softmax's sum); in each
-// of the kernel's FORM bits alone and all together.
+// that end mid-window, chunks longer than the minimum (300 positions in 3 splits), 20 splits (merges of
+// more than one round), a sliding window, softcap, head_dim 20 (idle invocations) and 256 (one group),
+// repeated dispatches (the per-head arrival count must return to zero), and GPT-OSS's sinks (a per-head
+// logit in the softmax's sum); in each of the kernel's FORM bits alone and all together.
 TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
   struct Case { uint32_t heads, kvh, hd, ctx, splits; };
   // FORM bits: the shuffled quarters (1), the sum at the V barrier (2), the merge with no barrier (4).
   for (uint32_t form : {0u, 1u, 2u, 4u, 7u})
-    for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}}) {
+    for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2},
+                   Case{4, 2, 32, 1300, 20}}) {
       const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
       const float scale = 0.3f, cap = 5.0f;
       auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
