@@ -48,18 +48,6 @@ done
 toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/cm.npy" >/dev/null
 BLUESHIFT_NO_COOPMAT=1 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/scalar.npy" >/dev/null
-python3 - "$work" <<'PY' | tee -a "$log"
-import sys, numpy as np
-a = np.load(sys.argv[1] + "/scalar.npy"); b = np.load(sys.argv[1] + "/cm.npy")
-rel = np.linalg.norm(a - b, axis=1) / np.linalg.norm(a, axis=1)
-print(f"{a.shape[0]} positions, tensor-core vs scalar prefill: worst rel L2 {rel.max():.2e} (at {rel.argmax()}), "
-      f"median {np.median(rel):.2e}, top-1 agreement {100 * (a.argmax(1) == b.argmax(1)).mean():.1f}%")
-# Where the top-1 differs: the scalar run's gap between its top two logits, against the logits' spread
-# (a near-tie flips under any rounding change; a large gap would mean a real error).
-s = np.sort(a, axis=1)
-gap = (s[:, -1] - s[:, -2]) / a.std(axis=1)
-diff = np.nonzero(a.argmax(1) != b.argmax(1))[0]
-print("top-1 flips at", diff.tolist(), "top-2 gap / std there:", np.round(gap[diff], 4).tolist(),
-      f"(median gap elsewhere {np.median(gap):.3f})")
-PY
+python3 "$here/logits_diff.py" "$work/scalar.npy" "$work/cm.npy" --what "tensor-core vs scalar prefill" --flips \
+  | tee -a "$log"
 rm -rf "$work"

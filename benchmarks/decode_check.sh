@@ -19,7 +19,7 @@ rm -rf "$work/hf"
 toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/prefill.npy" >/dev/null
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/step.npy" --step >/dev/null
-python3 "$here/step_check.py" "$work/prefill.npy" "$work/step.npy" | tee -a "$log"
+python3 "$here/logits_diff.py" "$work/prefill.npy" "$work/step.npy" | tee -a "$log"
 for wg in default 128; do
   if [ $wg = default ]; then env=(); else env=(BLUESHIFT_MATVEC_WG=$wg); fi
   env "${env[@]}" "$runner" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \

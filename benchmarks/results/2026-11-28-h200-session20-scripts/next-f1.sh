@@ -25,7 +25,7 @@ for s in 3.2-1b 3.1-8b; do
     $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/prefill.npy >/dev/null
     for f in 0 1 2 4 7; do
       BLUESHIFT_ATTN_FORM=$f $BS blueshift logits --model /tmp/mf --tokens "$toks" --out /tmp/step$f.npy --step >/dev/null
-      python3 benchmarks/step_check.py /tmp/prefill.npy /tmp/step$f.npy "FORM $f"
+      python3 benchmarks/logits_diff.py /tmp/prefill.npy /tmp/step$f.npy --label "FORM $f"
     done
   fi
   for i in 1 2; do for f in 0 1 2 4 7; do row f$s-form$f-$i /tmp/mf BLUESHIFT_ATTN_FORM=$f; done; done
