@@ -36,7 +36,6 @@
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
 #extension GL_EXT_control_flow_attributes : require
-#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "params.h"
 #include "kv_type.glsl"
@@ -74,27 +73,17 @@ layout(std430, binding = 7) readonly buffer Sinks { float sinks[]; };
 #endif
 
 
-const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64, MAX_SPLITS = 256;
+const uint WG = 256, TPP = 4, MAX_HEAD_DIM = 256, MAX_CHUNK = 128, MIN_CHUNK = 64;
 // PROBE (timing breakdowns only, wrong outputs; 0 in every kernel that computes; BLUESHIFT_ATTN_PROBE):
 // bit 8 returns at once (what the dispatch itself costs), 4 leaves out the key loads, 2 the V loads,
 // 1 the merge and its arrival count.
 layout(constant_id = 1) const uint PROBE = 0;
-// FORM (BLUESHIFT_ATTN_FORM, A/B runs; 0 is the default): bit 1 sums a position's four quarters by
-// shuffles (they are neighbouring invocations of one subgroup) instead of through shared memory and two
-// barriers a pass; bit 2 has each V invocation weigh its positions itself (e^(score - max)) and reduces
-// the softmax's sum at the V partials' barrier, instead of a pass that rewrites the scores and a
-// workgroup_sum (two barriers); bit 4 merges with no barrier (each invocation folds in every split's
-// (m, l) with its own dim's partials, their loads together, online) instead of reducing the (m, l) pairs
-// over the workgroup (four barriers) before loading the partials (a second round trip).
-layout(constant_id = 2) const uint FORM = 0;
-// Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows,
-// partials.
-const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MU = 8;
-const uint MF = 16;  // FORM 4's merge: splits folded in a round (16 at 1024 positions in splits of 64)
+// Loads issued together by one invocation: a key row's pieces (all of them at head_dim 256), V rows, and
+// the merge's splits (16 at 1024 positions in splits of 64).
+const uint KU = MAX_HEAD_DIM / 4 / TPP, VU = 16, MF = 16;
 shared vec4 s_q[MAX_HEAD_DIM / 4];
 shared float s_sc[MAX_CHUNK];
-shared vec4 s_part[WG];        // score quarters, then the V groups' partial sums
-shared float s_w[MAX_SPLITS];  // merge: e^(m_s - M) per split
+shared vec4 s_part[WG];  // score quarters, then the V groups' partial sums
 shared bool s_last;
 
 void main() {
@@ -138,36 +127,25 @@ void main() {
       [[unroll]] for (uint u = 0; u < KU; ++u)
         if (quarter + u * TPP < hd4) s += dot(s_q[quarter + u * TPP], vec4(kk[u]));
     }
-    if ((FORM & 1u) != 0u) {
-      s += subgroupShuffleXor(s, 1u);
-      s += subgroupShuffleXor(s, 2u);
-    } else {
-      s_part[tid].x = s;
-      barrier();
-      if (quarter == 0u) s = s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x;
-    }
+    s_part[tid].x = s;
+    barrier();
+    if (quarter == 0u) s = s_part[tid].x + s_part[tid + 1].x + s_part[tid + 2].x + s_part[tid + 3].x;
     if (quarter == 0 && i < n) {
       s *= p.scale;
       if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
       s_sc[i] = s;
       mx = max(mx, s);
     }
-    if ((FORM & 1u) == 0u) barrier();
+    barrier();
   }
   mx = workgroup_max(mx);  // its barriers also publish s_sc
   float sum = 0.0;
-  if ((FORM & 2u) != 0u) {
-    for (uint i = tid; i < n; i += WG) sum += exp(s_sc[i] - mx);
-    sum = subgroupAdd(sum);
-    if (subgroupElect()) bs_red[gl_SubgroupID] = sum;  // summed after the V partials' barrier
-  } else {
-    for (uint i = tid; i < n; i += WG) {
-      float e = exp(s_sc[i] - mx);
-      s_sc[i] = e;
-      sum += e;
-    }
-    sum = workgroup_sum(sum);
+  for (uint i = tid; i < n; i += WG) {
+    float e = exp(s_sc[i] - mx);
+    s_sc[i] = e;
+    sum += e;
   }
+  sum = workgroup_sum(sum);
 
   // Weighted sum of v: G = 256 / (head_dim / 4) groups of invocations, each invocation 4 dims, groups
   // striding over the chunk's positions; the groups' partials meet in shared memory.
@@ -184,8 +162,7 @@ void main() {
           vv[u] = (PROBE & 2u) != 0u ? KV_T4(0.5) : V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
       [[unroll]] for (uint u = 0; u < VU; ++u)
         if (i0 + u * groups < n) {
-          float w = s_sc[i0 + u * groups];
-          acc += ((FORM & 2u) != 0u ? exp(w - mx) : w) * vec4(vv[u]);
+          acc += s_sc[i0 + u * groups] * vec4(vv[u]);
         }
     }
   s_part[tid] = acc;
@@ -199,10 +176,6 @@ void main() {
     part[pbase + 4 * tid + 3] = t.w;
   }
   if (tid == 0) {
-    if ((FORM & 2u) != 0u) {
-      sum = 0.0;
-      for (uint k = 0; k < gl_NumSubgroups; ++k) sum += bs_red[k];
-    }
     part[pbase + p.head_dim] = mx;
     part[pbase + p.head_dim + 1] = sum;
   }
@@ -218,65 +191,35 @@ void main() {
   if (!s_last) return;
   memoryBarrierBuffer();
   uint base = hq * p.splits * (p.head_dim + 2);
-  if ((FORM & 4u) != 0u) {
-    // Merge, one dim an invocation (head_dim <= WG): MF splits' m, l and partial loaded at once, then
-    // folded in with a running max (the sums rescaled by e^(old - new) as it grows).
-    if (tid < p.head_dim) {
-      float big = -3.402823466e38, den = 0.0, num = 0.0;
-      for (uint s0 = 0; s0 < n_act; s0 += MF) {
-        float ms[MF], ls[MF], ps[MF];
-        [[unroll]] for (uint u = 0; u < MF; ++u)
-          if (s0 + u < n_act) {
-            uint b = base + (s0 + u) * (p.head_dim + 2);
-            ms[u] = part[b + p.head_dim];
-            ls[u] = part[b + p.head_dim + 1];
-            ps[u] = part[b + tid];
-          }
-        [[unroll]] for (uint u = 0; u < MF; ++u)
-          if (s0 + u < n_act) {
-            float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
-            den = den * a + w * ls[u];
-            num = num * a + w * ps[u];
-            big = nb;
-          }
-      }
-#ifdef ATTN_SINKS
-      float nb = max(big, sinks[h]), a = exp(big - nb);
-      den = den * a + exp(sinks[h] - nb);
-      num *= a;
-#endif
-      o[hq * p.head_dim + tid] = O_VALUE(num / den);
+  // Merge, one dim an invocation (head_dim <= WG): MF splits' m, l and partial loaded at once, then
+  // folded in with a running max (the sums rescaled by e^(old - new) as it grows). Reducing the (m, l)
+  // pairs over the workgroup first took four barriers and a second round trip: 1B f16 864 -> 873 tok/s,
+  // 8B f16 192.6 -> 193.5 without them (benchmarks/results/2026-11-28-h200-session21.md, F1).
+  if (tid < p.head_dim) {
+    float big = -3.402823466e38, den = 0.0, num = 0.0;
+    for (uint s0 = 0; s0 < n_act; s0 += MF) {
+      float ms[MF], ls[MF], ps[MF];
+      [[unroll]] for (uint u = 0; u < MF; ++u)
+        if (s0 + u < n_act) {
+          uint b = base + (s0 + u) * (p.head_dim + 2);
+          ms[u] = part[b + p.head_dim];
+          ls[u] = part[b + p.head_dim + 1];
+          ps[u] = part[b + tid];
+        }
+      [[unroll]] for (uint u = 0; u < MF; ++u)
+        if (s0 + u < n_act) {
+          float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
+          den = den * a + w * ls[u];
+          num = num * a + w * ps[u];
+          big = nb;
+        }
     }
-    if (tid == 0) counter[hq] = 0u;
-    return;
-  }
-  // Merge: the n_act (m, l) pairs are loaded in parallel and reduced, and each split's weight
-  // e^(m_s - M) is kept in shared memory; then each invocation's dims sum independent loads.
-  float m_s = -3.402823466e38, l_s = 0.0;
-  if (tid < n_act) {  // n_act <= MAX_SPLITS = WG
-    m_s = part[base + tid * (p.head_dim + 2) + p.head_dim];
-    l_s = part[base + tid * (p.head_dim + 2) + p.head_dim + 1];
-  }
-  float big = workgroup_max(m_s);
 #ifdef ATTN_SINKS
-  big = max(big, sinks[h]);
+    float nb = max(big, sinks[h]), a = exp(big - nb);
+    den = den * a + exp(sinks[h] - nb);
+    num *= a;
 #endif
-  float w = tid < n_act ? exp(m_s - big) : 0.0;
-  if (tid < n_act) s_w[tid] = w;
-  float den = workgroup_sum(w * l_s);  // its barriers also publish s_w
-#ifdef ATTN_SINKS
-  den += exp(sinks[h] - big);
-#endif
-  for (uint d = tid; d < p.head_dim; d += WG) {
-    float num = 0.0;
-    for (uint s0 = 0; s0 < n_act; s0 += MU) {  // MU partials' loads in flight at once
-      float ps[MU];
-      [[unroll]] for (uint u = 0; u < MU; ++u)
-        if (s0 + u < n_act) ps[u] = part[base + (s0 + u) * (p.head_dim + 2) + d];
-      [[unroll]] for (uint u = 0; u < MU; ++u)
-        if (s0 + u < n_act) num += s_w[s0 + u] * ps[u];
-    }
-    o[hq * p.head_dim + d] = O_VALUE(num / den);
+    o[hq * p.head_dim + tid] = O_VALUE(num / den);
   }
   if (tid == 0) counter[hq] = 0u;
 }

@@ -1029,13 +1029,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         return e;
       };
       if (split_attention && hd <= 256) {
-        // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits) and BLUESHIFT_ATTN_FORM=MASK (A/B runs):
-        // attention_split.comp's PROBE and FORM bits.
+        // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits): attention_split.comp's PROBE bits.
         static const uint32_t attn_probe = env_uint("BLUESHIFT_ATTN_PROBE", 0) & 15u;
-        static const uint32_t attn_form = env_uint("BLUESHIFT_ATTN_FORM", 0) & 7u;
         std::vector<gpu::SpecConstant> attn_spec;
         if (attn_probe) attn_spec.push_back({1, attn_probe});
-        if (attn_form) attn_spec.push_back({2, attn_form});
         dispatch("attention_split_" + kvt + sinks, attn_spec,
                  with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
                   {1, &kcache_[src]},

@@ -300,65 +300,60 @@ TEST_F(KernelsModel, TensorCoreAttentionMatchesFloat64) {
 // that end mid-window, chunks longer than the minimum (300 positions in 3 splits), 20 splits (merges of
 // more than one round), a sliding window, softcap, head_dim 20 (idle invocations) and 256 (one group),
 // repeated dispatches (the per-head arrival count must return to zero), and GPT-OSS's sinks (a per-head
-// logit in the softmax's sum); in each of the kernel's FORM bits alone and all together.
+// logit in the softmax's sum).
 TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
   struct Case { uint32_t heads, kvh, hd, ctx, splits; };
-  // FORM bits: the shuffled quarters (1), the sum at the V barrier (2), the merge with no barrier (4).
-  for (uint32_t form : {0u, 1u, 2u, 4u, 7u})
-    for (Case c : {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2},
-                   Case{4, 2, 32, 1300, 20}}) {
-      const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
-      const float scale = 0.3f, cap = 5.0f;
-      auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
-      auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
-      auto bk = upload(k), bv = upload(v), s0 = state(0);
-      const KvStoreParams kp{c.ctx, kvd, 0, 0};
-      run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
-      run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
-      auto part = poisoned(c.heads * splits * (c.hd + 2) * 4);
-      auto count = upload(std::vector<uint32_t>(c.heads, 0));
-      for (uint32_t pos : {0u, 5u, c.ctx / 2, c.ctx - 1})
-        for (uint32_t window : {0u, 7u})
-          for (bool with_sinks : {false, true}) {
-            auto q = random_floats(c.heads * c.hd), sinks = random_floats(c.heads);
-            auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos), bsinks = upload(sinks);
-            const float softcap = window ? cap : 0.0f;
-            const AttentionSplitParams ap{c.heads, c.kvh, c.hd, splits, window, scale, softcap, 0};
-            std::vector<gpu::BindGroupEntry> e = {{0, &bq},   {1, &kc},    {2, &vc}, {3, &out},
-                                                  {4, &part}, {5, &count}, {6, &sp}};
-            if (with_sinks) e.push_back({7, &bsinks});
-            const std::vector<gpu::SpecConstant> spec = form ? std::vector<gpu::SpecConstant>{{2, form}}
-                                                             : std::vector<gpu::SpecConstant>{};
-            const char* kernel = with_sinks ? "attention_split_f16kv_sinks" : "attention_split_f16kv";
-            run_once(kernels().get(kernel, spec), e, ap, c.heads, splits);
-            auto got = download<float>(out, c.heads * c.hd);
-            std::vector<double> ref(got.size());
-            for (uint32_t h = 0; h < c.heads; ++h) {
-              uint32_t g = h / (c.heads / c.kvh), lo = window && pos + 1 > window ? pos + 1 - window : 0;
-              std::vector<double> sc(pos + 1);
-              double mx = -1e300, sum = 0;
-              for (uint32_t j = lo; j <= pos; ++j) {
-                double d = 0;
-                for (uint32_t i = 0; i < c.hd; ++i)
-                  d += q[h * c.hd + i] * round_half(k[j * kvd + g * c.hd + i]);
-                sc[j] = window ? cap * std::tanh(d * scale / cap) : d * scale;
-                mx = std::max(mx, sc[j]);
-              }
-              if (with_sinks) mx = std::max(mx, double(sinks[h]));
-              for (uint32_t j = lo; j <= pos; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
-              if (with_sinks) sum += std::exp(sinks[h] - mx);
-              for (uint32_t i = 0; i < c.hd; ++i) {
-                double a = 0;
-                for (uint32_t j = lo; j <= pos; ++j) a += sc[j] * round_half(v[j * kvd + g * c.hd + i]);
-                ref[h * c.hd + i] = a / sum;
-              }
+  for (Case c :
+       {Case{6, 2, 20, 300, 3}, Case{6, 2, 20, 300, 10}, Case{4, 1, 256, 131, 2}, Case{4, 2, 32, 1300, 20}}) {
+    const uint32_t kvd = c.kvh * c.hd, splits = c.splits;
+    const float scale = 0.3f, cap = 5.0f;
+    auto k = random_floats(c.ctx * kvd), v = random_floats(c.ctx * kvd);
+    auto kc = poisoned(c.ctx * kvd * 2), vc = poisoned(c.ctx * kvd * 2);
+    auto bk = upload(k), bv = upload(v), s0 = state(0);
+    const KvStoreParams kp{c.ctx, kvd, 0, 0};
+    run("kv_store_f16", {{0, &bk}, {1, &kc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
+    run("kv_store_f16", {{0, &bv}, {1, &vc}, {2, &s0}}, kp, (kvd + 127) / 128, c.ctx);
+    auto part = poisoned(c.heads * splits * (c.hd + 2) * 4);
+    auto count = upload(std::vector<uint32_t>(c.heads, 0));
+    for (uint32_t pos : {0u, 5u, c.ctx / 2, c.ctx - 1})
+      for (uint32_t window : {0u, 7u})
+        for (bool with_sinks : {false, true}) {
+          auto q = random_floats(c.heads * c.hd), sinks = random_floats(c.heads);
+          auto bq = upload(q), out = poisoned(c.heads * c.hd * 4), sp = state(pos), bsinks = upload(sinks);
+          const float softcap = window ? cap : 0.0f;
+          const AttentionSplitParams ap{c.heads, c.kvh, c.hd, splits, window, scale, softcap, 0};
+          std::vector<gpu::BindGroupEntry> e = {{0, &bq},   {1, &kc},    {2, &vc}, {3, &out},
+                                                {4, &part}, {5, &count}, {6, &sp}};
+          if (with_sinks) e.push_back({7, &bsinks});
+          const char* kernel = with_sinks ? "attention_split_f16kv_sinks" : "attention_split_f16kv";
+          run_once(kernels().get(kernel), e, ap, c.heads, splits);
+          auto got = download<float>(out, c.heads * c.hd);
+          std::vector<double> ref(got.size());
+          for (uint32_t h = 0; h < c.heads; ++h) {
+            uint32_t g = h / (c.heads / c.kvh), lo = window && pos + 1 > window ? pos + 1 - window : 0;
+            std::vector<double> sc(pos + 1);
+            double mx = -1e300, sum = 0;
+            for (uint32_t j = lo; j <= pos; ++j) {
+              double d = 0;
+              for (uint32_t i = 0; i < c.hd; ++i)
+                d += q[h * c.hd + i] * round_half(k[j * kvd + g * c.hd + i]);
+              sc[j] = window ? cap * std::tanh(d * scale / cap) : d * scale;
+              mx = std::max(mx, sc[j]);
             }
-            EXPECT_LT(nmse(got, ref), 1e-10)
-                << "hd " << c.hd << " splits " << splits << " pos " << pos << " window " << window << " form "
-                << form << " sinks " << with_sinks;
+            if (with_sinks) mx = std::max(mx, double(sinks[h]));
+            for (uint32_t j = lo; j <= pos; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+            if (with_sinks) sum += std::exp(sinks[h] - mx);
+            for (uint32_t i = 0; i < c.hd; ++i) {
+              double a = 0;
+              for (uint32_t j = lo; j <= pos; ++j) a += sc[j] * round_half(v[j * kvd + g * c.hd + i]);
+              ref[h * c.hd + i] = a / sum;
+            }
           }
-      EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
-    }
+          EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos
+                                           << " window " << window << " sinks " << with_sinks;
+        }
+    EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
+  }
 }
 
 // The sampler (sample.comp) against a float64 reference of HF's warpers: repetition penalty, temperature,
