@@ -146,8 +146,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
+  // How the o phase's staging merges the attention partials (decode_persistent.comp MERGE); BLUESHIFT_PERSISTENT_MERGE
+  // =0..2 (A/B runs; 0 is the default).
+  const uint32_t merge = std::min(env_uint("BLUESHIFT_PERSISTENT_MERGE", 0), 2u);
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}};
+               {8, probe}, {9, pair_sum}, {10, merge}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
