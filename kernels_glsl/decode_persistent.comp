@@ -137,11 +137,6 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 layout(constant_id = 8) const uint PROBE = 0;
 // PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
 layout(constant_id = 9) const uint PAIR_SUM = 1;
-// MERGE (BLUESHIFT_PERSISTENT_MERGE; A/B runs, 0 the default): how stage_attention merges a head's partials. 0: one
-// invocation per head reduces its (m, l) pairs into weights in shared memory, a barrier, then every element sums its
-// partials. 1: no barrier and no per-head pass: each element loads its head's m, l and its own partials together
-// (kMF splits a round) and folds them in with a running max. 2: as 1, two elements an invocation at once.
-layout(constant_id = 10) const uint MERGE = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -394,71 +389,50 @@ void stage_copy(uint off, uint n) {
 }
 
 // sx = the attention output: each head's n_act partials merged, o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s.
-// The weights e^(m_s - M) / den first, one invocation per head, then every element from n_act loads.
-shared float s_w[kPkMaxItems];
-const uint kMF = 4u;  // MERGE 1-2: splits folded in a round (the grid's 132 workgroups make 4 a head at 32 heads)
+// Each element loads its head's (m, l) pairs and its own partials together, kMF splits a round, and folds them in
+// with a running max; an invocation takes two elements at once (its loads in flight together). One invocation a head
+// reducing the weights into shared memory first, behind a barrier, cost a chain of loads and the barrier: 1B
+// q4_k_m 967.6 -> 974.6 tok/s, 8B q4_k_m 266.4 -> 269.0 (one element an invocation: 975.1 and 268.3;
+// benchmarks/results/2026-11-28-h200-session21.md, F3).
+const uint kMF = 4u;  // splits folded in a round (the grid's 132 workgroups make 4 a head at 32 heads)
 void stage_attention(uint n_act) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
   }
-  uint hd = p.head_dim, ps = hd + 2u;
-  if (MERGE != 0u) {
-    uint ne = MERGE == 2u ? 2u : 1u, wg = gl_WorkGroupSize.x;
-    for (uint i0 = gl_LocalInvocationIndex; i0 < p.q_dim; i0 += ne * wg) {
-      float big[2] = float[2](-3.402823466e38, -3.402823466e38), den[2] = float[2](0.0, 0.0), num[2] = den;
-      for (uint s0 = 0u; s0 < n_act; s0 += kMF) {
-        float ms[2][kMF], ls[2][kMF], os[2][kMF];
-        [[unroll]] for (uint e = 0u; e < 2u; ++e) {
-          uint i = min(i0 + e * wg, p.q_dim - 1u), base = p.part_off + (i / hd) * p.splits * ps;
-          [[unroll]] for (uint u = 0u; u < kMF; ++u)
-            if (e < ne && s0 + u < n_act) {
-              uint b = base + (s0 + u) * ps;
-              ms[e][u] = sc[b + hd];
-              ls[e][u] = sc[b + hd + 1u];
-              os[e][u] = sc[b + i % hd];
-            }
-        }
-        [[unroll]] for (uint e = 0u; e < 2u; ++e) {
-          if (e >= ne) continue;
-          float nb = big[e];
-          [[unroll]] for (uint u = 0u; u < kMF; ++u)
-            if (s0 + u < n_act) nb = max(nb, ms[e][u]);
-          float a = exp(big[e] - nb);
-          den[e] *= a;
-          num[e] *= a;
-          big[e] = nb;
-          [[unroll]] for (uint u = 0u; u < kMF; ++u)
-            if (s0 + u < n_act) {
-              float w = exp(ms[e][u] - nb);
-              den[e] += w * ls[e][u];
-              num[e] += w * os[e][u];
-            }
-        }
+  uint hd = p.head_dim, ps = hd + 2u, wg = gl_WorkGroupSize.x;
+  for (uint i0 = gl_LocalInvocationIndex; i0 < p.q_dim; i0 += 2u * wg) {
+    float big[2] = float[2](-3.402823466e38, -3.402823466e38), den[2] = float[2](0.0, 0.0), num[2] = den;
+    for (uint s0 = 0u; s0 < n_act; s0 += kMF) {
+      float ms[2][kMF], ls[2][kMF], os[2][kMF];
+      [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+        uint i = min(i0 + e * wg, p.q_dim - 1u), base = p.part_off + (i / hd) * p.splits * ps;
+        [[unroll]] for (uint u = 0u; u < kMF; ++u)
+          if (s0 + u < n_act) {
+            uint b = base + (s0 + u) * ps;
+            ms[e][u] = sc[b + hd];
+            ls[e][u] = sc[b + hd + 1u];
+            os[e][u] = sc[b + i % hd];
+          }
       }
-      [[unroll]] for (uint e = 0u; e < 2u; ++e)
-        if (e < ne && i0 + e * wg < p.q_dim) sx_set(i0 + e * wg, num[e] / den[e]);
+      [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+        float nb = big[e];
+        [[unroll]] for (uint u = 0u; u < kMF; ++u)
+          if (s0 + u < n_act) nb = max(nb, ms[e][u]);
+        float a = exp(big[e] - nb);
+        den[e] *= a;
+        num[e] *= a;
+        big[e] = nb;
+        [[unroll]] for (uint u = 0u; u < kMF; ++u)
+          if (s0 + u < n_act) {
+            float w = exp(ms[e][u] - nb);
+            den[e] += w * ls[e][u];
+            num[e] += w * os[e][u];
+          }
+      }
     }
-    barrier();
-    return;
-  }
-  for (uint h = gl_LocalInvocationIndex; h < p.n_heads; h += gl_WorkGroupSize.x) {
-    uint base = p.part_off + h * p.splits * ps;
-    float big = -3.402823466e38, den = 0.0;
-    for (uint s = 0u; s < n_act; ++s) big = max(big, sc[base + s * ps + hd]);
-    for (uint s = 0u; s < n_act; ++s) {
-      float e = exp(sc[base + s * ps + hd] - big);
-      s_w[h * p.splits + s] = e;
-      den += e * sc[base + s * ps + hd + 1u];
-    }
-    for (uint s = 0u; s < n_act; ++s) s_w[h * p.splits + s] /= den;
-  }
-  barrier();
-  for (uint i = gl_LocalInvocationIndex; i < p.q_dim; i += gl_WorkGroupSize.x) {
-    uint h = i / hd, base = p.part_off + h * p.splits * ps + i % hd;
-    float num = 0.0;
-    for (uint s = 0u; s < n_act; ++s) num += s_w[h * p.splits + s] * sc[base + s * ps];
-    sx_set(i, num);
+    [[unroll]] for (uint e = 0u; e < 2u; ++e)
+      if (i0 + e * wg < p.q_dim) sx_set(i0 + e * wg, num[e] / den[e]);
   }
   barrier();
 }

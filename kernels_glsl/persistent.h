@@ -35,7 +35,6 @@ const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
 // zeroes the three counts for the next dispatch).
 const uint kPkSyncArrive = 0u, kPkSyncError = 2u, kPkSyncDone = 3u, kPkSyncRelease = 32u;
 const uint kPkSyncWords = 64u;
-const uint kPkMaxItems = 1024u;  // n_heads * splits: attention partials merged per layer
 
 #ifdef __cplusplus
 }  // namespace bs::kparams

@@ -98,14 +98,14 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   bool int_dot = any_q4k && int_kernel != "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
-  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_w 4 KiB, slack). The down
+  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
   // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
   // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
   // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
   auto staging = [&](bool with_int) -> uint32_t {
-    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 4 * kPkMaxItems + 256 + (with_int ? 640 : 0);
+    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_int ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
     uint32_t sh = std::min(cap, need);
@@ -146,11 +146,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
-  // How the o phase's staging merges the attention partials (decode_persistent.comp MERGE); BLUESHIFT_PERSISTENT_MERGE
-  // =0..2 (A/B runs; 0 is the default).
-  const uint32_t merge = std::min(env_uint("BLUESHIFT_PERSISTENT_MERGE", 0), 2u);
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, merge}};
+               {8, probe}, {9, pair_sum}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
@@ -189,7 +186,6 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Attention: at most `splits` context chunks per head, about one item per workgroup.
   // BLUESHIFT_PERSISTENT_SPLITS=N fixes it (tests: several chunks on a grid of 1).
   uint32_t splits = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_SPLITS", grid / uint32_t(c.n_heads)));
-  if (uint64_t(splits) * c.n_heads > kPkMaxItems) return no("n_heads x splits exceeds the merge table");
   auto& p = pk->params_;
   p = {uint32_t(c.n_layers), uint32_t(c.dim), uint32_t(c.q_dim()), uint32_t(c.kv_dim()), uint32_t(c.ffn_dim),
        uint32_t(c.n_heads), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), splits, c.norm_eps,

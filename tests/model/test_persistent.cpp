@@ -29,6 +29,7 @@ struct Case {
   json config;
   const char* quant;  // nullptr: the HF checkpoint itself (F16 matrices)
   std::vector<std::pair<const char*, const char*>> env;  // set while the persistent model is created
+  int positions = 70;  // past 2 chunks of the 32-position minimum and the sliding window
 };
 
 json llama(int hidden, int ffn, int heads, int kv, int head_dim) {
@@ -56,6 +57,8 @@ std::vector<Case> cases() {
       {"f16_odd", llama(136, 344, 2, 1, 36), nullptr, {}},
       // ... with 3 context chunks per head, merged in the o-projection's staging.
       {"f16_splits", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "3"}}},
+      // ... 6 chunks at 200 positions: the merge folds them in two rounds of 4 (kMF).
+      {"f16_splits6", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "6"}}, 200},
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
       {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
@@ -66,9 +69,9 @@ std::vector<Case> cases() {
       // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
       {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
       {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
-      // ... with an FFN longer than the int8 staging holds on lavapipe (3760 floats of 32 KiB): layer 0's
-      // Q4_K down projection in two column passes (k0 = 0, 3584).
-      {"q4_k_passes_int", llama(256, 4096, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
+      // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): layer 0's
+      // Q4_K down projection in two column passes (k0 = 0, 4352).
+      {"q4_k_passes_int", llama(256, 6144, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
@@ -115,12 +118,11 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     ASSERT_EQ(cv.exit_code, 0) << cv.err;
     dir = out;
   }
-  // 70 positions: past 2 chunks of the 32-position minimum and the sliding window.
   std::vector<int32_t> ids;
   const int vocab = c.config["vocab_size"];
-  for (int i = 0; i < 70; ++i) ids.push_back(int32_t(rng()() % uint64_t(vocab)));
+  for (int i = 0; i < c.positions; ++i) ids.push_back(int32_t(rng()() % uint64_t(vocab)));
   model::ModelOptions opts;
-  opts.max_ctx = 96;
+  opts.max_ctx = std::max(96, c.positions + 8);
   opts.max_batch = 8;
   auto src = model::open_model(dir);
 
