@@ -598,6 +598,12 @@ void main() {
     {
       uvec2 w = addr(l, kPkDown);
       uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
+      // Passes of equal size in whole 256-column blocks: the 8B's 14336 in 8960 + 5376 ran 1.7% slower than in
+      // 7936 + 6400 (benchmarks/results/2026-11-28-h200-session21.md, F5).
+      if (SH >= 256u) {
+        uint np = (p.ffn_dim + kc - 1u) / kc;
+        kc = ((p.ffn_dim + np - 1u) / np + 255u) & ~255u;
+      }
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
         stage_copy(p.h_off + k0, k1 - k0);

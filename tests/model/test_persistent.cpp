@@ -70,7 +70,7 @@ std::vector<Case> cases() {
       {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
       {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): layer 0's
-      // Q4_K down projection in two column passes (k0 = 0, 4352).
+      // Q4_K down projection in two column passes of 3072.
       {"q4_k_passes_int", llama(256, 6144, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
