@@ -8,7 +8,7 @@
 //   P3 o-projection: the partials merged while staging (every workgroup merges for itself: no
 //      extra barrier), o rows added into x
 //   P4 gate/up: RMSNorm(x) staged; h = act(W_gate xn) * (W_up xn) into scratch
-//   P5 down: h staged (or read from scratch when longer than the staging area), added into x
+//   P5 down: h staged (in passes of equal size where it is longer than the staging area), added into x
 // A dispatch boundary costs launch + ramp + tail (~4-7 us on the H100 per phase); a grid barrier
 // costs 0.46 us (benchmarks/results/2026-11-23-h100.md, sections 1 and 5).
 //
