@@ -137,6 +137,11 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 layout(constant_id = 8) const uint PROBE = 0;
 // PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
 layout(constant_id = 9) const uint PAIR_SUM = 1;
+// ROWS4 = 1 (BLUESHIFT_PERSISTENT_ROWS4; A/B runs, 0 the default): the gate/up, o and down phases' tasks take four
+// rows instead of two (gate/up: two rows of each; o and down: four consecutive rows). Q4_K rows share each part's x
+// reads and the task's reductions and bookkeeping four ways instead of two (dot4, quad_sum); other dtypes run as two
+// dot2s. Meant with PARTS 1, which keeps a lane's loads of a step at eight uvec4s, as at two rows and PARTS 2.
+layout(constant_id = 10) const uint ROWS4 = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -339,6 +344,65 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
   return PAIR_SUM != 0u && whole ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
 }
 
+// The subgroup sums of four values with one butterfly (ROWS4): the first exchange leaves rows 0-1 in the low half of
+// the lanes and rows 2-3 in the high half, the second one row in each quarter, the rest sum each quarter; three
+// shuffles bring rows 1-3 to lane 0 (log2(sg) + 4 exchanges for 4 log2(sg)). Exact in lane 0. Needs sg >= 4.
+vec4 quad_sum(vec4 v) {
+  uint h = gl_SubgroupSize / 2u, q = gl_SubgroupSize / 4u, lane = gl_SubgroupInvocationID;
+  bool hi = (lane & h) != 0u, hq = (lane & q) != 0u;
+  vec2 keep = hi ? v.zw : v.xy, send = hi ? v.xy : v.zw;
+  vec2 w = keep + vec2(subgroupShuffleXor(send.x, h), subgroupShuffleXor(send.y, h));
+  float u = (hq ? w.y : w.x) + subgroupShuffleXor(hq ? w.x : w.y, q);
+  for (uint o = q / 2u; o > 0u; o >>= 1) u += subgroupShuffleXor(u, o);
+  return vec4(u, subgroupShuffle(u, q), subgroupShuffle(u, h), subgroupShuffle(u, h + q));
+}
+
+// Four rows' dot products over columns [k0, k1) (ROWS4): rows r.x, r.y of a and r.z, r.w of b, all of dtype dt and
+// k columns, summed over the subgroup (exact in lane 0). Q4_K as dot2's float form with four rows a part; other
+// dtypes as two dot2s.
+vec4 dot4(uint dt, uvec2 a, uvec2 b, uvec4 r, uint k, uint k0, uint k1) {
+  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u && gl_SubgroupSize >= 4u;
+  if (dt != kPkQ4K || !whole) {
+    vec2 s0 = dot2(dt, a, r.x, a, r.y, k, k0, k1), s1 = dot2(dt, b, r.z, b, r.w, k, k0, k1);
+    return vec4(s0, s1);
+  }
+  vec4 acc = vec4(0.0);
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  uint nb = k / 256u, pend = k1 / 32u;
+  RU4 wa = RU4(a), wb = RU4(b);
+  for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
+    uvec4 hh[4u * PARTS], qq[4u * PARTS];
+    for (uint u = 0u; u < PARTS; ++u) {
+      uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        uint o = (r[j] * nb + blk) * 9u;
+        hh[4u * u + j] = j < 2u ? wa.v[o] : wb.v[o];
+        qq[4u * u + j] = j < 2u ? wa.v[o + 1u + t] : wb.v[o + 1u + t];
+      }
+    }
+    for (uint u = 0u; u < PARTS; ++u) {
+      uint part = p0 + u * sg;
+      if (part >= pend) break;
+      uint blk = part >> 3, t = part & 7u, j = t >> 1;
+      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
+      vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
+      vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
+      float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
+      xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
+      xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
+      [[unroll]] for (uint rr = 0u; rr < 4u; ++rr) {
+        uvec4 h = hh[4u * u + rr], q = qq[4u * u + rr];
+        vec2 dm = unpackHalf2x16(h.x);
+        vec4 sm = q4k_scales_pair(h.yzw, j);
+        float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
+        float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
+        acc[rr] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
+      }
+    }
+  }
+  return quad_sum(acc);
+}
+
 // ------------------------------------------------------------------------------------------- staging
 // Staging loads go out kU per invocation before any is used: one L2 / DRAM round trip per kU x WG
 // values instead of one per WG (the loops were serial chains: ~4 us per phase of pure overhead in the
@@ -509,6 +573,19 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
   bool lane0 = gl_SubgroupInvocationID == 0u;
+  if (ROWS4 != 0u) {  // four rows a task; past the last row, rows repeat the last one and are not added
+    for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 3u) / 4u; t += nsub) {
+      uvec4 r = min(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.dim - 1u));
+      vec4 x0 = X_EARLY != 0u && lane0 ? vec4(x[r.x], x[r.y], x[r.z], x[r.w]) : vec4(0.0);
+      vec4 s = dot4(dt, w, w, r, k, k0, k1);
+      if (lane0) {
+        if (X_EARLY == 0u) x0 = vec4(x[r.x], x[r.y], x[r.z], x[r.w]);
+        [[unroll]] for (uint j = 0u; j < 4u; ++j)
+          if (4u * t + j < p.dim) x[r[j]] = x0[j] + s[j];
+      }
+    }
+    return;
+  }
   for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
     uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
     vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
@@ -587,9 +664,20 @@ void main() {
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
-      for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
-        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
-        if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
+      if (ROWS4 != 0u) {  // rows 2t and 2t + 1 of each (the second repeats the first past the end, unwritten)
+        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < (p.ffn_dim + 1u) / 2u; t += nsub) {
+          uint r1 = min(2u * t + 1u, p.ffn_dim - 1u);
+          vec4 s = dot4(dt, wg_, wu, uvec4(2u * t, r1, 2u * t, r1), p.dim, 0u, p.dim);
+          if (lane0) {
+            sc[p.h_off + 2u * t] = bs_act(s.x, p.act) * s.z;
+            if (2u * t + 1u < p.ffn_dim) sc[p.h_off + 2u * t + 1u] = bs_act(s.y, p.act) * s.w;
+          }
+        }
+      } else {
+        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
+          vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
+          if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
+        }
       }
     }
     grid_barrier();

@@ -146,8 +146,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
+  // Four rows a task in the gate/up, o and down phases (decode_persistent.comp ROWS4); BLUESHIFT_PERSISTENT_ROWS4=1
+  // (A/B runs, with BLUESHIFT_PERSISTENT_PARTS=1; 0 is the default).
+  const uint32_t rows4 = env_uint("BLUESHIFT_PERSISTENT_ROWS4", 0) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}};
+               {8, probe}, {9, pair_sum}, {10, rows4}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

@@ -76,6 +76,11 @@ std::vector<Case> cases() {
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
       {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}},
+      // Four rows a task in the gate/up, o and down phases (BLUESHIFT_PERSISTENT_ROWS4, an A/B switch): Q4_K rows in
+      // dot4 and quad_sum, the Q6_K rows as two dot2s; rows of 5 blocks with a partial last step.
+      {"q4_k_m_rows4", llama(256, 768, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_ROWS4", "1"}, {"BLUESHIFT_PERSISTENT_PARTS", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
+      {"q4_k_wide_rows4", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_ROWS4", "1"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
