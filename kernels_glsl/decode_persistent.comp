@@ -195,6 +195,29 @@ vec2 pair_sum(vec2 acc) {
   return vec2(v, subgroupShuffle(v, h));
 }
 
+// A Q4_K part's staged x in the float form (dot2, dot4): the 16 values its low nibbles meet, scaled by kQ4LoScale
+// (a0..a3), the 16 its high nibbles meet, scaled by kQ4HiScale (b0..b3), and the two groups' plain sums. xo is the
+// part's first column less k0.
+struct Q4kX { vec4 a0, a1, a2, a3, b0, b1, b2, b3; float sa, sb; };
+Q4kX q4k_x(uint xo) {
+  Q4kX x;
+  x.a0 = xin4(xo), x.a1 = xin4(xo + 4u), x.a2 = xin4(xo + 8u), x.a3 = xin4(xo + 12u);
+  x.b0 = xin4(xo + 32u), x.b1 = xin4(xo + 36u), x.b2 = xin4(xo + 40u), x.b3 = xin4(xo + 44u);
+  if ((PROBE & 2u) != 0u) x.a0 = x.a1 = x.a2 = x.a3 = x.b0 = x.b1 = x.b2 = x.b3 = vec4(0.5, 0.25, -0.5, 1.0);
+  x.sa = dot(x.a0 + x.a1 + x.a2 + x.a3, vec4(1.0)), x.sb = dot(x.b0 + x.b1 + x.b2 + x.b3, vec4(1.0));
+  x.a0 *= kQ4LoScale, x.a1 *= kQ4LoScale, x.a2 *= kQ4LoScale, x.a3 *= kQ4LoScale;
+  x.b0 *= kQ4HiScale, x.b1 *= kQ4HiScale, x.b2 *= kQ4HiScale, x.b3 *= kQ4HiScale;
+  return x;
+}
+// One row's part against x: header h (d, dmin, the packed scales), codes q, sub-block pair j.
+float q4k_dot(uvec4 h, uvec4 q, uint j, Q4kX x) {
+  vec2 dm = unpackHalf2x16(h.x);
+  vec4 sm = q4k_scales_pair(h.yzw, j);
+  float fa = dot(bs_q4_lo(q.x), x.a0) + dot(bs_q4_lo(q.y), x.a1) + dot(bs_q4_lo(q.z), x.a2) + dot(bs_q4_lo(q.w), x.a3);
+  float fb = dot(bs_q4_hi(q.x), x.b0) + dot(bs_q4_hi(q.y), x.b1) + dot(bs_q4_hi(q.z), x.b2) + dot(bs_q4_hi(q.w), x.b3);
+  return dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * x.sa + sm.w * x.sb);
+}
+
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
 // the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
 // and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
@@ -248,21 +271,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
       }
 #else
-      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
-      vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
-      vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
-      if ((PROBE & 2u) != 0u) xa0 = xa1 = xa2 = xa3 = xb0 = xb1 = xb2 = xb3 = vec4(0.5, 0.25, -0.5, 1.0);
-      float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
-      xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
-      xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
-      for (uint r = 0u; r < 2u; ++r) {
-        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
-        vec2 dm = unpackHalf2x16(h.x);
-        vec4 sm = q4k_scales_pair(h.yzw, j);
-        float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
-        float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
-        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
-      }
+      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - k0);
+      for (uint r = 0u; r < 2u; ++r) acc[r] += q4k_dot(r == 0u ? ha : hb, r == 0u ? qa : qb, j, x);
 #endif
       }
     }
@@ -384,20 +394,8 @@ vec4 dot4(uint dt, uvec2 a, uvec2 b, uvec4 r, uint k, uint k0, uint k1) {
       uint part = p0 + u * sg;
       if (part >= pend) break;
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      uint xo = blk * 256u + 64u * j + 16u * (t & 1u) - k0;
-      vec4 xa0 = xin4(xo), xa1 = xin4(xo + 4u), xa2 = xin4(xo + 8u), xa3 = xin4(xo + 12u);
-      vec4 xb0 = xin4(xo + 32u), xb1 = xin4(xo + 36u), xb2 = xin4(xo + 40u), xb3 = xin4(xo + 44u);
-      float sa = dot(xa0 + xa1 + xa2 + xa3, vec4(1.0)), sb = dot(xb0 + xb1 + xb2 + xb3, vec4(1.0));
-      xa0 *= kQ4LoScale, xa1 *= kQ4LoScale, xa2 *= kQ4LoScale, xa3 *= kQ4LoScale;
-      xb0 *= kQ4HiScale, xb1 *= kQ4HiScale, xb2 *= kQ4HiScale, xb3 *= kQ4HiScale;
-      [[unroll]] for (uint rr = 0u; rr < 4u; ++rr) {
-        uvec4 h = hh[4u * u + rr], q = qq[4u * u + rr];
-        vec2 dm = unpackHalf2x16(h.x);
-        vec4 sm = q4k_scales_pair(h.yzw, j);
-        float fa = dot(bs_q4_lo(q.x), xa0) + dot(bs_q4_lo(q.y), xa1) + dot(bs_q4_lo(q.z), xa2) + dot(bs_q4_lo(q.w), xa3);
-        float fb = dot(bs_q4_hi(q.x), xb0) + dot(bs_q4_hi(q.y), xb1) + dot(bs_q4_hi(q.z), xb2) + dot(bs_q4_hi(q.w), xb3);
-        acc[rr] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sa + sm.w * sb);
-      }
+      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - k0);
+      [[unroll]] for (uint rr = 0u; rr < 4u; ++rr) acc[rr] += q4k_dot(hh[4u * u + rr], qq[4u * u + rr], j, x);
     }
   }
   return quad_sum(acc);

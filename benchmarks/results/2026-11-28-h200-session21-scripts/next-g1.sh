@@ -10,6 +10,8 @@
 # uvec4s a lane) likely loses on registers, as every register-raising change since session 11 has. If ROWS4 loses at
 # PARTS 1 too, look at the registers (the pipeline statistics, BLUESHIFT_PIPELINE_STATS=1 on a bench run) before
 # concluding that the task's fixed chain is not what it costs.
+# The base rows also check the commit that gave dot2 and dot4 one Q4_K part (q4k_x, q4k_dot; its SPIR-V differs by
+# selects on the PROBE spec constant that specialization folds away): expected at F6's 975.9 (1B) and 271.9 (8B).
 # First each variant's decode logits against the default's (identical sums but for the order: ~1e-5), then
 # decode_ab.sh on each model, two rounds.
 set -uo pipefail
