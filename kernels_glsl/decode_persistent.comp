@@ -25,6 +25,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
+// 9 = PAIR_SUM, 10 = HALF_SUMS (decode_persistent_h16; both below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -34,8 +35,8 @@
 #include "persistent.h"
 #include "rope.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
-#ifdef PK_INT_DOT
-layout(constant_id = 1) const uint SH = 2048;  // the int8 staging beside it: the defaults fit 32 KiB
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+layout(constant_id = 1) const uint SH = 2048;  // the int8 / f16 staging beside it: the defaults fit 32 KiB
 #else
 layout(constant_id = 1) const uint SH = 4096;
 #endif
@@ -96,6 +97,85 @@ void stage_quantize(uint n) {
   }
   barrier();
 }
+#elif defined(PK_HALF_DOT)
+// decode_persistent_h16: Q4_K rows meet x in packed f16 arithmetic. A code pair becomes an f16 pair with one mask:
+// (w & 0x000F000F) | 0x64006400 is (1024 + c0, 1024 + c2) for the low nibbles of bytes 0 and 2, and with 0x00F000F0
+// (1024 + 16 c0, 1024 + 16 c2) for the high ones; one packed subtract of 1024 and one packed fma against x follow.
+// That is 13 instructions for a word's 8 weights (a shift, 4 masks, 4 subtracts, 4 fmas), against 26 in the float
+// form (per 4 weights: 4 masks, 4 subtracts and 4 fmas, twice, and a shift). The float form's math was on the
+// kernel's critical path: without half of it the 8B q4_k_m kernel took 15% less (session 22's G2, PROBE 16).
+// After each staging, sx is copied into f16 slots of 16 values laid out as the integer form's (a part t reads slots
+// t and t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest
+// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and a lane's sum of 8 at most 1920, far from
+// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
+// Each slot keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16,
+// times that power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product
+// with the rounded x, summed in f16 over 8 products a lane (relative rounding ~2^-11 each).
+// Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
+#define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
+#include "int_dot.glsl"
+const uint kSlots = (SH + 255u) / 256u * 16u;
+shared uvec4 sha[kSlots], shb[kSlots];  // words 0-1 and 2-3 of each slot (lanes read 16-byte strides)
+shared vec2 shs[kSlots];
+
+// Copies sx[0 .. n) into the f16 slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
+// 0). Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+void stage_quantize(uint n) {
+  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
+    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
+    vec4 v[4];
+    for (uint w = 0u; w < 4u; ++w) {
+      uint i = first + 4u * w;
+      v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
+    }
+    vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+    int e;
+    frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
+    float down = exp2(float(-e)), up = exp2(float(e));
+    uint pk[8];
+    float sum = 0.0;
+    for (uint w = 0u; w < 4u; ++w) {
+      f16vec4 h = f16vec4(v[w] * down);
+      sum += dot(vec4(h), vec4(1.0));
+      pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
+    }
+    sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
+    shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
+    shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
+  }
+  barrier();
+}
+
+// The 16 codes of one nibble half of qs words q (mask 0x000F000F: low nibbles, 0x00F000F0: high ones, times 16)
+// against a slot's 8 f16 pairs xa, xb; the sum in f32 (the slot's scale still to apply). Four f16 pair sums of two
+// products each (HALF_SUMS 4) keep the rounding of the sums below that of the products (two sums of four: worst row
+// rel L2 3.6e-3 against 3.3e-3 in the lavapipe q4_k_m case; x's rounding alone gave 1.3e-3).
+layout(constant_id = 10) const uint HALF_SUMS = 4;
+float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
+  const f16vec2 k1024 = f16vec2(1024.0);
+  uvec4 u = q >> 8u;
+  f16vec2 s0 = (unpackFloat2x16((q.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.x);
+  f16vec2 s1 = (unpackFloat2x16((u.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.y);
+  f16vec2 s2 = (unpackFloat2x16((q.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.z);
+  f16vec2 s3 = (unpackFloat2x16((u.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.w);
+  if (HALF_SUMS == 2u) {
+    s0 += s2;
+    s1 += s3;
+  }
+  s0 = fma(unpackFloat2x16((q.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.x), s0);
+  s1 = fma(unpackFloat2x16((u.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.y), s1);
+  vec2 t;
+  if (HALF_SUMS == 2u) {
+    s0 = fma(unpackFloat2x16((q.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.z), s0);
+    s1 = fma(unpackFloat2x16((u.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.w), s1);
+    t = vec2(s0) + vec2(s1);
+  } else {
+    s2 = fma(unpackFloat2x16((q.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.z), s2);
+    s3 = fma(unpackFloat2x16((u.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.w), s3);
+    t = (vec2(s0) + vec2(s1)) + (vec2(s2) + vec2(s3));
+  }
+  return t.x + t.y;
+}
 #else
 void stage_quantize(uint n) {}
 #endif
@@ -133,15 +213,11 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 // PROBE (BLUESHIFT_PERSISTENT_PROBE; timing breakdowns only, wrong logits): 1 = the Q4_K headers are not loaded (a
 // constant header: its scale decode folds away too); 2 = the float Q4_K rows read no x from the staging area (constant x);
 // 4 = no subgroup reduction at a task's end (each lane keeps its own partial); 8 = the Q4_K codes are not loaded
-// (codes made from the part index). What a phase loses with a bit set is what that part of the task cost.
+// (codes made from the part index); 16 = the float Q4_K rows' high-nibble half of the math is not done (half the
+// dequantization and dot products). What a phase loses with a bit set is what that part of the task cost.
 layout(constant_id = 8) const uint PROBE = 0;
 // PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
 layout(constant_id = 9) const uint PAIR_SUM = 1;
-// ROWS4 = 1 (BLUESHIFT_PERSISTENT_ROWS4; A/B runs, 0 the default): the gate/up, o and down phases' tasks take four
-// rows instead of two (gate/up: two rows of each; o and down: four consecutive rows). Q4_K rows share each part's x
-// reads and the task's reductions and bookkeeping four ways instead of two (dot4, quad_sum); other dtypes run as two
-// dot2s. Meant with PARTS 1, which keeps a lane's loads of a step at eight uvec4s, as at two rows and PARTS 2.
-layout(constant_id = 10) const uint ROWS4 = 0;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -195,7 +271,7 @@ vec2 pair_sum(vec2 acc) {
   return vec2(v, subgroupShuffle(v, h));
 }
 
-// A Q4_K part's staged x in the float form (dot2, dot4): the 16 values its low nibbles meet, scaled by kQ4LoScale
+// A Q4_K part's staged x in dot2's float form: the 16 values its low nibbles meet, scaled by kQ4LoScale
 // (a0..a3), the 16 its high nibbles meet, scaled by kQ4HiScale (b0..b3), and the two groups' plain sums. xo is the
 // part's first column less k0.
 struct Q4kX { vec4 a0, a1, a2, a3, b0, b1, b2, b3; float sa, sb; };
@@ -215,6 +291,7 @@ float q4k_dot(uvec4 h, uvec4 q, uint j, Q4kX x) {
   vec4 sm = q4k_scales_pair(h.yzw, j);
   float fa = dot(bs_q4_lo(q.x), x.a0) + dot(bs_q4_lo(q.y), x.a1) + dot(bs_q4_lo(q.z), x.a2) + dot(bs_q4_lo(q.w), x.a3);
   float fb = dot(bs_q4_hi(q.x), x.b0) + dot(bs_q4_hi(q.y), x.b1) + dot(bs_q4_hi(q.z), x.b2) + dot(bs_q4_hi(q.w), x.b3);
+  if ((PROBE & 16u) != 0u) fb = 0.0;
   return dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * x.sa + sm.w * x.sb);
 }
 
@@ -269,6 +346,17 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         vec4 sm = q4k_scales_pair(h.yzw, j);
         float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
+      }
+#elif defined(PK_HALF_DOT)
+      uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
+      uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
+      vec2 sl = shs[sa], sh = shs[sb];
+      for (uint r = 0u; r < 2u; ++r) {
+        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+        vec2 dm = unpackHalf2x16(h.x);
+        vec4 sm = q4k_scales_pair(h.yzw, j);
+        float fa = sl.x * q4k_half16(q, 0x000F000Fu, xla, xlb), fb = sh.x * q4k_half16(q, 0x00F000F0u, xha, xhb);
+        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
       }
 #else
       Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - k0);
@@ -352,53 +440,6 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
   // pair_sum exchanges with every lane: whole subgroups only (the host's workgroups are multiples of 32 invocations).
   bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
   return PAIR_SUM != 0u && whole ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
-}
-
-// The subgroup sums of four values with one butterfly (ROWS4): the first exchange leaves rows 0-1 in the low half of
-// the lanes and rows 2-3 in the high half, the second one row in each quarter, the rest sum each quarter; three
-// shuffles bring rows 1-3 to lane 0 (log2(sg) + 4 exchanges for 4 log2(sg)). Exact in lane 0. Needs sg >= 4.
-vec4 quad_sum(vec4 v) {
-  uint h = gl_SubgroupSize / 2u, q = gl_SubgroupSize / 4u, lane = gl_SubgroupInvocationID;
-  bool hi = (lane & h) != 0u, hq = (lane & q) != 0u;
-  vec2 keep = hi ? v.zw : v.xy, send = hi ? v.xy : v.zw;
-  vec2 w = keep + vec2(subgroupShuffleXor(send.x, h), subgroupShuffleXor(send.y, h));
-  float u = (hq ? w.y : w.x) + subgroupShuffleXor(hq ? w.x : w.y, q);
-  for (uint o = q / 2u; o > 0u; o >>= 1) u += subgroupShuffleXor(u, o);
-  return vec4(u, subgroupShuffle(u, q), subgroupShuffle(u, h), subgroupShuffle(u, h + q));
-}
-
-// Four rows' dot products over columns [k0, k1) (ROWS4): rows r.x, r.y of a and r.z, r.w of b, all of dtype dt and
-// k columns, summed over the subgroup (exact in lane 0). Q4_K as dot2's float form with four rows a part; other
-// dtypes as two dot2s.
-vec4 dot4(uint dt, uvec2 a, uvec2 b, uvec4 r, uint k, uint k0, uint k1) {
-  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u && gl_SubgroupSize >= 4u;
-  if (dt != kPkQ4K || !whole) {
-    vec2 s0 = dot2(dt, a, r.x, a, r.y, k, k0, k1), s1 = dot2(dt, b, r.z, b, r.w, k, k0, k1);
-    return vec4(s0, s1);
-  }
-  vec4 acc = vec4(0.0);
-  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
-  uint nb = k / 256u, pend = k1 / 32u;
-  RU4 wa = RU4(a), wb = RU4(b);
-  for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
-    uvec4 hh[4u * PARTS], qq[4u * PARTS];
-    for (uint u = 0u; u < PARTS; ++u) {
-      uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-        uint o = (r[j] * nb + blk) * 9u;
-        hh[4u * u + j] = j < 2u ? wa.v[o] : wb.v[o];
-        qq[4u * u + j] = j < 2u ? wa.v[o + 1u + t] : wb.v[o + 1u + t];
-      }
-    }
-    for (uint u = 0u; u < PARTS; ++u) {
-      uint part = p0 + u * sg;
-      if (part >= pend) break;
-      uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - k0);
-      [[unroll]] for (uint rr = 0u; rr < 4u; ++rr) acc[rr] += q4k_dot(hh[4u * u + rr], qq[4u * u + rr], j, x);
-    }
-  }
-  return quad_sum(acc);
 }
 
 // ------------------------------------------------------------------------------------------- staging
@@ -571,19 +612,6 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
   bool lane0 = gl_SubgroupInvocationID == 0u;
-  if (ROWS4 != 0u) {  // four rows a task; past the last row, rows repeat the last one and are not added
-    for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 3u) / 4u; t += nsub) {
-      uvec4 r = min(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.dim - 1u));
-      vec4 x0 = X_EARLY != 0u && lane0 ? vec4(x[r.x], x[r.y], x[r.z], x[r.w]) : vec4(0.0);
-      vec4 s = dot4(dt, w, w, r, k, k0, k1);
-      if (lane0) {
-        if (X_EARLY == 0u) x0 = vec4(x[r.x], x[r.y], x[r.z], x[r.w]);
-        [[unroll]] for (uint j = 0u; j < 4u; ++j)
-          if (4u * t + j < p.dim) x[r[j]] = x0[j] + s[j];
-      }
-    }
-    return;
-  }
   for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
     uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
     vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
@@ -662,20 +690,9 @@ void main() {
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
-      if (ROWS4 != 0u) {  // rows 2t and 2t + 1 of each (the second repeats the first past the end, unwritten)
-        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < (p.ffn_dim + 1u) / 2u; t += nsub) {
-          uint r1 = min(2u * t + 1u, p.ffn_dim - 1u);
-          vec4 s = dot4(dt, wg_, wu, uvec4(2u * t, r1, 2u * t, r1), p.dim, 0u, p.dim);
-          if (lane0) {
-            sc[p.h_off + 2u * t] = bs_act(s.x, p.act) * s.z;
-            if (2u * t + 1u < p.ffn_dim) sc[p.h_off + 2u * t + 1u] = bs_act(s.y, p.act) * s.w;
-          }
-        }
-      } else {
-        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
-          vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
-          if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
-        }
+      for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
+        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
+        if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
       }
     }
     grid_barrier();

@@ -34,10 +34,10 @@ void put_addr(std::vector<uint32_t>& t, size_t at, uint64_t a) {
 
 std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base) {
   const char* e = std::getenv("BLUESHIFT_Q4K_DOT");
-  std::string_view v = e ? e : "float";
-  if (v != "float" && v != "int" && v != "intmx")
-    fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float, int or intmx", v);
-  std::string k = base + (v == "int" ? "_i8" : v == "intmx" ? "_i8mx" : "");
+  std::string_view v = e ? e : "half";
+  if (v != "float" && v != "int" && v != "intmx" && v != "half")
+    fail_kind(ErrorKind::usage, "BLUESHIFT_Q4K_DOT={}: expected float, int, intmx or half", v);
+  std::string k = base + (v == "int" ? "_i8" : v == "intmx" ? "_i8mx" : v == "half" ? "_h16" : "");
   return kernels.has(k) ? k : base;
 }
 
@@ -142,15 +142,15 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const uint32_t skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0), loads_only = skip & 64u ? 1 : 0;
   // BLUESHIFT_PERSISTENT_PROBE=MASK: parts of the matvec task taken away one at a time (decode_persistent.comp PROBE;
   // timing breakdowns only, wrong logits).
-  const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 15u;
+  const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 31u;
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
-  // Four rows a task in the gate/up, o and down phases (decode_persistent.comp ROWS4); BLUESHIFT_PERSISTENT_ROWS4=1
-  // (A/B runs, with BLUESHIFT_PERSISTENT_PARTS=1; 0 is the default).
-  const uint32_t rows4 = env_uint("BLUESHIFT_PERSISTENT_ROWS4", 0) ? 1 : 0;
+  // decode_persistent_h16's f16 pair sums per nibble half: 4 (two products each) or 2 (four each; A/B runs):
+  // BLUESHIFT_PERSISTENT_HALF_SUMS=2|4.
+  const uint32_t half_sums = env_uint("BLUESHIFT_PERSISTENT_HALF_SUMS", 4) == 2 ? 2 : 4;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, rows4}};
+               {8, probe}, {9, pair_sum}, {10, half_sums}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

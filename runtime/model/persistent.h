@@ -26,11 +26,13 @@ namespace bs::model {
 
 class Model;
 
-// BLUESHIFT_Q4K_DOT=float|int|intmx: whether the decode kernels meet Q4_K rows with x in integer dot products
+// BLUESHIFT_Q4K_DOT=float|int|intmx|half: whether the decode kernels meet Q4_K rows with x in integer dot products
 // (x quantized per 16 values in two int8 levels, error <= 2^-16 of the largest: kernels_glsl/int_dot.glsl)
-// rather than the float decode; intmx takes the high nibbles in place in mixed-signedness dot products. The
-// kernel `base`_i8 / `base`_i8mx where `kernels` offers it (the device has shaderIntegerDotProduct), else
-// `base`; a usage error for any other value. Default float until the H100 measures int.
+// rather than the float decode; intmx takes the high nibbles in place in mixed-signedness dot products, half
+// (decode_persistent_h16 only) meets them in packed f16 arithmetic. The kernel `base`_i8 / `base`_i8mx /
+// `base`_h16 where `kernels` offers it (the _i8 ones need shaderIntegerDotProduct), else `base`; a usage error
+// for any other value. Default half: decode_persistent_h16, and the float matvec_q4k, which has no _h16 (the H200,
+// benchmarks/results/2026-11-28-h200-session22.md: 8B q4_k_m 270 -> 291 tok/s, 1B 966 -> 993; int lost to float).
 std::string q4k_dot_kernel(const gpu::KernelCache& kernels, const std::string& base);
 
 class PersistentDecode {
@@ -38,7 +40,8 @@ class PersistentDecode {
   // The kernel's plan for `model`, or nullptr with the reason in `why` (for logs and tests).
   static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
 
-  // decode_persistent, or decode_persistent_i8 / _i8mx (Q4_K rows on integer dot products: q4k_dot_kernel).
+  // decode_persistent, or decode_persistent_i8 / _i8mx / _h16 (Q4_K rows on integer dot products or packed f16:
+  // q4k_dot_kernel).
   const std::string& kernel() const { return kernel_; }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;

@@ -30,7 +30,11 @@ struct Case {
   const char* quant;  // nullptr: the HF checkpoint itself (F16 matrices)
   std::vector<std::pair<const char*, const char*>> env;  // set while the persistent model is created
   int positions = 70;  // past 2 chunks of the 32-position minimum and the sliding window
+  // Worst row's rel L2 against the per-phase path. Q4_K rows on packed f16 (decode_persistent_h16, the default
+  // where a layer has Q4_K) round x to f16 and sum in f16: 2.3e-3 to 3.5e-3 on lavapipe, x's rounding alone 1.3e-3.
+  double tol = 1e-3;
 };
+constexpr double kHalfTol = 1e-2;
 
 json llama(int hidden, int ffn, int heads, int kv, int head_dim) {
   return {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", hidden},
@@ -61,10 +65,17 @@ std::vector<Case> cases() {
       {"f16_splits6", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "6"}}, 200},
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
-      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
+      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol},
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
-      {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}},
+      {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
+      // ... the layer 0 down projection in two column passes on lavapipe's staging area.
+      {"q4_k_passes", llama(256, 6144, 4, 2, 64), "q4_k_m", {}, 70, kHalfTol},
+      // ... two f16 sums of four products per nibble half (BLUESHIFT_PERSISTENT_HALF_SUMS=2, an A/B switch).
+      {"q4_k_m_sums2", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_HALF_SUMS", "2"}}, 70, kHalfTol},
+      // The float form (BLUESHIFT_Q4K_DOT=float), held to 1e-3.
+      {"q4_k_m_float", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "float"}}},
+      {"q4_k_wide_float", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "float"}}},
       // Q4_K rows on integer dot products (decode_persistent_i8, BLUESHIFT_Q4K_DOT=int) against the float
       // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
       {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
@@ -75,12 +86,7 @@ std::vector<Case> cases() {
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
-      {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}},
-      // Four rows a task in the gate/up, o and down phases (BLUESHIFT_PERSISTENT_ROWS4, an A/B switch): Q4_K rows in
-      // dot4 and quad_sum, the Q6_K rows as two dot2s; rows of 5 blocks with a partial last step.
-      {"q4_k_m_rows4", llama(256, 768, 4, 2, 64), "q4_k_m",
-       {{"BLUESHIFT_PERSISTENT_ROWS4", "1"}, {"BLUESHIFT_PERSISTENT_PARTS", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
-      {"q4_k_wide_rows4", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_ROWS4", "1"}}},
+      {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}, 70, kHalfTol},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
@@ -140,10 +146,13 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     std::string why;
     auto pk = model::PersistentDecode::create(m, &why);
     ASSERT_TRUE(pk) << "persistent decode not taken: " << why;
-    const std::string dot = std::getenv("BLUESHIFT_Q4K_DOT") ? std::getenv("BLUESHIFT_Q4K_DOT") : "float";
-    EXPECT_EQ(pk->kernel(), dot == "float" || !device().has_int_dot() ? "decode_persistent"
-                            : dot == "int"                            ? "decode_persistent_i8"
-                                                                      : "decode_persistent_i8mx");
+    const std::string dot = std::getenv("BLUESHIFT_Q4K_DOT") ? std::getenv("BLUESHIFT_Q4K_DOT") : "half";
+    const bool q4k = c.quant && std::string(c.quant) == "q4_k_m";  // the variants serve layers with Q4_K rows
+    EXPECT_EQ(pk->kernel(), !q4k                                        ? "decode_persistent"
+                            : dot == "half"                             ? "decode_persistent_h16"
+                            : dot == "float" || !device().has_int_dot() ? "decode_persistent"
+                            : dot == "int"                              ? "decode_persistent_i8"
+                                                                        : "decode_persistent_i8mx");
     fast = decode_all(m, ids);
   }
   {
@@ -167,7 +176,7 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
             std::max_element(slow[s].begin(), slow[s].end()) - slow[s].begin();
   }
   std::printf("%s: persistent vs per-phase decode, worst row rel L2 %.2e, top-1 %zu/%zu\n", c.name, worst, top1, ids.size());
-  EXPECT_LE(worst, 1e-3) << c.name;
+  EXPECT_LE(worst, c.tol) << c.name;
   EXPECT_GE(top1, ids.size() - 1) << c.name;
 }
 
