@@ -35,8 +35,8 @@
 #include "persistent.h"
 #include "rope.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
-#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-layout(constant_id = 1) const uint SH = 2048;  // the int8 / f16 staging beside it: the defaults fit 32 KiB
+#ifdef PK_INT_DOT
+layout(constant_id = 1) const uint SH = 2048;  // the int8 staging beside it: the defaults fit 32 KiB
 #else
 layout(constant_id = 1) const uint SH = 4096;
 #endif
@@ -59,13 +59,22 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4
 // the lanes of a Q4_K row read x at float offsets 0, 16, 64, 80, ... (part t of a block), which in a
 // plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
 // ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
-shared vec4 sx4[SH / 4u + SH / 64u + 1u];
 uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
-
-uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
+#ifdef PK_HALF_DOT
+// decode_persistent_h16 keeps its f16 slots (below) in the same memory: one region of uvec4s, sx at its start.
+const uint kSm = SH / 4u + SH / 64u + 1u;
+shared uvec4 sm[kSm];
+vec4 xin4(uint i) { return uintBitsToFloat(sm[sx_at(i)]); }  // i % 4 == 0
+void sx_set(uint i, float v) { sm[sx_at(i)][i & 3u] = floatBitsToUint(v); }
+float sx_get(uint i) { return uintBitsToFloat(sm[sx_at(i)][i & 3u]); }
+#else
+shared vec4 sx4[SH / 4u + SH / 64u + 1u];
 vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
+#endif
+
+uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
 
 #ifdef PK_INT_DOT
 // decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
@@ -104,44 +113,82 @@ void stage_quantize(uint n) {
 // That is 13 instructions for a word's 8 weights (a shift, 4 masks, 4 subtracts, 4 fmas), against 26 in the float
 // form (per 4 weights: 4 masks, 4 subtracts and 4 fmas, twice, and a shift). The float form's math was on the
 // kernel's critical path: without half of it the 8B q4_k_m kernel took 15% less (session 22's G2, PROBE 16).
-// After each staging, sx is copied into f16 slots of 16 values laid out as the integer form's (a part t reads slots
-// t and t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest
-// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and a lane's sum of 8 at most 1920, far from
-// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
-// Each slot keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16,
-// times that power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product
-// with the rounded x, summed in f16 over 8 products a lane (relative rounding ~2^-11 each).
+// The f16 slots hold x for the Q4_K rows, 16 values a slot, laid out as the integer form's (a part t reads slots t and
+// t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest value
+// in [0.5, 1): a product is at most 240 (16 c with c <= 15) and an f16 sum of two or four at most 960, far from
+// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models). Each slot
+// keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16, times that
+// power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product with the
+// rounded x, summed in f16 two products to a sum (HALF_SUMS; relative rounding ~2^-11 each).
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
+// Where they lie in sm (s_base, s_cnt: uniform, set by the stagings): words 0-1 of slot g's pairs at
+// sm[s_base + g], words 2-3 at sm[s_base + s_cnt + g] (lanes read 16-byte strides), and its (scale, sum) in half of
+// sm[s_base + 2 s_cnt + g / 2]: 2.5 uvec4s (40 bytes) a slot.
+// - Phases that also read sx (q/k/v, o, gate/up: x of dim or q_dim values) put the slots after sx:
+//   stage_quantize, from sx. persistent.cpp checks that both fit (6.75 bytes a value).
+// - The down projection's Q4_K passes stage from scratch into slots alone at sm[0] (stage_slots): 2.5 bytes a
+//   value, so kSlotFloats columns a pass where the float stagings take SH (the 8B's 14336 in one pass, not three).
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
-const uint kSlots = (SH + 255u) / 256u * 16u;
-shared uvec4 sha[kSlots], shb[kSlots];  // words 0-1 and 2-3 of each slot (lanes read 16-byte strides)
-shared vec2 shs[kSlots];
+const uint kSlotFloats = kSm * 2u / 5u / 16u * 256u;
+uint s_base = 0u, s_cnt = 0u;
 
-// Copies sx[0 .. n) into the f16 slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
+// Slot g from its 16 values v (before scaling).
+void slot_put(uint g, vec4 v[4]) {
+  vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+  int e;
+  frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
+  float down = exp2(float(-e)), up = exp2(float(e));
+  uint pk[8];
+  float sum = 0.0;
+  for (uint w = 0u; w < 4u; ++w) {
+    f16vec4 h = f16vec4(v[w] * down);
+    sum += dot(vec4(h), vec4(1.0));
+    pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
+  }
+  sm[s_base + g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
+  sm[s_base + s_cnt + g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
+  uvec2 ss = floatBitsToUint(vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum));
+  uint c = s_base + 2u * s_cnt + g / 2u;
+  if ((g & 1u) == 0u) sm[c].xy = ss;
+  else sm[c].zw = ss;
+}
+vec2 slot_scale(uint g) {
+  uvec4 c = sm[s_base + 2u * s_cnt + g / 2u];
+  return uintBitsToFloat((g & 1u) == 0u ? c.xy : c.zw);
+}
+
+// Slots from sx[0 .. n), placed after it (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
 // 0). Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
 void stage_quantize(uint n) {
-  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
+  s_base = sx_at(max(n, 1u) - 1u) + 1u, s_cnt = (n + 255u) / 256u * 16u;
+  for (uint g = gl_LocalInvocationIndex; g < s_cnt; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
     vec4 v[4];
     for (uint w = 0u; w < 4u; ++w) {
       uint i = first + 4u * w;
       v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
     }
-    vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
-    int e;
-    frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
-    float down = exp2(float(-e)), up = exp2(float(e));
-    uint pk[8];
-    float sum = 0.0;
-    for (uint w = 0u; w < 4u; ++w) {
-      f16vec4 h = f16vec4(v[w] * down);
-      sum += dot(vec4(h), vec4(1.0));
-      pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
-    }
-    sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
-    shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
-    shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
+    slot_put(g, v);
+  }
+  barrier();
+}
+
+// Slots alone at sm[0] from scratch[off .. off + n) (n <= kSlotFloats): the down projection's Q4_K passes.
+void stage_slots(uint off, uint n) {
+  s_base = 0u, s_cnt = (n + 255u) / 256u * 16u;
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
+  for (uint g = gl_LocalInvocationIndex; g < s_cnt; g += gl_WorkGroupSize.x) {
+    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
+    float f[16];
+    for (uint i = 0u; i < 16u; ++i) f[i] = sc[off + min(first + i, n - 1u)];  // loads issued together
+    vec4 v[4];
+    for (uint w = 0u; w < 4u; ++w)
+      v[w] = first + 4u * w + 4u <= n ? vec4(f[4u * w], f[4u * w + 1u], f[4u * w + 2u], f[4u * w + 3u]) : vec4(0.0);
+    slot_put(g, v);
   }
   barrier();
 }
@@ -349,8 +396,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
 #elif defined(PK_HALF_DOT)
       uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
-      uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
-      vec2 sl = shs[sa], sh = shs[sb];
+      uvec4 xla = sm[s_base + sa], xlb = sm[s_base + s_cnt + sa], xha = sm[s_base + sb], xhb = sm[s_base + s_cnt + sb];
+      vec2 sl = slot_scale(sa), sh = slot_scale(sb);
       for (uint r = 0u; r < 2u; ++r) {
         uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
         vec2 dm = unpackHalf2x16(h.x);
@@ -700,17 +747,30 @@ void main() {
     // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between.
     {
       uvec2 w = addr(l, kPkDown);
-      uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
+      uint dt = tbl[base + kPkDown + 2u], cap = SH;
+#ifdef PK_HALF_DOT
+      bool slots_only = dt == kPkQ4K;
+      if (slots_only) cap = kSlotFloats;
+#endif
+      uint kc = cap >= 256u ? cap & ~255u : cap;
       // Passes of equal size in whole 256-column blocks: the 8B's 14336 in 8960 + 5376 ran 1.7% slower than in
       // 7936 + 6400 (benchmarks/results/2026-11-28-h200-session21.md, F5).
-      if (SH >= 256u) {
+      if (cap >= 256u) {
         uint np = (p.ffn_dim + kc - 1u) / kc;
         kc = ((p.ffn_dim + np - 1u) / np + 255u) & ~255u;
       }
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
+#ifdef PK_HALF_DOT
+        if (slots_only) {
+          stage_slots(p.h_off + k0, k1 - k0);
+        } else {
+          stage_copy(p.h_off + k0, k1 - k0);
+        }
+#else
         stage_copy(p.h_off + k0, k1 - k0);
         if (dt == kPkQ4K) stage_quantize(k1 - k0);
+#endif
         add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
         barrier();  // sx is restaged by the next pass
       }

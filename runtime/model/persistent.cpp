@@ -104,17 +104,31 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
   // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  auto staging = [&](bool with_int) -> uint32_t {
+  auto staging = [&](bool with_int, uint32_t at_least) -> uint32_t {
     const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_int ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
-    uint32_t sh = std::min(cap, need);
+    uint32_t sh = std::min(cap, std::max(need, at_least));
     return uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256) ? 0 : sh;
   };
-  uint32_t sh = int_dot ? staging(true) : 0;
+  // decode_persistent_h16 keeps its f16 slots (40 bytes per 16 floats) in the float staging's memory: after sx where
+  // a phase reads both (dim or q_dim values: 6.75 bytes a float), alone in the down projection's Q4_K passes.
+  const bool half = int_kernel.ends_with("_h16");
+  auto half_fits = [&](uint32_t sh) {
+    auto vec4s = [](uint64_t n) { return n / 4 + n / 64 + 1; };  // sx4's size for n floats
+    const uint64_t fs = uint32_t(std::max(c.dim, c.q_dim()));
+    return sh && vec4s(fs) + (fs + 255) / 256 * 40 <= vec4s(sh);
+  };
+  uint32_t sh = 0;
+  if (int_dot && half) {
+    sh = staging(false, (uint32_t(std::max(c.dim, c.q_dim())) * 2 + 3) & ~3u);
+    if (!half_fits(sh)) sh = 0;
+  } else if (int_dot) {
+    sh = staging(true, 0);
+  }
   if (!sh) {
     int_dot = false;
-    sh = staging(false);
+    sh = staging(false, 0);
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
   pk->kernel_ = int_dot ? int_kernel : "decode_persistent";
