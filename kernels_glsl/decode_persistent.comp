@@ -121,17 +121,21 @@ void stage_quantize(uint n) {
 // power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product with the
 // rounded x, summed in f16 two products to a sum (HALF_SUMS; relative rounding ~2^-11 each).
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
-// Where they lie in sm (s_base, s_cnt: uniform, set by the stagings): words 0-1 of slot g's pairs at
-// sm[s_base + g], words 2-3 at sm[s_base + s_cnt + g] (lanes read 16-byte strides), and its (scale, sum) in half of
-// sm[s_base + 2 s_cnt + g / 2]: 2.5 uvec4s (40 bytes) a slot.
-// - Phases that also read sx (q/k/v, o, gate/up: x of dim or q_dim values) put the slots after sx:
-//   stage_quantize, from sx. persistent.cpp checks that both fit (6.75 bytes a value).
-// - The down projection's Q4_K passes stage from scratch into slots alone at sm[0] (stage_slots): 2.5 bytes a
-//   value, so kSlotFloats columns a pass where the float stagings take SH (the 8B's 14336 in one pass, not three).
+// Where they lie in sm, at offsets the specialization fixes (a layout set per staging at run time, with the slots at
+// sm[0] where sx was not needed, cost its address arithmetic: 1B q4_k_m 983 -> 955 tok/s, 3B 494 -> 484, the 8B even
+// for one pass in place of three; session 22's G5): kSlotCnt slots from kSlotBase, just past the sx of SX_SMALL
+// (max(dim, q_dim)) values, which the q/k/v, o and gate/up phases read beside them. Words 0-1 of slot g's pairs
+// at sm[kSlotBase + g], words 2-3 at sm[kSlotBase + kSlotCnt + g] (lanes read 16-byte strides), and the (scale, sum)
+// of slots t and t + 8 of block b in one uvec4 at sm[kSlotBase + 2 kSlotCnt + 8 b + t], which a part reads at once:
+// 2.5 uvec4s (40 bytes) a slot. stage_quantize fills them from sx; the down projection's Q4_K passes, which need no
+// sx, from scratch (stage_slots), kSlotFloats columns a pass where the float stagings take SH (the 8B's 14336 in two
+// passes, the 1B's and 3B's 8192 in one). persistent.cpp checks that SX_SMALL's slots fit.
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
-const uint kSlotFloats = kSm * 2u / 5u / 16u * 256u;
-uint s_base = 0u, s_cnt = 0u;
+layout(constant_id = 11) const uint SX_SMALL = 1024;
+const uint kSlotBase = SX_SMALL / 4u + SX_SMALL / 64u + 1u;
+const uint kSlotCnt = (kSm - kSlotBase) * 2u / 5u / 16u * 16u;
+const uint kSlotFloats = kSlotCnt * 16u;
 
 // Slot g from its 16 values v (before scaling).
 void slot_put(uint g, vec4 v[4]) {
@@ -146,23 +150,19 @@ void slot_put(uint g, vec4 v[4]) {
     sum += dot(vec4(h), vec4(1.0));
     pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
   }
-  sm[s_base + g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
-  sm[s_base + s_cnt + g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
-  uvec2 ss = floatBitsToUint(vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum));
-  uint c = s_base + 2u * s_cnt + g / 2u;
-  if ((g & 1u) == 0u) sm[c].xy = ss;
-  else sm[c].zw = ss;
-}
-vec2 slot_scale(uint g) {
-  uvec4 c = sm[s_base + 2u * s_cnt + g / 2u];
-  return uintBitsToFloat((g & 1u) == 0u ? c.xy : c.zw);
+  sm[kSlotBase + g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
+  sm[kSlotBase + kSlotCnt + g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
+  bool hi = (g % 16u) >= 8u;
+  uvec2 ss = floatBitsToUint(vec2(up * (hi ? 1.0 / 16.0 : 1.0), up * sum));
+  uint c = kSlotBase + 2u * kSlotCnt + (g / 16u) * 8u + (g & 7u);
+  if (hi) sm[c].zw = ss;
+  else sm[c].xy = ss;
 }
 
-// Slots from sx[0 .. n), placed after it (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
-// 0). Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+// Slots from sx[0 .. n) (n <= SX_SMALL, a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
+// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
 void stage_quantize(uint n) {
-  s_base = sx_at(max(n, 1u) - 1u) + 1u, s_cnt = (n + 255u) / 256u * 16u;
-  for (uint g = gl_LocalInvocationIndex; g < s_cnt; g += gl_WorkGroupSize.x) {
+  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
     vec4 v[4];
     for (uint w = 0u; w < 4u; ++w) {
@@ -174,14 +174,13 @@ void stage_quantize(uint n) {
   barrier();
 }
 
-// Slots alone at sm[0] from scratch[off .. off + n) (n <= kSlotFloats): the down projection's Q4_K passes.
+// Slots from scratch[off .. off + n) (n <= kSlotFloats), without sx: the down projection's Q4_K passes.
 void stage_slots(uint off, uint n) {
-  s_base = 0u, s_cnt = (n + 255u) / 256u * 16u;
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
   }
-  for (uint g = gl_LocalInvocationIndex; g < s_cnt; g += gl_WorkGroupSize.x) {
+  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
     float f[16];
     for (uint i = 0u; i < 16u; ++i) f[i] = sc[off + min(first + i, n - 1u)];  // loads issued together
@@ -396,8 +395,10 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
 #elif defined(PK_HALF_DOT)
       uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
-      uvec4 xla = sm[s_base + sa], xlb = sm[s_base + s_cnt + sa], xha = sm[s_base + sb], xhb = sm[s_base + s_cnt + sb];
-      vec2 sl = slot_scale(sa), sh = slot_scale(sb);
+      uvec4 xla = sm[kSlotBase + sa], xlb = sm[kSlotBase + kSlotCnt + sa];
+      uvec4 xha = sm[kSlotBase + sb], xhb = sm[kSlotBase + kSlotCnt + sb];
+      uvec4 cc = sm[kSlotBase + 2u * kSlotCnt + (blk - k0 / 256u) * 8u + t];
+      vec2 sl = uintBitsToFloat(cc.xy), sh = uintBitsToFloat(cc.zw);
       for (uint r = 0u; r < 2u; ++r) {
         uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
         vec2 dm = unpackHalf2x16(h.x);

@@ -70,7 +70,7 @@ std::vector<Case> cases() {
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
       // ... with an FFN longer than lavapipe's 32 KiB hold in one pass: layer 0's Q4_K down projection staged alone
-      // in f16 slots (12032 columns a pass), layer 1's Q6_K one in floats (6912), both in two passes of 6144.
+      // in f16 slots (11520 columns a pass), layer 1's Q6_K one in floats (6912), both in two passes of 6144.
       {"q4_k_passes", llama(256, 12288, 4, 2, 64), "q4_k_m", {}, 40, kHalfTol},
       // ... two f16 sums of four products per nibble half (BLUESHIFT_PERSISTENT_HALF_SUMS=2, an A/B switch).
       {"q4_k_m_sums2", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_HALF_SUMS", "2"}}, 70, kHalfTol},
