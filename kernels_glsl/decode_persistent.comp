@@ -35,8 +35,8 @@
 #include "persistent.h"
 #include "rope.glsl"
 layout(local_size_x = 64, local_size_x_id = 0) in;  // defaults fit every device; the host sets both
-#ifdef PK_INT_DOT
-layout(constant_id = 1) const uint SH = 2048;  // the int8 staging beside it: the defaults fit 32 KiB
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+layout(constant_id = 1) const uint SH = 2048;  // the int8 / f16 staging beside it: the defaults fit 32 KiB
 #else
 layout(constant_id = 1) const uint SH = 4096;
 #endif
@@ -59,22 +59,13 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4
 // the lanes of a Q4_K row read x at float offsets 0, 16, 64, 80, ... (part t of a block), which in a
 // plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
 // ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
-uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
-#ifdef PK_HALF_DOT
-// decode_persistent_h16 keeps its f16 slots (below) in the same memory: one region of uvec4s, sx at its start.
-const uint kSm = SH / 4u + SH / 64u + 1u;
-shared uvec4 sm[kSm];
-vec4 xin4(uint i) { return uintBitsToFloat(sm[sx_at(i)]); }  // i % 4 == 0
-void sx_set(uint i, float v) { sm[sx_at(i)][i & 3u] = floatBitsToUint(v); }
-float sx_get(uint i) { return uintBitsToFloat(sm[sx_at(i)][i & 3u]); }
-#else
 shared vec4 sx4[SH / 4u + SH / 64u + 1u];
+uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
+
+uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
 vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
-#endif
-
-uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
 
 #ifdef PK_INT_DOT
 // decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
@@ -113,54 +104,22 @@ void stage_quantize(uint n) {
 // That is 13 instructions for a word's 8 weights (a shift, 4 masks, 4 subtracts, 4 fmas), against 26 in the float
 // form (per 4 weights: 4 masks, 4 subtracts and 4 fmas, twice, and a shift). The float form's math was on the
 // kernel's critical path: without half of it the 8B q4_k_m kernel took 15% less (session 22's G2, PROBE 16).
-// The f16 slots hold x for the Q4_K rows, 16 values a slot, laid out as the integer form's (a part t reads slots t and
-// t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest value
-// in [0.5, 1): a product is at most 240 (16 c with c <= 15) and an f16 sum of two or four at most 960, far from
-// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models). Each slot
-// keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16, times that
-// power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product with the
-// rounded x, summed in f16 two products to a sum (HALF_SUMS; relative rounding ~2^-11 each).
+// After each staging, sx is copied into f16 slots of 16 values laid out as the integer form's (a part t reads slots
+// t and t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest
+// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and a lane's sum of 8 at most 1920, far from
+// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
+// Each slot keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16,
+// times that power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product
+// with the rounded x, summed in f16 over 8 products a lane (relative rounding ~2^-11 each).
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
-// Where they lie in sm, at offsets the specialization fixes (a layout set per staging at run time, with the slots at
-// sm[0] where sx was not needed, cost its address arithmetic: 1B q4_k_m 983 -> 955 tok/s, 3B 494 -> 484, the 8B even
-// for one pass in place of three; session 22's G5): kSlotCnt slots from kSlotBase, just past the sx of SX_SMALL
-// (max(dim, q_dim)) values, which the q/k/v, o and gate/up phases read beside them. Words 0-1 of slot g's pairs
-// at sm[kSlotBase + g], words 2-3 at sm[kSlotBase + kSlotCnt + g] (lanes read 16-byte strides), and the (scale, sum)
-// of slots t and t + 8 of block b in one uvec4 at sm[kSlotBase + 2 kSlotCnt + 8 b + t], which a part reads at once:
-// 2.5 uvec4s (40 bytes) a slot. stage_quantize fills them from sx; the down projection's Q4_K passes, which need no
-// sx, from scratch (stage_slots), kSlotFloats columns a pass where the float stagings take SH (the 8B's 14336 in two
-// passes, the 1B's and 3B's 8192 in one). persistent.cpp checks that SX_SMALL's slots fit.
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
-layout(constant_id = 11) const uint SX_SMALL = 1024;
-const uint kSlotBase = SX_SMALL / 4u + SX_SMALL / 64u + 1u;
-const uint kSlotCnt = (kSm - kSlotBase) * 2u / 5u / 16u * 16u;
-const uint kSlotFloats = kSlotCnt * 16u;
+const uint kSlots = (SH + 255u) / 256u * 16u;
+shared uvec4 sha[kSlots], shb[kSlots];  // words 0-1 and 2-3 of each slot (lanes read 16-byte strides)
+shared vec2 shs[kSlots];
 
-// Slot g from its 16 values v (before scaling).
-void slot_put(uint g, vec4 v[4]) {
-  vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
-  int e;
-  frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
-  float down = exp2(float(-e)), up = exp2(float(e));
-  uint pk[8];
-  float sum = 0.0;
-  for (uint w = 0u; w < 4u; ++w) {
-    f16vec4 h = f16vec4(v[w] * down);
-    sum += dot(vec4(h), vec4(1.0));
-    pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
-  }
-  sm[kSlotBase + g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
-  sm[kSlotBase + kSlotCnt + g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
-  bool hi = (g % 16u) >= 8u;
-  uvec2 ss = floatBitsToUint(vec2(up * (hi ? 1.0 / 16.0 : 1.0), up * sum));
-  uint c = kSlotBase + 2u * kSlotCnt + (g / 16u) * 8u + (g & 7u);
-  if (hi) sm[c].zw = ss;
-  else sm[c].xy = ss;
-}
-
-// Slots from sx[0 .. n) (n <= SX_SMALL, a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
-// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+// Copies sx[0 .. n) into the f16 slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
+// 0). Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
 void stage_quantize(uint n) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
@@ -169,25 +128,20 @@ void stage_quantize(uint n) {
       uint i = first + 4u * w;
       v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
     }
-    slot_put(g, v);
-  }
-  barrier();
-}
-
-// Slots from scratch[off .. off + n) (n <= kSlotFloats), without sx: the down projection's Q4_K passes.
-void stage_slots(uint off, uint n) {
-  if ((p.skip & 32u) != 0u) {
-    barrier();
-    return;
-  }
-  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
-    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
-    float f[16];
-    for (uint i = 0u; i < 16u; ++i) f[i] = sc[off + min(first + i, n - 1u)];  // loads issued together
-    vec4 v[4];
-    for (uint w = 0u; w < 4u; ++w)
-      v[w] = first + 4u * w + 4u <= n ? vec4(f[4u * w], f[4u * w + 1u], f[4u * w + 2u], f[4u * w + 3u]) : vec4(0.0);
-    slot_put(g, v);
+    vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+    int e;
+    frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
+    float down = exp2(float(-e)), up = exp2(float(e));
+    uint pk[8];
+    float sum = 0.0;
+    for (uint w = 0u; w < 4u; ++w) {
+      f16vec4 h = f16vec4(v[w] * down);
+      sum += dot(vec4(h), vec4(1.0));
+      pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
+    }
+    sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
+    shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
+    shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
   }
   barrier();
 }
@@ -395,10 +349,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       }
 #elif defined(PK_HALF_DOT)
       uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
-      uvec4 xla = sm[kSlotBase + sa], xlb = sm[kSlotBase + kSlotCnt + sa];
-      uvec4 xha = sm[kSlotBase + sb], xhb = sm[kSlotBase + kSlotCnt + sb];
-      uvec4 cc = sm[kSlotBase + 2u * kSlotCnt + (blk - k0 / 256u) * 8u + t];
-      vec2 sl = uintBitsToFloat(cc.xy), sh = uintBitsToFloat(cc.zw);
+      uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
+      vec2 sl = shs[sa], sh = shs[sb];
       for (uint r = 0u; r < 2u; ++r) {
         uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
         vec2 dm = unpackHalf2x16(h.x);
@@ -748,30 +700,17 @@ void main() {
     // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between.
     {
       uvec2 w = addr(l, kPkDown);
-      uint dt = tbl[base + kPkDown + 2u], cap = SH;
-#ifdef PK_HALF_DOT
-      bool slots_only = dt == kPkQ4K;
-      if (slots_only) cap = kSlotFloats;
-#endif
-      uint kc = cap >= 256u ? cap & ~255u : cap;
+      uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
       // Passes of equal size in whole 256-column blocks: the 8B's 14336 in 8960 + 5376 ran 1.7% slower than in
       // 7936 + 6400 (benchmarks/results/2026-11-28-h200-session21.md, F5).
-      if (cap >= 256u) {
+      if (SH >= 256u) {
         uint np = (p.ffn_dim + kc - 1u) / kc;
         kc = ((p.ffn_dim + np - 1u) / np + 255u) & ~255u;
       }
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
-#ifdef PK_HALF_DOT
-        if (slots_only) {
-          stage_slots(p.h_off + k0, k1 - k0);
-        } else {
-          stage_copy(p.h_off + k0, k1 - k0);
-        }
-#else
         stage_copy(p.h_off + k0, k1 - k0);
         if (dt == kPkQ4K) stage_quantize(k1 - k0);
-#endif
         add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
         barrier();  // sx is restaged by the next pass
       }

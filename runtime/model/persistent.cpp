@@ -104,34 +104,17 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
   // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  auto staging = [&](bool with_int, uint32_t at_least) -> uint32_t {
+  auto staging = [&](bool with_int) -> uint32_t {
     const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_int ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
-    uint32_t sh = std::min(cap, std::max(need, at_least));
+    uint32_t sh = std::min(cap, need);
     return uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256) ? 0 : sh;
   };
-  // decode_persistent_h16 keeps its f16 slots (40 bytes per 16 floats) in the float staging's memory, past the sx of
-  // dim or q_dim floats (SX_SMALL), which the phases that read both need: 6.75 bytes a float there. The down
-  // projection's Q4_K passes take as many columns as the slots hold (kSlotFloats).
-  const bool half = int_kernel.ends_with("_h16");
-  const uint32_t fs = uint32_t(std::max(c.dim, c.q_dim()));
-  auto half_fits = [&](uint32_t sh) {
-    auto vec4s = [](uint64_t n) { return n / 4 + n / 64 + 1; };  // sx4's size for n floats
-    if (!sh || vec4s(sh) <= vec4s(fs)) return false;
-    const uint64_t slots = (vec4s(sh) - vec4s(fs)) * 2 / 5 / 16 * 16;  // kSlotCnt
-    return slots >= 16 && slots >= (fs + 255) / 256 * 16;
-  };
-  uint32_t sh = 0;
-  if (int_dot && half) {
-    sh = staging(false, (fs * 2 + 3) & ~3u);
-    if (!half_fits(sh)) sh = 0;
-  } else if (int_dot) {
-    sh = staging(true, 0);
-  }
+  uint32_t sh = int_dot ? staging(true) : 0;
   if (!sh) {
     int_dot = false;
-    sh = staging(false, 0);
+    sh = staging(false);
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
   pk->kernel_ = int_dot ? int_kernel : "decode_persistent";
@@ -167,7 +150,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // BLUESHIFT_PERSISTENT_HALF_SUMS=2|4.
   const uint32_t half_sums = env_uint("BLUESHIFT_PERSISTENT_HALF_SUMS", 4) == 2 ? 2 : 4;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, half_sums}, {11, fs}};
+               {8, probe}, {9, pair_sum}, {10, half_sums}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
