@@ -49,7 +49,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const ModelConfig& c = m.cfg_;
   gpu::Device& dev = m.device_;
   const auto& ad = dev.adapter();
-  const std::string int_kernel = q4k_dot_kernel(m.kernels_, "decode_persistent");  // first: a bad value is an error anywhere
+  const std::string q4k_kernel = q4k_dot_kernel(m.kernels_, "decode_persistent");  // first: a bad value is an error anywhere
   if (env_switch("BLUESHIFT_NO_PERSISTENT")) return no("BLUESHIFT_NO_PERSISTENT is set");
   // Default: GPUs, except F16 layers. Measured on the H100 (benchmarks/results/2026-11-24-h100-session6.md, Q3, Q5,
   // Q6): 8B q4_k_m 214 -> 243 tok/s, 1B q4_k_m 806-811 -> 817-821 since the grid barrier's rework (before it the 1B
@@ -89,35 +89,36 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   pk->grid_ = grid;
   pk->wg_ = wg;
 
-  // Q4_K rows on integer dot products (decode_persistent_i8) where asked for, the device can and a
-  // layer has Q4_K matrices (elsewhere the quantized staging would only take shared memory).
+  // Q4_K rows on packed f16 (decode_persistent_h16, the default) or integer dot products (_i8, _i8mx) where the
+  // device can and a layer has Q4_K matrices (elsewhere their staged slots would only take shared memory).
   bool any_q4k = false;
   for (int32_t l = 0; l < c.n_layers; ++l)
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
-  bool int_dot = any_q4k && int_kernel != "decode_persistent";
+  bool q4k_slots = any_q4k && q4k_kernel != "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
   // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
   // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
-  // The int8 staging adds 40 bytes per 16 floats (q1, q2, d and sum), for ceil(SH / 256) blocks (640 bytes
-  // cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer fits, the float decode.
+  // The int8 and f16 slots add 40 bytes per 16 floats (int8: q1, q2, d and sum; f16: the values, scale and sum), for
+  // ceil(SH / 256) blocks (640 bytes cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer
+  // fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  auto staging = [&](bool with_int) -> uint32_t {
-    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_int ? 640 : 0);
+  auto staging = [&](bool with_slots) -> uint32_t {
+    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_slots ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
-    uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_int ? 27 : 17)) & ~3u;
+    uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_slots ? 27 : 17)) & ~3u;
     uint32_t sh = std::min(cap, need);
     return uint32_t(std::max(c.dim, c.q_dim())) > sh || (sh < uint32_t(c.ffn_dim) && sh < 256) ? 0 : sh;
   };
-  uint32_t sh = int_dot ? staging(true) : 0;
+  uint32_t sh = q4k_slots ? staging(true) : 0;
   if (!sh) {
-    int_dot = false;
+    q4k_slots = false;
     sh = staging(false);
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
-  pk->kernel_ = int_dot ? int_kernel : "decode_persistent";
+  pk->kernel_ = q4k_slots ? q4k_kernel : "decode_persistent";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
