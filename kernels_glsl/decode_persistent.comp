@@ -106,11 +106,11 @@ void stage_quantize(uint n) {
 // kernel's critical path: without half of it the 8B q4_k_m kernel took 15% less (session 22's G2, PROBE 16).
 // After each staging, sx is copied into f16 slots of 16 values laid out as the integer form's (a part t reads slots
 // t and t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest
-// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and a lane's sum of 8 at most 1920, far from
-// the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
+// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and an f16 sum of two or four at most 960, far
+// from the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
 // Each slot keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16,
 // times that power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product
-// with the rounded x, summed in f16 over 8 products a lane (relative rounding ~2^-11 each).
+// with the rounded x, summed in f16 two products to a sum (HALF_SUMS; relative rounding ~2^-11 each).
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
