@@ -31,10 +31,13 @@ struct Case {
   std::vector<std::pair<const char*, const char*>> env;  // set while the persistent model is created
   int positions = 70;  // past 2 chunks of the 32-position minimum and the sliding window
   // Worst row's rel L2 against the per-phase path. Q4_K rows on packed f16 (decode_persistent_h16, the default
-  // where a layer has Q4_K) round x to f16 and sum in f16: 2.3e-3 to 3.5e-3 on lavapipe, x's rounding alone 1.3e-3.
+  // where a layer has Q4_K) round x to f16 and sum in f16: 2.0e-3 to 4.3e-3 on lavapipe over 30 runs, x's rounding
+  // alone 1.3e-3. Their top-1 may differ where these random models' logits nearly tie: 0 to 2 of 70 positions in
+  // those runs (the f32 forms: at most 1), so they may miss 4 (kHalfTol's cases).
   double tol = 1e-3;
 };
 constexpr double kHalfTol = 1e-2;
+size_t top1_misses(double tol) { return tol >= kHalfTol ? 4 : 1; }
 
 json llama(int hidden, int ffn, int heads, int kv, int head_dim) {
   return {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}, {"hidden_size", hidden},
@@ -177,7 +180,7 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
   }
   std::printf("%s: persistent vs per-phase decode, worst row rel L2 %.2e, top-1 %zu/%zu\n", c.name, worst, top1, ids.size());
   EXPECT_LE(worst, c.tol) << c.name;
-  EXPECT_GE(top1, ids.size() - 1) << c.name;
+  EXPECT_GE(top1, ids.size() - top1_misses(c.tol)) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
