@@ -167,6 +167,23 @@ ReflectedShader reflect_spirv(std::span<const uint32_t> w) {
   }
   std::sort(out.bindings.begin(), out.bindings.end(),
             [](auto& x, auto& y) { return std::pair(x.set, x.binding) < std::pair(y.set, y.binding); });
+  // Several views of one binding (GLSL blocks that alias it, e.g. floats and vec4s of one buffer) are one descriptor
+  // that each view's accesses use.
+  std::vector<ReflectedBinding> merged;
+  for (auto& b : out.bindings) {
+    if (merged.empty() || merged.back().set != b.set || merged.back().binding != b.binding) {
+      merged.push_back(b);
+      continue;
+    }
+    auto& m = merged.back();
+    if (m.kind != b.kind)
+      fail("SPIR-V: set {} binding {} is declared both as a uniform and as a storage buffer ({}, {})", b.set, b.binding,
+           m.name, b.name);
+    m.reads |= b.reads;
+    m.writes |= b.writes;
+    m.name += "/" + b.name;
+  }
+  out.bindings = std::move(merged);
 
   // Workgroup size from specialization constants (layout(local_size_x_id = N)).
   for (auto& [id, d] : dec) {

@@ -146,6 +146,43 @@ void main() { v[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x * FACTOR; })"
   for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(v[i], i * 3);
 }
 
+// Two blocks on one binding (a float view and a vec4 view of the same buffer) are one descriptor: the pipeline has
+// one binding, read and written, and both views see the same bytes.
+TEST_F(Runtime, AliasedBlocksShareOneBinding) {
+  auto module = device().createShaderModuleGLSL(R"(#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) readonly buffer F { float f[]; };
+layout(std430, binding = 0) writeonly buffer F4 { vec4 f4[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float s = f[4u * i] + f[4u * i + 1u] + f[4u * i + 2u] + f[4u * i + 3u];
+  barrier();
+  f4[i] = vec4(s);
+})", "aliased views");
+  auto pipe = device().createComputePipeline({&module, {}, 0, "aliased views"});
+  ASSERT_EQ(pipe.bindings().size(), 1u);
+  EXPECT_TRUE(pipe.bindings()[0].reads);
+  EXPECT_TRUE(pipe.bindings()[0].writes);
+  std::vector<float> in(64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) * 0.5f - 7.0f;
+  auto buf = device().createBuffer({in.size() * 4, BufferUsage::storage, "aliased"});
+  device().queue().writeBuffer(buf, 0, in.data(), in.size() * 4);
+  gpu::BindGroupEntry e{0, &buf};
+  auto bg = device().createBindGroup(pipe, 0, std::span(&e, 1));
+  auto enc = device().createCommandEncoder();
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(pipe);
+  pass.setBindGroup(0, bg);
+  pass.dispatchWorkgroups(1);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto v = download<float>(buf, in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    size_t b = i / 4 * 4;
+    ASSERT_EQ(v[i], in[b] + in[b + 1] + in[b + 2] + in[b + 3]) << i;
+  }
+}
+
 // BLUESHIFT_PIPELINE_STATS=1: where the adapter has VK_KHR_pipeline_executable_properties, each pipeline created
 // prints the driver's statistics, one "pipeline-stats LABEL [...]: ..." line on stderr; elsewhere (lavapipe) the
 // switch changes nothing and the pipeline still builds and runs.
