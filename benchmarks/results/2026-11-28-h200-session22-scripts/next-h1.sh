@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 22 for the next session (not run: no device time left). ~4 minutes on the lease.
+# Prepared in session 22 for the next session (not run: no device time left). ~7 minutes on the lease.
 # next-h1.patch (applies to 6fd9ac1 and later; passes test_persistent 17/17 on lavapipe) = G6's layout (the f16
 # slots at offsets fixed by specialization; the down projection's Q4_K passes stage from scratch into slots alone:
 # the 1B's and 3B's 8192 columns in one pass, the 8B's 14336 in two) with stage_slots' loads coalesced: four
@@ -16,7 +16,8 @@
 # Predicted, if the staging's loads were G6's whole loss: 1B +1.5-3%, 3B +2-3% (F6: one pass fewer on the 3B,
 # +2.7%), 8B +1-2% (three passes -> two); then keep the patch. If the 1B and 3B still lose, the cost is the single
 # pass itself or the larger SH, and the patch goes.
-# PARTS 1 rides along: G4 (one round) had the f16 form's PARTS 1 at 1B +1.4%, 8B +0.5%.
+# PARTS 1 rides along: G4 (one round) had the f16 form's PARTS 1 at 1B +1.4%, 8B +0.5%. Then persistent_phases.sh
+# on the 8B with the unpatched f16 kernel (its PROBE bit 2 does nothing there: the float form's).
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 mkdir -p /tmp/bsold && tar -C /tmp/bsold -xJf .dev/carry2/bundle-old.tar.xz && cp -r /tmp/bs/bundle/lib /tmp/bsold/bundle/
@@ -43,6 +44,8 @@ for s in 3.2-1b 3.1-8b 3.2-3b; do
     row $s-old-$i $OLD /tmp/mq; row $s-new-$i $BS /tmp/mq
     row $s-oldp1-$i $OLD /tmp/mq BLUESHIFT_PERSISTENT_PARTS=1; row $s-newp1-$i $BS /tmp/mq BLUESHIFT_PERSISTENT_PARTS=1
   done
+  # The f16 kernel's breakdown (the unpatched default; G2 has the float kernel's: loads alone 2.20 of 3.33 ms).
+  if [ $s = 3.1-8b ]; then timeout 150 benchmarks/persistent_phases.sh $OLD /tmp/mq 32; fi
   rm -rf /tmp/mq
   stamp $s
   tar -C /tmp -cJf $OUT/h1.tar.xz o
