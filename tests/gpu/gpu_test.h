@@ -52,12 +52,20 @@ class GpuTest : public ::testing::Test {
   template <class P>
   void run_once(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, const P& params,
                 uint32_t gx, uint32_t gy = 1) {
+    run_once_with(p, entries, &params, sizeof(P), gx, gy);
+  }
+  // ... a kernel without push constants.
+  void run_once_plain(const gpu::ComputePipeline& p, std::vector<gpu::BindGroupEntry> entries, uint32_t gx) {
+    run_once_with(p, entries, nullptr, 0, gx, 1);
+  }
+  void run_once_with(const gpu::ComputePipeline& p, const std::vector<gpu::BindGroupEntry>& entries,
+                     const void* params, uint32_t params_bytes, uint32_t gx, uint32_t gy) {
     auto bg = device().createBindGroup(p, 0, entries);
     auto enc = device().createCommandEncoder(p.label());
     auto pass = enc.beginComputePass();
     pass.setPipeline(p);
     pass.setBindGroup(0, bg);
-    pass.setPushConstants(params);
+    if (params_bytes) pass.setPushConstants(params, params_bytes);
     pass.dispatchWorkgroups(gx, gy);
     auto cb = enc.finish();
     device().queue().wait(device().queue().submit(cb));

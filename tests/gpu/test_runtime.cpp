@@ -133,15 +133,7 @@ void main() { v[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x * FACTOR; })"
   auto module = device().createShaderModuleGLSL(src, "runtime glsl", {{"FACTOR", "3u"}});
   auto pipe = device().createComputePipeline({&module, {}, 0, "runtime glsl"});
   auto buf = poisoned(256 * 4);
-  gpu::BindGroupEntry e{0, &buf};
-  auto bg = device().createBindGroup(pipe, 0, std::span(&e, 1));
-  auto enc = device().createCommandEncoder();
-  auto pass = enc.beginComputePass();
-  pass.setPipeline(pipe);
-  pass.setBindGroup(0, bg);
-  pass.dispatchWorkgroups(4);
-  auto cb = enc.finish();
-  device().queue().wait(device().queue().submit(cb));
+  run_once_plain(pipe, {{0, &buf}}, 4);
   auto v = download<uint32_t>(buf, 256);
   for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(v[i], i * 3);
 }
@@ -165,17 +157,8 @@ void main() {
   EXPECT_TRUE(pipe.bindings()[0].writes);
   std::vector<float> in(64);
   for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) * 0.5f - 7.0f;
-  auto buf = device().createBuffer({in.size() * 4, BufferUsage::storage, "aliased"});
-  device().queue().writeBuffer(buf, 0, in.data(), in.size() * 4);
-  gpu::BindGroupEntry e{0, &buf};
-  auto bg = device().createBindGroup(pipe, 0, std::span(&e, 1));
-  auto enc = device().createCommandEncoder();
-  auto pass = enc.beginComputePass();
-  pass.setPipeline(pipe);
-  pass.setBindGroup(0, bg);
-  pass.dispatchWorkgroups(1);
-  auto cb = enc.finish();
-  device().queue().wait(device().queue().submit(cb));
+  auto buf = upload(in, "aliased");
+  run_once_plain(pipe, {{0, &buf}}, 1);
   auto v = download<float>(buf, in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     size_t b = i / 4 * 4;
