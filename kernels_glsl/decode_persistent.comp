@@ -25,7 +25,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM, 10 = HALF_SUMS (decode_persistent_h16; both below).
+// 9 = PAIR_SUM (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -78,24 +78,14 @@ const uint kSlots = (SH + 255u) / 256u * 16u;
 shared uvec4 sq1[kSlots], sq2[kSlots];
 shared vec2 sds[kSlots];
 
-// Quantizes sx[0 .. n) (n a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
-// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
-void stage_quantize(uint n) {
-  for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
-    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
-    vec4 v[4];
-    for (uint w = 0u; w < 4u; ++w) {
-      uint i = first + 4u * w;
-      v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
-    }
-    uvec4 q1, q2;
-    vec2 ds;
-    q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
-    sq1[g] = q1;
-    sq2[g] = q2;
-    sds[g] = ds;
-  }
-  barrier();
+// Slot g from its 16 values (stage_quantize, below).
+void slot_put(uint g, vec4 v[4]) {
+  uvec4 q1, q2;
+  vec2 ds;
+  q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
+  sq1[g] = q1;
+  sq2[g] = q2;
+  sds[g] = ds;
 }
 #elif defined(PK_HALF_DOT)
 // decode_persistent_h16: Q4_K rows meet x in packed f16 arithmetic. A code pair becomes an f16 pair with one mask:
@@ -106,11 +96,11 @@ void stage_quantize(uint n) {
 // kernel's critical path: without half of it the 8B q4_k_m kernel took 15% less (session 22's G2, PROBE 16).
 // After each staging, sx is copied into f16 slots of 16 values laid out as the integer form's (a part t reads slots
 // t and t + 8 of its block, consecutive lanes consecutive slots), each scaled by a power of 2 that puts its largest
-// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and an f16 sum of two or four at most 960, far
-// from the f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
+// value in [0.5, 1): a product is at most 240 (16 c with c <= 15) and an f16 sum of two at most 480, far from the
+// f16 range's end whatever x's size (the down projection's input can reach the thousands in real models).
 // Each slot keeps (its power of 2, over 16 for the high nibbles' slots, and the sum of its values as rounded to f16,
 // times that power), so the min term is d_min m sum(x~) for the x~ the codes met: the result is the dot product
-// with the rounded x, summed in f16 two products to a sum (HALF_SUMS; relative rounding ~2^-11 each).
+// with the rounded x, summed in f16 two products to a sum (relative rounding ~2^-11 each).
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
@@ -118,8 +108,47 @@ const uint kSlots = (SH + 255u) / 256u * 16u;
 shared uvec4 sha[kSlots], shb[kSlots];  // words 0-1 and 2-3 of each slot (lanes read 16-byte strides)
 shared vec2 shs[kSlots];
 
-// Copies sx[0 .. n) into the f16 slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as
-// 0). Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
+// Slot g from its 16 values (stage_quantize, below).
+void slot_put(uint g, vec4 v[4]) {
+  vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+  int e;
+  frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
+  float down = exp2(float(-e)), up = exp2(float(e));
+  uint pk[8];
+  float sum = 0.0;
+  for (uint w = 0u; w < 4u; ++w) {
+    f16vec4 h = f16vec4(v[w] * down);
+    sum += dot(vec4(h), vec4(1.0));
+    pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
+  }
+  sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
+  shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
+  shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
+}
+
+// The 16 codes of one nibble half of qs words q (mask 0x000F000F: low nibbles, 0x00F000F0: high ones, times 16)
+// against a slot's 8 f16 pairs xa, xb; the sum in f32 (the slot's scale still to apply). Four f16 pair sums of two
+// products each keep the rounding of the sums below that of the products: two sums of four ran 1% faster on the H200
+// but erred 15% more (random 1B q4_k_m against the float form: 8.2e-3 worst rel L2 against 6.9e-3; session 22, G4).
+float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
+  const f16vec2 k1024 = f16vec2(1024.0);
+  uvec4 u = q >> 8u;
+  f16vec2 s0 = (unpackFloat2x16((q.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.x);
+  f16vec2 s1 = (unpackFloat2x16((u.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.y);
+  f16vec2 s2 = (unpackFloat2x16((q.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.z);
+  f16vec2 s3 = (unpackFloat2x16((u.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.w);
+  s0 = fma(unpackFloat2x16((q.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.x), s0);
+  s1 = fma(unpackFloat2x16((u.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.y), s1);
+  s2 = fma(unpackFloat2x16((q.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.z), s2);
+  s3 = fma(unpackFloat2x16((u.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.w), s3);
+  vec2 t = (vec2(s0) + vec2(s1)) + (vec2(s2) + vec2(s3));
+  return t.x + t.y;
+}
+#endif
+
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+// sx[0 .. n) into the Q4_K slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
+// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
 void stage_quantize(uint n) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
@@ -128,53 +157,9 @@ void stage_quantize(uint n) {
       uint i = first + 4u * w;
       v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
     }
-    vec4 a = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
-    int e;
-    frexp(max(max(a.x, a.y), max(a.z, a.w)), e);  // amax = f 2^e, f in [0.5, 1) (e = 0 for amax = 0)
-    float down = exp2(float(-e)), up = exp2(float(e));
-    uint pk[8];
-    float sum = 0.0;
-    for (uint w = 0u; w < 4u; ++w) {
-      f16vec4 h = f16vec4(v[w] * down);
-      sum += dot(vec4(h), vec4(1.0));
-      pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
-    }
-    sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
-    shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
-    shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
+    slot_put(g, v);
   }
   barrier();
-}
-
-// The 16 codes of one nibble half of qs words q (mask 0x000F000F: low nibbles, 0x00F000F0: high ones, times 16)
-// against a slot's 8 f16 pairs xa, xb; the sum in f32 (the slot's scale still to apply). Four f16 pair sums of two
-// products each (HALF_SUMS 4) keep the rounding of the sums below that of the products (two sums of four: worst row
-// rel L2 3.6e-3 against 3.3e-3 in the lavapipe q4_k_m case; x's rounding alone gave 1.3e-3).
-layout(constant_id = 10) const uint HALF_SUMS = 4;
-float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
-  const f16vec2 k1024 = f16vec2(1024.0);
-  uvec4 u = q >> 8u;
-  f16vec2 s0 = (unpackFloat2x16((q.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.x);
-  f16vec2 s1 = (unpackFloat2x16((u.x & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.y);
-  f16vec2 s2 = (unpackFloat2x16((q.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.z);
-  f16vec2 s3 = (unpackFloat2x16((u.y & mask) | 0x64006400u) - k1024) * unpackFloat2x16(xa.w);
-  if (HALF_SUMS == 2u) {
-    s0 += s2;
-    s1 += s3;
-  }
-  s0 = fma(unpackFloat2x16((q.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.x), s0);
-  s1 = fma(unpackFloat2x16((u.z & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.y), s1);
-  vec2 t;
-  if (HALF_SUMS == 2u) {
-    s0 = fma(unpackFloat2x16((q.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.z), s0);
-    s1 = fma(unpackFloat2x16((u.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.w), s1);
-    t = vec2(s0) + vec2(s1);
-  } else {
-    s2 = fma(unpackFloat2x16((q.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.z), s2);
-    s3 = fma(unpackFloat2x16((u.w & mask) | 0x64006400u) - k1024, unpackFloat2x16(xb.w), s3);
-    t = (vec2(s0) + vec2(s1)) + (vec2(s2) + vec2(s3));
-  }
-  return t.x + t.y;
 }
 #else
 void stage_quantize(uint n) {}

@@ -147,11 +147,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
-  // decode_persistent_h16's f16 pair sums per nibble half: 4 (two products each) or 2 (four each; A/B runs):
-  // BLUESHIFT_PERSISTENT_HALF_SUMS=2|4.
-  const uint32_t half_sums = env_uint("BLUESHIFT_PERSISTENT_HALF_SUMS", 4) == 2 ? 2 : 4;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, half_sums}};
+               {8, probe}, {9, pair_sum}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

@@ -74,8 +74,6 @@ std::vector<Case> cases() {
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
       // ... the layer 0 down projection in two column passes on lavapipe's staging area.
       {"q4_k_passes", llama(256, 6144, 4, 2, 64), "q4_k_m", {}, 70, kHalfTol},
-      // ... two f16 sums of four products per nibble half (BLUESHIFT_PERSISTENT_HALF_SUMS=2, an A/B switch).
-      {"q4_k_m_sums2", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_HALF_SUMS", "2"}}, 70, kHalfTol},
       // The float form (BLUESHIFT_Q4K_DOT=float), held to 1e-3.
       {"q4_k_m_float", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "float"}}},
       {"q4_k_wide_float", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "float"}}},
