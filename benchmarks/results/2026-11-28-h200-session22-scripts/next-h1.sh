@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 22 for the next session (not run: no device time left). ~7 minutes on the lease.
-# next-h1.patch (applies to 6fd9ac1 and later; passes test_persistent 17/17 on lavapipe) = G6's layout (the f16
+# next-h1.patch (applies to 62fa8af and later; passes test_persistent 16/16 on lavapipe) = G6's layout (the f16
 # slots at offsets fixed by specialization; the down projection's Q4_K passes stage from scratch into slots alone:
 # the 1B's and 3B's 8192 columns in one pass, the 8B's 14336 in two) with stage_slots' loads coalesced: four
 # invocations a slot, one vec4 each (a vec4 view of the scratch binding, which spirv_reflect now merges), the slot's
