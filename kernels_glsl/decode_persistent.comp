@@ -186,8 +186,8 @@ layout(constant_id = 3) const uint POLL_LOAD = 0;
 // fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
 // as CUDA's grid sync relies on): 511 fences fewer per barrier.
 layout(constant_id = 4) const uint FENCE_ALL = 0;
-// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; 2 by default, tuning:
-// BLUESHIFT_PERSISTENT_PARTS; the integer-dot form holds fewer x registers per part than the float one).
+// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; the host's default is 1 for the f16 form,
+// 2 for the others; BLUESHIFT_PERSISTENT_PARTS).
 layout(constant_id = 5) const uint PARTS = 2;
 // X_EARLY = 1: in the o and down phases lane 0 reads its two rows of x before the dot products, so the add
 // into x after them is a store alone (x[ra] += s waits a round trip to L2 with the whole subgroup, once a
@@ -203,6 +203,8 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 layout(constant_id = 8) const uint PROBE = 0;
 // PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
 layout(constant_id = 9) const uint PAIR_SUM = 1;
+// PIPE = 1: Q4_K rows load a step ahead of their math (dot2); 0: each step loads, then computes (A/B runs).
+layout(constant_id = 10) const uint PIPE = 1;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -280,6 +282,21 @@ float q4k_dot(uvec4 h, uvec4 q, uint j, Q4kX x) {
   return dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * x.sa + sm.w * x.sb);
 }
 
+// Q4_K blocks are 9 uvec4s: the header (d, dmin, packed scales), then 8 parts of 32 codes. The words of PARTS parts
+// of rows ra (of a) and rb (of b) from part p0 on, sg apart (clamped to the last part, pend - 1). (Arrays sized by a
+// specialization constant cannot be passed or copied: these hold the most parts, 4.)
+const uint kMaxParts = 4u;
+void q4k_load(RU4 wa, uint ra, RU4 wb, uint rb, uint nb, uint p0, uint pend, out uvec4 hh[2u * kMaxParts],
+              out uvec4 qq[2u * kMaxParts]) {
+  for (uint u = 0u; u < PARTS; ++u) {
+    uint part = min(p0 + u * gl_SubgroupSize, pend - 1u), blk = part >> 3, t = part & 7u;
+    uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
+    hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
+    if ((PROBE & 1u) != 0u) hh[2u * u] = hh[2u * u + 1u] = uvec4(0x3C003C00u, 0x01010101u, 0x01010101u, 0x01010101u);
+    if ((PROBE & 8u) != 0u) qq[2u * u] = qq[2u * u + 1u] = uvec4(part * 0x01010101u, part, ~part, part ^ 0x5A5A5A5Au);
+  }
+}
+
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
 // the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
 // and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
@@ -290,7 +307,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     uint nb = k / 256u;
     RU4 wa = RU4(a), wb = RU4(b);
     uint pend = k1 / 32u;
-    // PARTS (2) parts per lane per step (sg apart), their loads issued before any math: the decode is
+    // PARTS parts per lane per step (sg apart), their loads issued before any math: the decode is
     // latency-bound at one workgroup per multiprocessor, so loads in flight are what bandwidth needs.
     // (Four parts per lane where k >= 4096 ran slower on the H100: 8B decode kernel 4.2 -> 6.8 ms; with the
     // integer dots 3 and 4 parts lost too: 8B 235 -> 211 / 196 tok/s. Headers loaded one word a lane and shared
@@ -301,14 +318,16 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // The integer-dot form (PK_INT_DOT)
     // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
     // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
+    // PIPE = 1: the next step's loads are issued before this step's math (the words double-buffered in
+    // registers), so a subgroup's math overlaps its own next loads instead of running between them.
+    uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
+    if (PIPE != 0u) q4k_load(wa, ra, wb, rb, nb, k0 / 32u + lane, pend, nh, nq);
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
-      uvec4 hh[2u * PARTS], qq[2u * PARTS];
-      for (uint u = 0u; u < PARTS; ++u) {
-        uint part = min(p0 + u * sg, pend - 1u), blk = part >> 3, t = part & 7u;
-        uint ba = (ra * nb + blk) * 9u, bb = (rb * nb + blk) * 9u;
-        hh[2u * u] = wa.v[ba], qq[2u * u] = wa.v[ba + 1u + t], hh[2u * u + 1u] = wb.v[bb], qq[2u * u + 1u] = wb.v[bb + 1u + t];
-        if ((PROBE & 1u) != 0u) hh[2u * u] = hh[2u * u + 1u] = uvec4(0x3C003C00u, 0x01010101u, 0x01010101u, 0x01010101u);
-        if ((PROBE & 8u) != 0u) qq[2u * u] = qq[2u * u + 1u] = uvec4(part * 0x01010101u, part, ~part, part ^ 0x5A5A5A5Au);
+      if (PIPE != 0u) {
+        hh = nh, qq = nq;
+        if (p0 + PARTS * sg < pend) q4k_load(wa, ra, wb, rb, nb, p0 + PARTS * sg, pend, nh, nq);
+      } else {
+        q4k_load(wa, ra, wb, rb, nb, p0, pend, hh, qq);
       }
       if (LOADS_ONLY != 0u) {  // timing breakdowns
         uvec4 f = uvec4(0u);

@@ -132,9 +132,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // -> 1.025 ms, 8B 3.959 -> 3.917 on the H100, 2026-11-24-h100-session6.md).
   constexpr uint32_t kNvidia = 0x10DE;
   uint32_t fence_all = env_uint("BLUESHIFT_PERSISTENT_FENCE_ALL", ad.vendor_id == kNvidia ? 0 : 1) ? 1 : 0;
-  // Q4_K parts per lane per step (decode_persistent.comp dot2): 2; BLUESHIFT_PERSISTENT_PARTS=1..4 for A/B runs
-  // (4 with the float decode: 8B kernel 4.2 -> 6.8 ms on the H100, registers; session 6 Q2).
-  uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", 2), 1u, 4u);
+  // Q4_K parts per lane per step (decode_persistent.comp dot2): 1 for the f16 form, 2 for the float and integer
+  // forms; BLUESHIFT_PERSISTENT_PARTS=1..4 for A/B runs. On the H200 the f16 form's PARTS 1 ran +1.3% (1B), +0.6%
+  // (8B), +2.8% (3B) ahead of 2 (2026-11-28-h200-session23.md, H1-H2). (The float form at 4: 8B kernel 4.2 -> 6.8 ms
+  // on the H100, registers; session 6 Q2.)
+  const bool half_dot = pk->kernel_ == "decode_persistent_h16";
+  uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", half_dot ? 1 : 2), 1u, 4u);
   // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
   // for A/B runs: the same sums).
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
@@ -147,8 +150,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
+  // Q4_K rows load a step ahead of their math (decode_persistent.comp PIPE) at one part a step; BLUESHIFT_PERSISTENT_PIPE
+  // =0|1 for A/B runs. The f16 form at PARTS 1: 1B +1.0%, 8B +0.8%, 3B -0.2%; at PARTS 2 (twice the registers) it
+  // lost 2.5-8.5% (H2).
+  const uint32_t pipe = env_uint("BLUESHIFT_PERSISTENT_PIPE", parts == 1 ? 1 : 0) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}};
+               {8, probe}, {9, pair_sum}, {10, pipe}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
