@@ -186,8 +186,8 @@ layout(constant_id = 3) const uint POLL_LOAD = 0;
 // fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
 // as CUDA's grid sync relies on): 511 fences fewer per barrier.
 layout(constant_id = 4) const uint FENCE_ALL = 0;
-// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; the host's default is 1 for the f16 form,
-// 2 for the others; BLUESHIFT_PERSISTENT_PARTS).
+// PARTS: Q4_K parts per lane per step, their loads issued together (dot2; the host's default is 1 for the f16 and
+// integer forms, 2 for the float form; BLUESHIFT_PERSISTENT_PARTS).
 layout(constant_id = 5) const uint PARTS = 2;
 // X_EARLY = 1: in the o and down phases lane 0 reads its two rows of x before the dot products, so the add
 // into x after them is a store alone (x[ra] += s waits a round trip to L2 with the whole subgroup, once a
@@ -317,7 +317,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // at 2 parts 124 registers, 3.97 ms; session 12 R1. More parts a lane lose here at any register count.)
     // The integer-dot form (PK_INT_DOT)
     // cut the ALU per part by half but not the time: these matvecs are bound by latency, not issue (1B
-    // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh); the float form stays the default.
+    // kernel 1.03 -> 1.09 ms, 8B 3.94 -> 3.98 ms on the H100, i8dot_run.sh). The f16 form is the default now.
     // PIPE = 1: the next step's loads are issued before this step's math (the words double-buffered in
     // registers), so a subgroup's math overlaps its own next loads instead of running between them.
     uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];

@@ -150,9 +150,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
-  // Q4_K rows load a step ahead of their math (decode_persistent.comp PIPE) at one part a step; BLUESHIFT_PERSISTENT_PIPE
-  // =0|1 for A/B runs. The f16 form at PARTS 1: 1B +1.0%, 8B +0.8%, 3B -0.2%; at PARTS 2 (twice the registers) it
-  // lost 2.5-8.5% (H2).
+  // Q4_K rows load a step ahead of their math (decode_persistent.comp PIPE) at one part a step;
+  // BLUESHIFT_PERSISTENT_PIPE=0|1 for A/B runs. The f16 form at PARTS 1: 1B +1.0%, 8B +0.8%, 3B -0.2%; at PARTS 2
+  // (twice the registers) it lost 2.5-8.5% (H2).
   const uint32_t pipe = env_uint("BLUESHIFT_PERSISTENT_PIPE", parts == 1 ? 1 : 0) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}};
