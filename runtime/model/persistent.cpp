@@ -136,8 +136,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // form; BLUESHIFT_PERSISTENT_PARTS=1..4 for A/B runs. On the H200 the f16 form's PARTS 1 ran +1.3% (1B), +0.6%
   // (8B), +2.8% (3B) ahead of 2, and with PIPE the int form's 1B +5.1%, 8B +6.9%; the float form's lost 1-2%
   // (2026-11-28-h200-session23.md, H1-H4). (The float form at 4: 8B kernel 4.2 -> 6.8 ms on the H100; session 6 Q2.)
-  const bool float_dot = pk->kernel_ == "decode_persistent";
-  uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", float_dot ? 2 : 1), 1u, 4u);
+  uint32_t parts = std::clamp(env_uint("BLUESHIFT_PERSISTENT_PARTS", q4k_slots ? 1 : 2), 1u, 4u);
   // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
   // for A/B runs: the same sums).
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
