@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A/B of decode settings on one synth model, in one command on the lease machine:
-#   benchmarks/decode_ab.sh RUNNER OUT_DIR config quant [NAME:VAR=VAL,VAR=VAL ...]
+#   benchmarks/decode_ab.sh RUNNER OUT_DIR config quant [NAME[@RUNNER2]:VAR=VAL,VAR=VAL ...]
 # Synthesizes and converts the config's checkpoint once, then runs `bench --json` (512-token prompt,
 # 128 tokens, 5 reps) for each variant (NAME:ENV; "base" with no settings always runs first, and once
 # more last so drift shows), and prints decode tok/s, GB/s and the profiled step's top dispatches.
+# NAME@RUNNER2 runs that variant through another runner (an older bundle's `run`: one tree against another).
 set -euo pipefail
 runner=$1; out=$2; cfg=$3; quant=$4; shift 4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,9 +15,10 @@ rm -rf "$work"; mkdir -p "$work" "$out"
 rm -rf "$work/hf"
 "$runner" blueshift bench --model "$work/m" --prompt-tokens 64 --gen-tokens 32 --reps 1 --json >/dev/null  # clocks up
 for v in base: "$@" base2:; do
-  name=${v%%:*}; settings=${v#*:}
+  name=${v%%:*}; settings=${v#*:}; run=$runner
+  if [[ $name == *@* ]]; then run=${name#*@}; name=${name%%@*}; fi
   env=(); IFS=',' read -r -a env <<< "$settings"
-  env "${env[@]}" "$runner" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \
+  env "${env[@]}" "$run" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \
     > "$out/ab-$cfg-$quant-$name.json"
   python3 - "$out/ab-$cfg-$quant-$name.json" "$cfg $quant $name" <<'PY'
 import json, sys

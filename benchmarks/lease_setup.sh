@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sourced at the start of every command on the lease machine (see ../shared/docs/DEVICE.md): unpacks
 # the Vulkan loader and the portable blueshift bundle (scripts/bundle.sh), and points at NVIDIA's ICD.
-#   . benchmarks/lease_setup.sh      -> $BS (runs bundled programs: $BS blueshift devices), $SHARED
+#   . benchmarks/lease_setup.sh      -> $BS (runs bundled programs: $BS blueshift devices), $SHARED, and $OLD where
+#     .dev/carry2/bundle-old.tar.xz is carried (an older tree's bin/ and run, for A/Bs of one tree against another;
+#     it takes the new bundle's lib/)
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -12,3 +14,8 @@ tar -C /tmp/bs -xJf .dev/carry/bundle.tar.xz
 BS=/tmp/bs/bundle/run
 SHARED=/tmp/bs/shared
 export BS SHARED
+if [ -f .dev/carry2/bundle-old.tar.xz ]; then
+  mkdir -p /tmp/bsold && tar -C /tmp/bsold -xJf .dev/carry2/bundle-old.tar.xz && cp -r /tmp/bs/bundle/lib /tmp/bsold/bundle/
+  OLD=/tmp/bsold/bundle/run
+  export OLD
+fi

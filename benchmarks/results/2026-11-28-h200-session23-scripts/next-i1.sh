@@ -18,34 +18,25 @@
 # PARTS 2 (889 against 854 tok/s, session 8); at PARTS 1 the f16 form holds fewer registers, and 512 turns gate/up's
 # 8192 tasks into 4 rounds over 2112 subgroups instead of 6 over 1584.
 set -uo pipefail
-. benchmarks/lease_setup.sh >/dev/null 2>&1
-mkdir -p /tmp/bsold && tar -C /tmp/bsold -xJf .dev/carry2/bundle-old.tar.xz && cp -r /tmp/bs/bundle/lib /tmp/bsold/bundle/
-OLD=/tmp/bsold/bundle/run
+. benchmarks/lease_setup.sh >/dev/null 2>&1  # $OLD: the unpatched tree (.dev/carry2)
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 mkdir -p /tmp/o
-row() { local tag=$1 bs=$2 m=$3; shift 3
-  env "$@" timeout 60 $bs blueshift bench --model $m --prompt-tokens 512 --gen-tokens 128 --reps 5 --json > /tmp/o/$tag.json 2> /dev/null
-  python3 -c "import json;d=json.load(open('/tmp/o/$tag.json'));k=d['gpu_ms_by_kernel'];print(f'$tag: decode {d[\"decode_tok_s\"]:.1f} tok/s  {d[\"pct_of_peak\"]:.1f}% of {d[\"peak_gb_s\"]:.0f} GB/s  kernel ' + ' '.join(f'{n} {v:.3f}' for n, v in k.items() if n.startswith('decode_persistent')))" 2>&1 | tail -1; }
-for s in 3.2-1b 3.1-8b 3.2-3b; do
-  $BS blueshift synth --config benchmarks/configs/llama-$s.json /tmp/h --seed 1 >/dev/null 2>&1
-  $BS blueshift convert /tmp/h /tmp/mq --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h
-  $BS blueshift bench --model /tmp/mq --prompt-tokens 64 --gen-tokens 32 --reps 1 --json >/dev/null  # clocks up
-  if [ $s = 3.2-1b ]; then
-    toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(200)))")
-    $BS blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/new.npy --step >/dev/null
-    $OLD blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/old.npy --step >/dev/null
-    python3 benchmarks/logits_diff.py /tmp/old.npy /tmp/new.npy --label "fused norm + slots vs old"
-  fi
-  for i in 1 2; do
-    row $s-old-$i $OLD /tmp/mq
-    row $s-new-$i $BS /tmp/mq
-    if [ $s = 3.2-1b ]; then
-      row $s-old-wg512-$i $OLD /tmp/mq BLUESHIFT_PERSISTENT_WG=512
-      row $s-new-wg512-$i $BS /tmp/mq BLUESHIFT_PERSISTENT_WG=512
-    fi
-  done
-  rm -rf /tmp/mq
-  stamp $s
+# The 1B's logits, old tree against new, over 200 decode positions at grid 132 (lavapipe runs a grid of 1).
+$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/h --seed 1 >/dev/null 2>&1
+$BS blueshift convert /tmp/h /tmp/mq --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h
+toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(200)))")
+$OLD blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/old.npy --step >/dev/null
+$BS blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/new.npy --step >/dev/null
+python3 benchmarks/logits_diff.py /tmp/old.npy /tmp/new.npy --label "fused norm + slots vs old"
+rm -rf /tmp/mq
+stamp logits
+# decode_ab.sh: base (the patched tree) first and last, old and new alternating in two rounds.
+for cfg in llama-3.2-1b llama-3.1-8b llama-3.2-3b; do
+  extra=()
+  [ $cfg = llama-3.2-1b ] && extra=("old-wg512@$OLD:BLUESHIFT_PERSISTENT_WG=512" new-wg512:BLUESHIFT_PERSISTENT_WG=512
+                                    "old2-wg512@$OLD:BLUESHIFT_PERSISTENT_WG=512" new2-wg512:BLUESHIFT_PERSISTENT_WG=512)
+  timeout 200 benchmarks/decode_ab.sh $BS /tmp/o $cfg q4_k_m "old@$OLD:" new: "old2@$OLD:" new2: "${extra[@]}"
+  stamp $cfg
   tar -C /tmp -cJf $OUT/i1.tar.xz o
 done
