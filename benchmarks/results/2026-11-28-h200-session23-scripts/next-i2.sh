@@ -19,16 +19,8 @@ set -uo pipefail
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 mkdir -p /tmp/o
-# The 1B's logits, old tree against new, over 200 decode positions at grid 132 (lavapipe runs a grid of 1).
-$BS blueshift synth --config benchmarks/configs/llama-3.2-1b.json /tmp/h --seed 1 >/dev/null 2>&1
-$BS blueshift convert /tmp/h /tmp/mq --quant q4_k_m >/dev/null 2>&1; rm -rf /tmp/h
-toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(200)))")
-$OLD blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/old.npy --step >/dev/null
-$BS blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/new.npy --step >/dev/null
-BLUESHIFT_PERSISTENT_TEAM=3 $BS blueshift logits --model /tmp/mq --tokens "$toks" --out /tmp/team3.npy --step >/dev/null
-python3 benchmarks/logits_diff.py /tmp/old.npy /tmp/new.npy --label "TEAM 1 vs old (expect 0)"
-python3 benchmarks/logits_diff.py /tmp/old.npy /tmp/team3.npy --label "TEAM 3 vs old (the down sums split in 3)"
-rm -rf /tmp/mq
+# The 1B's logits against the old tree's, over 200 decode positions at grid 132 (lavapipe runs a grid of 1): TEAM 1 expect 0; TEAM 3 splits the down sums in 3.
+timeout 150 benchmarks/logits_ab.sh $BS llama-3.2-1b q4_k_m "old@$OLD:" new: team3:BLUESHIFT_PERSISTENT_TEAM=3
 stamp logits
 # decode_ab.sh: base (the patched tree at TEAM 1) first and last; the old tree and each TEAM in two rounds.
 for cfg in llama-3.2-1b llama-3.2-3b llama-3.1-8b; do
