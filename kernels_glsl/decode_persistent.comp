@@ -147,23 +147,29 @@ float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
 #endif
 
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-// sx[0 .. n) into the Q4_K slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count as 0).
-// Called only in phases with a Q4_K matrix (uniform per workgroup: the layer table), then a barrier.
-void stage_quantize(uint n) {
+// sx[0 .. n) times `scale` into the Q4_K slots (n a multiple of 256 wherever a Q4_K row reads it; values past n count
+// as 0), and where scale != 1 the scaled values back into sx (stage_norm: the norm's scale and the slots in one pass;
+// n % 4 == 0, so the slots' vec4s cover sx). Called only in phases with a Q4_K matrix (uniform per workgroup: the
+// layer table); a barrier follows.
+const bool kSlots16 = true;
+void stage_quantize_scaled(uint n, float scale) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
     vec4 v[4];
     for (uint w = 0u; w < 4u; ++w) {
       uint i = first + 4u * w;
-      v[w] = i + 4u <= n ? xin4(i) : vec4(0.0);
+      v[w] = i + 4u <= n ? xin4(i) * scale : vec4(0.0);
+      if (scale != 1.0 && i + 4u <= n) sx4[sx_at(i)] = v[w];
     }
     slot_put(g, v);
   }
   barrier();
 }
 #else
-void stage_quantize(uint n) {}
+const bool kSlots16 = false;
+void stage_quantize_scaled(uint n, float scale) {}
 #endif
+void stage_quantize(uint n) { stage_quantize_scaled(n, 1.0); }
 
 // ---------------------------------------------------------------------------------------- grid barrier
 // Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived; the last
@@ -452,8 +458,9 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
 // second H100 run, against a 0.46 us grid barrier).
 const uint kU = 8u;
 
-// sx = RMSNorm(x) * (offset + w) over dim.
-void stage_norm(uvec2 nw) {
+// sx = RMSNorm(x) * (offset + w) over dim; with `slots` (a Q4_K matrix in the phase), the slots too, in the same
+// pass as the norm's scale.
+void stage_norm(uvec2 nw, bool slots) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
@@ -475,6 +482,10 @@ void stage_norm(uvec2 nw) {
       }
   }
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);  // its barriers publish sx
+  if (kSlots16 && slots) {
+    stage_quantize_scaled(p.dim, scale);
+    return;
+  }
   for (uint i = gl_LocalInvocationIndex; i < p.dim; i += wg) sx_set(i, sx_get(i) * scale);
   barrier();
 }
@@ -636,9 +647,8 @@ void main() {
   for (uint l = 0u; l < p.n_layers; ++l) {
     uint base = l * kPkStride;
     // P1: q, k, v.
-    stage_norm(addr(l, kPkAttnNorm));
-    if (tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K || tbl[base + kPkV + 2u] == kPkQ4K)
-      stage_quantize(p.dim);
+    stage_norm(addr(l, kPkAttnNorm), tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K ||
+                                         tbl[base + kPkV + 2u] == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;
@@ -689,8 +699,7 @@ void main() {
     add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
     grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
-    stage_norm(addr(l, kPkFfnNorm));
-    if (tbl[base + kPkGate + 2u] == kPkQ4K) stage_quantize(p.dim);
+    stage_norm(addr(l, kPkFfnNorm), tbl[base + kPkGate + 2u] == kPkQ4K);
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
