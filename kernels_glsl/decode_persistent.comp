@@ -211,6 +211,8 @@ layout(constant_id = 8) const uint PROBE = 0;
 layout(constant_id = 9) const uint PAIR_SUM = 1;
 // PIPE = 1: Q4_K rows load a step ahead of their math (dot2); 0: each step loads, then computes (A/B runs).
 layout(constant_id = 10) const uint PIPE = 1;
+// TEAM: subgroups that share an o or down projection task (add_matvec); 1 unless the host sets it.
+layout(constant_id = 11) const uint TEAM = 1;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -303,10 +305,10 @@ void q4k_load(RU4 wa, uint ra, RU4 wb, uint rb, uint nb, uint p0, uint pend, out
   }
 }
 
-// Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column k0), summed over
+// Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column kx <= k0), summed over
 // the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
-// and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); k0 is a multiple of 256.
-vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1) {
+// and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); kx and k0 are multiples of 256.
+vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0, uint k1) {
   vec2 acc = vec2(0.0);
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
   if (dt == kPkQ4K) {
@@ -347,7 +349,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
       uint blk = part >> 3, t = part & 7u, j = t >> 1;
       uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
 #ifdef PK_INT_DOT
-      uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
+      uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
       uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
       vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
       for (uint r = 0u; r < 2u; ++r) {
@@ -358,7 +360,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
       }
 #elif defined(PK_HALF_DOT)
-      uint sa = (blk - k0 / 256u) * 16u + t, sb = sa + 8u;
+      uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
       uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
       vec2 sl = shs[sa], sh = shs[sb];
       for (uint r = 0u; r < 2u; ++r) {
@@ -369,7 +371,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
         acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
       }
 #else
-      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - k0);
+      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - kx);
       for (uint r = 0u; r < 2u; ++r) acc[r] += q4k_dot(r == 0u ? ha : hb, r == 0u ? qa : qb, j, x);
 #endif
       }
@@ -379,7 +381,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     RU wa = RU(a), wb = RU(b);
     for (uint part = k0 / 32u + lane; part < k1 / 32u; part += sg) {
       uint blk = part >> 3, hh = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
-      uint xo = blk * 256u + 128u * hh + l0 - k0;
+      uint xo = blk * 256u + 128u * hh + l0 - kx;
       vec4 xq[8];
       float sx4[4];
       for (uint qq = 0u; qq < 4u; ++qq) {
@@ -412,7 +414,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     RU wa = RU(a), wb = RU(b);
     for (uint part = k0 / 16u + lane; part < k1 / 16u; part += sg) {
       uint blk = part >> 1, t = part & 1u;
-      uint xo = blk * 32u + 16u * t - k0;
+      uint xo = blk * 32u + 16u * t - kx;
       vec4 x0 = xin4(xo), x1 = xin4(xo + 4u), x2 = xin4(xo + 8u), x3 = xin4(xo + 12u);
       float s = dot(x0 + x1 + x2 + x3, vec4(1.0));
       for (uint r = 0u; r < 2u; ++r) {
@@ -432,7 +434,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint k0, uint k1)
     // (6.84 -> 6.82 ms; session 11 B1): its matvecs already stream at ~2.7 TB/s between the phases' fixed costs.
     uint np = k / 8u;
     for (uint part = k0 / 8u + lane; part < k1 / 8u; part += sg) {
-      vec4 x0 = xin4(part * 8u - k0), x1 = xin4(part * 8u + 4u - k0);
+      vec4 x0 = xin4(part * 8u - kx), x1 = xin4(part * 8u + 4u - kx);
       uvec4 qa = wa.v[ra * np + part], qb = wb.v[rb * np + part];
       if (LOADS_ONLY != 0u) {  // timing breakdowns
         uvec4 f = qa ^ qb;
@@ -623,15 +625,48 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 
 // ------------------------------------------------------------------------------------------------ main
 // x += W h over columns [k0, k1) of W [dim, k] (dtype dt; h staged): the o and down phases. Two rows a task,
-// grid-stride over every subgroup (a row's column passes fall to the same subgroup); p.skip's bit `skip` skips it.
+// grid-stride over teams of TEAM subgroups of a workgroup (a row's column passes fall to the same team); p.skip's bit
+// `skip` skips it. TEAM > 1 splits a task's columns over the team (contiguous runs of 256-column blocks), and member 0
+// adds the partial sums in a fixed order: fewer dependent steps a task where the tasks do not fill the grid's
+// subgroups (the 1B's down projection: 1024 tasks on 1584 subgroups, 8 steps each). Every team runs the same number
+// of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate between two halves
+// of s_part (free outside attention), and a member reaches a half again only past the next round's barrier, after
+// member 0 has read it.
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
-  uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
   bool lane0 = gl_SubgroupInvocationID == 0u;
-  for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
-    uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
-    vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
-    vec2 s = dot2(dt, w, ra, w, rb, k, k0, k1);
-    if (lane0) {
+  if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
+    uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
+    for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+      uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
+      vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
+      vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0, k1);
+      if (lane0) {
+        if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
+        x[ra] = x0.x + s.x;
+        if (rb != ra) x[rb] = x0.y + s.y;
+      }
+    }
+    return;
+  }
+  uint nt = (p.dim + 1u) / 2u, tpw = gl_NumSubgroups / TEAM, team = gl_SubgroupID / TEAM, m = gl_SubgroupID % TEAM;
+  uint nteams = gl_NumWorkGroups.x * tpw, first = gl_WorkGroupID.x * tpw + team;
+  uint rounds = (p.skip & skip) != 0u ? 0u : (nt + nteams - 1u) / nteams, nbk = (k1 - k0 + 255u) / 256u;
+  uint c0 = k0 + (m * nbk / TEAM) * 256u, c1 = min(k1, k0 + ((m + 1u) * nbk / TEAM) * 256u);
+  for (uint r = 0u; r < rounds; ++r) {
+    uint t = first + r * nteams, ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row
+    bool live = t < nt, own = live && m == 0u && lane0;  // own: the lane that adds into x
+    vec2 x0 = X_EARLY != 0u && own ? vec2(x[ra], x[rb]) : vec2(0.0);
+    vec2 s = live && c0 < c1 ? dot2(dt, w, ra, w, rb, k, k0, c0, c1) : vec2(0.0);
+    if (TEAM > 1u) {
+      uint half_ = (r & 1u) * gl_NumSubgroups;
+      if (lane0) s_part[half_ + gl_SubgroupID].xy = s;
+      barrier();
+      if (own) {
+        s = vec2(0.0);
+        for (uint i = 0u; i < TEAM; ++i) s += s_part[half_ + team * TEAM + i].xy;
+      }
+    }
+    if (own) {
       if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
       x[ra] = x0.x + s.x;
       if (rb != ra) x[rb] = x0.y + s.y;
@@ -663,7 +698,7 @@ void main() {
           ra = (tt / half_hd) * hd + tt % half_hd, rb = ra + half_hd;
         }
         uvec2 w = addr(l, e);
-        vec2 s = dot2(tbl[base + e + 2u], w, ra, w, rb, p.dim, 0u, p.dim);
+        vec2 s = dot2(tbl[base + e + 2u], w, ra, w, rb, p.dim, 0u, 0u, p.dim);
         uvec2 bias = addr(l, kPkBiasQ + 2u * which);
         if (lane0) {
           if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
@@ -704,7 +739,7 @@ void main() {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
       for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
-        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, p.dim);
+        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
         if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
       }
     }

@@ -81,9 +81,19 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   if (!grid) grid = cpu ? 1 : ad.sm_count;
   if (!grid) return no("the number of resident workgroups is unknown (no SM count; set BLUESHIFT_PERSISTENT_GRID)");
   // 512 invocations, 384 up to hidden size 2048. On the H100 (2026-11-25-h100-session8.md, R5-R6) 384 took the 1B
-  // q4_k_m from 854 to 889 tok/s and the 8B from 251 to 202 (f16 138 -> 115); 448 and 320 lost on both. Only
-  // those two shapes were measured.
-  uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", cpu ? 64 : c.dim <= 2048 ? 384 : 512);
+  // q4_k_m from 854 to 889 tok/s and the 8B from 251 to 202 (f16 138 -> 115); 448 and 320 lost on both. On the H200
+  // (session 24, J2) 512 lost 11% on qwen2.5-1.5b and won 1.5% on the 1B; with teams (below) it wins 8.9% there.
+  //
+  // Teams of 2 subgroups in the o and down phases (decode_persistent.comp add_matvec: a task's columns split over two
+  // subgroups, half its dependent load steps) where the dim / 2 tasks then still take one round of the grid's teams;
+  // a second round costs what the split saves (1B at 384: TEAM 2 would be 2 rounds of 4 steps against 1 of 8). Up
+  // to hidden size 2048, 512 invocations where only 512 makes the round whole: the 1B (1024 tasks: 1056 teams at
+  // 512, 792 at 384). BLUESHIFT_PERSISTENT_WG and BLUESHIFT_PERSISTENT_TEAM=N (N dividing the workgroup's
+  // subgroups) override.
+  const uint32_t sgs = ad.subgroup_size ? ad.subgroup_size : 32, tasks = uint32_t(c.dim + 1) / 2;
+  auto one_round = [&](uint32_t w, uint32_t t) { return uint64_t(grid) * (w / sgs / t) >= tasks; };
+  uint32_t wg_default = cpu ? 64 : c.dim > 2048 ? 512 : !one_round(384, 2) && one_round(512, 2) ? 512 : 384;
+  uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", wg_default);
   wg = std::min(wg, ad.max_workgroup_invocations);
   if (wg < 32 || wg % 32 != 0 || uint32_t(c.head_dim / 4) > wg) return no("workgroup size");
   pk->grid_ = grid;
@@ -153,8 +163,14 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // BLUESHIFT_PERSISTENT_PIPE=0|1 for A/B runs. The f16 form at PARTS 1: 1B +1.0%, 8B +0.8%, 3B -0.2%; at PARTS 2
   // (twice the registers) it lost 2.5-8.5% (H2).
   const uint32_t pipe = env_uint("BLUESHIFT_PERSISTENT_PIPE", parts == 1 ? 1 : 0) ? 1 : 0;
+  // Subgroups a team in the o and down phases (above, with the workgroup's width): 2 where the tasks fit one round,
+  // else 1. On the H200 (session 24, J1-J3): against TEAM 1, the 1B at 512 wide TEAM 2 +7.3%, TEAM 4 (2 rounds) +0.8%;
+  // at 384 TEAM 3 -8%, TEAM 4 -5%; 3B TEAM 4 -5%. These defaults against 384 wide TEAM 1: 1B q4_k_m 1022.4 -> 1113.0
+  // tok/s (+8.9%), qwen2.5-1.5b 595.6 -> 634.4 (+6.5%); the 3B and 8B unchanged.
+  uint32_t team = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_TEAM", !cpu && one_round(wg, 2) ? 2 : 1));
+  if (ad.subgroup_size == 0 || (wg / ad.subgroup_size) % team != 0) team = 1;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, pipe}};
+               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

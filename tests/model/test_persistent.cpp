@@ -88,6 +88,12 @@ std::vector<Case> cases() {
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
       {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}, 70, kHalfTol},
+      // Teams of subgroups sharing an o or down task's columns (add_matvec's TEAM; lavapipe's 8 subgroups): with 4,
+      // the FFN's 3 blocks leave member 0 without columns; with 2, two column passes a team, and F16 rows of 72 and
+      // 344 columns (one block), all with member 1.
+      {"q4_k_m_team4", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_TEAM", "4"}}, 70, kHalfTol},
+      {"q4_k_passes_team2", llama(256, 6144, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_TEAM", "2"}}, 70, kHalfTol},
+      {"f16_odd_team2", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_TEAM", "2"}}},
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
