@@ -151,7 +151,7 @@ float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
 // as 0), and where scale != 1 the scaled values back into sx (stage_norm: the norm's scale and the slots in one pass;
 // n % 4 == 0, so the slots' vec4s cover sx). Called only in phases with a Q4_K matrix (uniform per workgroup: the
 // layer table); a barrier follows.
-const bool kSlots16 = true;
+const bool kQ4kSlots = true;
 void stage_quantize_scaled(uint n, float scale) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
@@ -166,7 +166,7 @@ void stage_quantize_scaled(uint n, float scale) {
   barrier();
 }
 #else
-const bool kSlots16 = false;
+const bool kQ4kSlots = false;
 void stage_quantize_scaled(uint n, float scale) {}
 #endif
 void stage_quantize(uint n) { stage_quantize_scaled(n, 1.0); }
@@ -211,7 +211,8 @@ layout(constant_id = 8) const uint PROBE = 0;
 layout(constant_id = 9) const uint PAIR_SUM = 1;
 // PIPE = 1: Q4_K rows load a step ahead of their math (dot2); 0: each step loads, then computes (A/B runs).
 layout(constant_id = 10) const uint PIPE = 1;
-// TEAM: subgroups that share an o or down projection task (add_matvec); 1 unless the host sets it.
+// TEAM: subgroups that share an o or down projection task (add_matvec). The host takes 2 where the tasks then fit one
+// round of the grid's teams, else 1 (persistent.cpp).
 layout(constant_id = 11) const uint TEAM = 1;
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
@@ -484,7 +485,7 @@ void stage_norm(uvec2 nw, bool slots) {
       }
   }
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);  // its barriers publish sx
-  if (kSlots16 && slots) {
+  if (kQ4kSlots && slots) {
     stage_quantize_scaled(p.dim, scale);
     return;
   }
@@ -628,10 +629,10 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // grid-stride over teams of TEAM subgroups of a workgroup (a row's column passes fall to the same team); p.skip's bit
 // `skip` skips it. TEAM > 1 splits a task's columns over the team (contiguous runs of 256-column blocks), and member 0
 // adds the partial sums in a fixed order: fewer dependent steps a task where the tasks do not fill the grid's
-// subgroups (the 1B's down projection: 1024 tasks on 1584 subgroups, 8 steps each). Every team runs the same number
-// of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate between two halves
-// of s_part (free outside attention), and a member reaches a half again only past the next round's barrier, after
-// member 0 has read it.
+// subgroups (the 1B's down projection: 1024 tasks of 8 steps; on 1056 teams of 2, one round of 4). Every team runs
+// the same number of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate
+// between two halves of s_part (free outside attention), and a member reaches a half again only past the next round's
+// barrier, after member 0 has read it.
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)

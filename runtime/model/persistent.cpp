@@ -80,9 +80,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   uint32_t grid = env_uint("BLUESHIFT_PERSISTENT_GRID", 0);
   if (!grid) grid = cpu ? 1 : ad.sm_count;
   if (!grid) return no("the number of resident workgroups is unknown (no SM count; set BLUESHIFT_PERSISTENT_GRID)");
-  // 512 invocations, 384 up to hidden size 2048. On the H100 (2026-11-25-h100-session8.md, R5-R6) 384 took the 1B
-  // q4_k_m from 854 to 889 tok/s and the 8B from 251 to 202 (f16 138 -> 115); 448 and 320 lost on both. On the H200
-  // (session 24, J2) 512 lost 11% on qwen2.5-1.5b and won 1.5% on the 1B; with teams (below) it wins 8.9% there.
+  // 512 invocations; up to hidden size 2048, 384 unless only 512 makes the teams' round whole (below). On the H100
+  // (2026-11-25-h100-session8.md, R5-R6) 384 took the 1B q4_k_m from 854 to 889 tok/s and the 8B from 251 to 202
+  // (f16 138 -> 115); 448 and 320 lost on both. On the H200 (session 24, J2) 512 lost 11% on qwen2.5-1.5b and won
+  // 1.5% on the 1B; with teams (below) it wins 8.9% there.
   //
   // Teams of 2 subgroups in the o and down phases (decode_persistent.comp add_matvec: a task's columns split over two
   // subgroups, half its dependent load steps) where the dim / 2 tasks then still take one round of the grid's teams;
