@@ -97,6 +97,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", wg_default);
   wg = std::min(wg, ad.max_workgroup_invocations);
   if (wg < 32 || wg % 32 != 0 || uint32_t(c.head_dim / 4) > wg) return no("workgroup size");
+  // The workgroup reductions keep one value a subgroup in arrays of MAX_SUBGROUPS (common.glsl: 64); lavapipe's
+  // subgroups of 8 pass it above 512 invocations (1024 gave rel L2 1.1-1.4 against the per-phase decode).
+  if (wg / sgs > 64)
+    return no(fmt::format("workgroup size {}: {} subgroups of {}, more than the 64 its reductions hold", wg, wg / sgs, sgs));
   pk->grid_ = grid;
   pk->wg_ = wg;
 

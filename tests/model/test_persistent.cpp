@@ -190,6 +190,29 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& info) { return std::string(cases()[info.param].name); });
 
+// A workgroup of more subgroups than the kernel's reductions hold (MAX_SUBGROUPS, 64) is refused with its reason:
+// 1024 invocations on lavapipe's subgroups of 8 are 128 (before the check they decoded at rel L2 1.1-1.4).
+TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
+  TempDir tmp;
+  std::ofstream(tmp / "config.json") << llama(64, 128, 2, 1, 32).dump();
+  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  model::ModelOptions opts;
+  opts.max_ctx = 32;
+  ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_PERSISTENT", "1"},
+                                                                 {"BLUESHIFT_PERSISTENT_WG", "1024"}});
+  model::Model m(device(), model::open_model(tmp / "hf"), opts);
+  const uint32_t sg = device().subgroupSize(), wg = std::min(1024u, device().adapter().max_workgroup_invocations);
+  std::string why;
+  auto pk = model::PersistentDecode::create(m, &why);
+  if (wg / sg > 64) {
+    EXPECT_FALSE(pk);
+    EXPECT_NE(why.find("more than the 64 its reductions hold"), std::string::npos) << why;
+  } else {
+    EXPECT_TRUE(pk) << why;
+  }
+}
+
 // The per-phase decode's plain Q4_K matvecs (o and down) on integer dot products (BLUESHIFT_Q4K_DOT=int:
 // quantize_x_q8 then matvec_q4k_i8) against the float ones: x's error (<= 2^-16 of each 16 values' largest)
 // stays inside the 1e-3 the persistent kernel is held to.
