@@ -10,17 +10,14 @@ runner=$1; out=$2; cfg=$3; quant=$4; shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 work=${BENCH_WORK:-/tmp/bs-ab}/$cfg-$quant
 rm -rf "$work"; mkdir -p "$work" "$out"
-"$runner" blueshift synth --config "$here/configs/$cfg.json" "$work/hf" --seed 1 >/dev/null
-"$runner" blueshift convert "$work/hf" "$work/m" --quant "$quant" >/dev/null
-rm -rf "$work/hf"
+. "$here/ab_common.sh"
+ab_model "$runner" "$here/configs/$cfg.json" "$quant" "$work"
 "$runner" blueshift bench --model "$work/m" --prompt-tokens 64 --gen-tokens 32 --reps 1 --json >/dev/null  # clocks up
 for v in base: "$@" base2:; do
-  name=${v%%:*}; settings=${v#*:}; run=$runner
-  if [[ $name == *@* ]]; then run=${name#*@}; name=${name%%@*}; fi
-  env=(); IFS=',' read -r -a env <<< "$settings"
-  env "${env[@]}" "$run" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \
-    > "$out/ab-$cfg-$quant-$name.json"
-  python3 - "$out/ab-$cfg-$quant-$name.json" "$cfg $quant $name" <<'PY'
+  ab_variant "$runner" "$v"
+  env "${ab_env[@]}" "$ab_run" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 128 --reps 5 --json \
+    > "$out/ab-$cfg-$quant-$ab_name.json"
+  python3 - "$out/ab-$cfg-$quant-$ab_name.json" "$cfg $quant $ab_name" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 k = d["gpu_ms_by_kernel"]

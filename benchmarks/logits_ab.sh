@@ -10,9 +10,8 @@ runner=$1; cfg=$2; quant=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 work=${BENCH_WORK:-/tmp/bs-logits-ab}/$cfg-$quant
 rm -rf "$work"; mkdir -p "$work"
-"$runner" blueshift synth --config "$here/configs/$cfg.json" "$work/hf" --seed 1 >/dev/null
-"$runner" blueshift convert "$work/hf" "$work/m" --quant "$quant" >/dev/null
-rm -rf "$work/hf"
+. "$here/ab_common.sh"
+ab_model "$runner" "$here/configs/$cfg.json" "$quant" "$work"
 toks=$(python3 - "$here/configs/$cfg.json" <<'PY'
 import json, random, sys
 vocab = json.load(open(sys.argv[1]))["vocab_size"]
@@ -22,14 +21,14 @@ PY
 )
 ref=
 for v in "$@"; do
-  name=${v%%:*}; settings=${v#*:}; run=$runner
-  if [[ $name == *@* ]]; then run=${name#*@}; name=${name%%@*}; fi
-  env=(); IFS=',' read -r -a env <<< "$settings"
-  env "${env[@]}" "$run" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/$name.npy" --step >/dev/null
+  ab_variant "$runner" "$v"
+  env "${ab_env[@]}" "$ab_run" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/$ab_name.npy" --step \
+    >/dev/null
   if [ -z "$ref" ]; then
-    ref=$name
+    ref=$ab_name
   else
-    python3 "$here/logits_diff.py" "$work/$ref.npy" "$work/$name.npy" --what "decode kernels" --label "$cfg $quant $name vs $ref"
+    python3 "$here/logits_diff.py" "$work/$ref.npy" "$work/$ab_name.npy" --what "decode kernels" \
+      --label "$cfg $quant $ab_name vs $ref"
   fi
 done
 rm -rf "$work"
