@@ -109,6 +109,13 @@ struct ScopedEnv {
   std::vector<std::pair<const char*, const char*>> env;
 };
 
+// `config` as dir/config.json, synthesized into dir/hf (`blueshift synth`, then `args`: its seed).
+RunResult synth_into(const fs::path& dir, const json& config, std::vector<std::string> args) {
+  std::ofstream(dir / "config.json") << config.dump();
+  args.insert(args.begin(), {"synth", "--config", (dir / "config.json").string(), (dir / "hf").string()});
+  return run_blueshift(args);
+}
+
 // Logits of every step of a token-by-token decode (position = step).
 std::vector<std::vector<float>> decode_all(model::Model& m, const std::vector<int32_t>& ids) {
   std::vector<std::vector<float>> out;
@@ -126,9 +133,8 @@ class Persistent : public ::testing::TestWithParam<size_t> {};
 TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
   const auto c = cases()[GetParam()];
   TempDir tmp;
-  std::ofstream(tmp / "config.json") << c.config.dump();
+  auto r = synth_into(tmp.path, c.config, {"--seed", "11"});
   fs::path dir = tmp / "hf";
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), dir.string(), "--seed", "11"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (c.quant) {
     fs::path out = tmp / "rdrr";
@@ -194,8 +200,7 @@ INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().
 // 1024 invocations on lavapipe's subgroups of 8 are 128 (before the check they decoded at rel L2 1.1-1.4).
 TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
   TempDir tmp;
-  std::ofstream(tmp / "config.json") << llama(64, 128, 2, 1, 32).dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  auto r = synth_into(tmp.path, llama(64, 128, 2, 1, 32), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   model::ModelOptions opts;
   opts.max_ctx = 32;
@@ -219,8 +224,7 @@ TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
 TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
   if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
   TempDir tmp;
-  std::ofstream(tmp / "config.json") << llama(256, 768, 4, 2, 64).dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "5"});
+  auto r = synth_into(tmp.path, llama(256, 768, 4, 2, 64), {"--seed", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
   ASSERT_EQ(cv.exit_code, 0) << cv.err;
@@ -255,8 +259,7 @@ TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
 // after each phase) changes no value: the logits of every step are the same bits with and without it.
 TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
   TempDir tmp;
-  std::ofstream(tmp / "config.json") << llama(136, 344, 2, 1, 36).dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  auto r = synth_into(tmp.path, llama(136, 344, 2, 1, 36), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<int32_t> ids;
   for (int i = 0; i < 12; ++i) ids.push_back(int32_t(rng()() % 300));
@@ -285,8 +288,7 @@ TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
                   ->config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
-  std::ofstream(tmp / "config.json") << phi3.dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string()});
+  auto r = synth_into(tmp.path, phi3, {});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto src = model::open_model(tmp / "hf");
   model::ModelOptions opts;
