@@ -25,7 +25,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM (below).
+// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -306,6 +306,58 @@ void q4k_load(RU4 wa, uint ra, RU4 wb, uint rb, uint nb, uint p0, uint pend, out
   }
 }
 
+// The math of one step of dot2's Q4_K loop: the PARTS parts of rows a and b from part p0 on (sg apart, their words hh
+// and qq from q4k_load), against the staged x (column kx first), added into acc.
+void q4k_math(uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts], uint p0, uint pend, uint kx, inout vec2 acc) {
+  uint sg = gl_SubgroupSize;
+  if (LOADS_ONLY != 0u) {  // timing breakdowns
+    uvec4 f = uvec4(0u);
+    for (uint u = 0u; u < 2u * PARTS; ++u) f ^= hh[u] ^ qq[u];
+    acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
+    return;
+  }
+  for (uint u = 0u; u < PARTS; ++u) {
+    uint part = p0 + u * sg;
+    if (part >= pend) break;
+    uint blk = part >> 3, t = part & 7u, j = t >> 1;
+    uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
+#ifdef PK_INT_DOT
+    uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
+    uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
+    vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
+    for (uint r = 0u; r < 2u; ++r) {
+      uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+      vec2 dm = unpackHalf2x16(h.x);
+      vec4 sm = q4k_scales_pair(h.yzw, j);
+      float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
+      acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
+    }
+#elif defined(PK_HALF_DOT)
+    uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
+    uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
+    vec2 sl = shs[sa], sh = shs[sb];
+    for (uint r = 0u; r < 2u; ++r) {
+      uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
+      vec2 dm = unpackHalf2x16(h.x);
+      vec4 sm = q4k_scales_pair(h.yzw, j);
+      float fa = sl.x * q4k_half16(q, 0x000F000Fu, xla, xlb), fb = sh.x * q4k_half16(q, 0x00F000F0u, xha, xhb);
+      acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
+    }
+#else
+    Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - kx);
+    for (uint r = 0u; r < 2u; ++r) acc[r] += q4k_dot(r == 0u ? ha : hb, r == 0u ? qa : qb, j, x);
+#endif
+  }
+}
+
+// A task's two row sums over the subgroup (exact in lane 0).
+vec2 task_sum(vec2 acc) {
+  if ((PROBE & 4u) != 0u) return acc;
+  // pair_sum exchanges with every lane: whole subgroups only (the host's workgroups are multiples of 32 invocations).
+  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
+  return PAIR_SUM != 0u && whole ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+}
+
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column kx <= k0), summed over
 // the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
 // and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); kx and k0 are multiples of 256.
@@ -338,44 +390,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
       } else {
         q4k_load(wa, ra, wb, rb, nb, p0, pend, hh, qq);
       }
-      if (LOADS_ONLY != 0u) {  // timing breakdowns
-        uvec4 f = uvec4(0u);
-        for (uint u = 0u; u < 2u * PARTS; ++u) f ^= hh[u] ^ qq[u];
-        acc.x += float((f.x ^ f.y ^ f.z ^ f.w) & 1u);
-        continue;
-      }
-      for (uint u = 0u; u < PARTS; ++u) {
-      uint part = p0 + u * sg;
-      if (part >= pend) break;
-      uint blk = part >> 3, t = part & 7u, j = t >> 1;
-      uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
-#ifdef PK_INT_DOT
-      uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
-      uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
-      vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
-      for (uint r = 0u; r < 2u; ++r) {
-        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
-        vec2 dm = unpackHalf2x16(h.x);
-        vec4 sm = q4k_scales_pair(h.yzw, j);
-        float fa = dsa.x * float(q8x_dot16(q4_nib_lo(q), q1a, q2a)), fb = dsb.x * float(q8x_dot16_hi(q4_nib_hi(q), q1b, q2b));
-        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
-      }
-#elif defined(PK_HALF_DOT)
-      uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
-      uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
-      vec2 sl = shs[sa], sh = shs[sb];
-      for (uint r = 0u; r < 2u; ++r) {
-        uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
-        vec2 dm = unpackHalf2x16(h.x);
-        vec4 sm = q4k_scales_pair(h.yzw, j);
-        float fa = sl.x * q4k_half16(q, 0x000F000Fu, xla, xlb), fb = sh.x * q4k_half16(q, 0x00F000F0u, xha, xhb);
-        acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
-      }
-#else
-      Q4kX x = q4k_x(blk * 256u + 64u * j + 16u * (t & 1u) - kx);
-      for (uint r = 0u; r < 2u; ++r) acc[r] += q4k_dot(r == 0u ? ha : hb, r == 0u ? qa : qb, j, x);
-#endif
-      }
+      q4k_math(hh, qq, p0, pend, kx, acc);
     }
   } else if (dt == kPkQ6K) {
     uint nb = k / 256u;
@@ -449,10 +464,34 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
       }
     }
   }
-  if ((PROBE & 4u) != 0u) return acc;
-  // pair_sum exchanges with every lane: whole subgroups only (the host's workgroups are multiples of 32 invocations).
-  bool whole = gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
-  return PAIR_SUM != 0u && whole ? pair_sum(acc) : vec2(subgroupAdd(acc.x), subgroupAdd(acc.y));
+  return task_sum(acc);
+}
+
+// STREAM = 1: the gate/up phase's Q4_K tasks run as one stream of steps per subgroup (gate_up_q4k, below), so that a
+// task's first loads are issued during the last step of the task before it; dot2 starts every task cold, one memory
+// round trip with nothing in flight. 0: every task through dot2 (A/B runs).
+layout(constant_id = 12) const uint STREAM = 1;
+// P4 with Q4_K gate and up matrices a, b: h[t] = act(a_t . xn) * (b_t . xn) for the subgroup's tasks t = t0, t0 + dt,
+// ... < ffn_dim, their steps in one loop that loads the next step (of this task or the next) before this one's math.
+void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt) {
+  uint lane = gl_SubgroupInvocationID, span = PARTS * gl_SubgroupSize;
+  uint nb = p.dim / 256u, pend = p.dim / 32u, steps = (pend + span - 1u) / span;
+  RU4 wa = RU4(a), wb = RU4(b);
+  uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
+  if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
+  vec2 acc = vec2(0.0);
+  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
+    hh = nh, qq = nq;
+    uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
+    if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
+    q4k_math(hh, qq, s * span + lane, pend, 0u, acc);
+    if (sn == 0u) {
+      vec2 r = task_sum(acc);
+      if (lane == 0u) sc[p.h_off + t] = bs_act(r.x, p.act) * r.y;
+      acc = vec2(0.0);
+    }
+    t = tn, s = sn;
+  }
 }
 
 // ------------------------------------------------------------------------------------------- staging
@@ -739,9 +778,13 @@ void main() {
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
-      for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
-        vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
-        if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
+      if (STREAM != 0u && dt == kPkQ4K) {
+        gate_up_q4k(wg_, wu, (p.skip & 8u) != 0u ? ~0u : gsub, nsub);
+      } else {
+        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
+          vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
+          if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
+        }
       }
     }
     grid_barrier();

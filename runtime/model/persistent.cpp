@@ -174,8 +174,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // tok/s (+8.9%), qwen2.5-1.5b 595.6 -> 634.4 (+6.5%); the 3B and 8B unchanged.
   uint32_t team = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_TEAM", !cpu && one_round(wg, 2) ? 2 : 1));
   if (ad.subgroup_size == 0 || (wg / ad.subgroup_size) % team != 0) team = 1;
+  // The gate/up phase's Q4_K tasks as one stream of steps a subgroup, the next task's loads issued in the last step of
+  // the one before (decode_persistent.comp STREAM); BLUESHIFT_PERSISTENT_STREAM=0|1 for A/B runs.
+  const uint32_t stream = env_uint("BLUESHIFT_PERSISTENT_STREAM", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}};
+               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
