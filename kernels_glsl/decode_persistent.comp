@@ -25,7 +25,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM (below).
+// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -467,33 +467,6 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
   return task_sum(acc);
 }
 
-// STREAM = 1: the gate/up phase's Q4_K tasks run as one stream of steps per subgroup (gate_up_q4k, below), so that a
-// task's first loads are issued during the last step of the task before it; dot2 starts every task cold, one memory
-// round trip with nothing in flight. 0: every task through dot2 (A/B runs).
-layout(constant_id = 12) const uint STREAM = 1;
-// P4 with Q4_K gate and up matrices a, b: h[t] = act(a_t . xn) * (b_t . xn) for the subgroup's tasks t = t0, t0 + dt,
-// ... < ffn_dim, their steps in one loop that loads the next step (of this task or the next) before this one's math.
-void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt) {
-  uint lane = gl_SubgroupInvocationID, span = PARTS * gl_SubgroupSize;
-  uint nb = p.dim / 256u, pend = p.dim / 32u, steps = (pend + span - 1u) / span;
-  RU4 wa = RU4(a), wb = RU4(b);
-  uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
-  if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
-  vec2 acc = vec2(0.0);
-  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
-    hh = nh, qq = nq;
-    uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
-    if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
-    q4k_math(hh, qq, s * span + lane, pend, 0u, acc);
-    if (sn == 0u) {
-      vec2 r = task_sum(acc);
-      if (lane == 0u) sc[p.h_off + t] = bs_act(r.x, p.act) * r.y;
-      acc = vec2(0.0);
-    }
-    t = tn, s = sn;
-  }
-}
-
 // ------------------------------------------------------------------------------------------- staging
 // Staging loads go out kU per invocation before any is used: one L2 / DRAM round trip per kU x WG
 // values instead of one per WG (the loops were serial chains: ~4 us per phase of pure overhead in the
@@ -595,6 +568,39 @@ void stage_attention(uint n_act) {
       if (i0 + e * wg < p.q_dim) sx_set(i0 + e * wg, num[e] / den[e]);
   }
   barrier();
+}
+
+// STREAM = 1: the gate/up phase's Q4_K tasks run as one stream of steps per subgroup (gate_up_q4k, below), so that a
+// task's first loads are issued during the last step of the task before it; dot2 starts every task cold, one memory
+// round trip with nothing in flight. 0: every task through dot2 (A/B runs).
+layout(constant_id = 12) const uint STREAM = 1;
+// EARLY = 1: the stream's first loads are issued before the phase's staging (the weights do not depend on x), so their
+// round trip overlaps the staging's; 0: after it (A/B runs).
+layout(constant_id = 13) const uint EARLY = 1;
+// P4 with Q4_K gate and up matrices a, b: xn = RMSNorm(x) (norm weights nw) staged, then h[t] = act(a_t . xn) *
+// (b_t . xn) for the subgroup's tasks t = t0, t0 + dt, ... < ffn_dim, their steps in one loop that loads the next step
+// (of this task or the next) before this one's math.
+void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
+  uint lane = gl_SubgroupInvocationID, span = PARTS * gl_SubgroupSize;
+  uint nb = p.dim / 256u, pend = p.dim / 32u, steps = (pend + span - 1u) / span;
+  RU4 wa = RU4(a), wb = RU4(b);
+  uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
+  if (EARLY == 0u) stage_norm(nw, true);
+  if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
+  if (EARLY != 0u) stage_norm(nw, true);
+  vec2 acc = vec2(0.0);
+  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
+    hh = nh, qq = nq;
+    uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
+    if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
+    q4k_math(hh, qq, s * span + lane, pend, 0u, acc);
+    if (sn == 0u) {
+      vec2 r = task_sum(acc);
+      if (lane == 0u) sc[p.h_off + t] = bs_act(r.x, p.act) * r.y;
+      acc = vec2(0.0);
+    }
+    t = tn, s = sn;
+  }
 }
 
 // ----------------------------------------------------------------------------------------- attention
@@ -774,13 +780,13 @@ void main() {
     add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
     grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
-    stage_norm(addr(l, kPkFfnNorm), tbl[base + kPkGate + 2u] == kPkQ4K);
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
       if (STREAM != 0u && dt == kPkQ4K) {
-        gate_up_q4k(wg_, wu, (p.skip & 8u) != 0u ? ~0u : gsub, nsub);
+        gate_up_q4k(wg_, wu, (p.skip & 8u) != 0u ? ~0u : gsub, nsub, addr(l, kPkFfnNorm));
       } else {
+        stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K);
         for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
           vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
           if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
