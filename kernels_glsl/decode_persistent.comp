@@ -243,6 +243,26 @@ void grid_barrier() {
     barrier();
   }
 }
+// grid_barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch (the
+// weights): grid_arrive fences and counts the workgroup in, grid_wait(b) waits for the release and publishes the other
+// workgroups' writes to this one.
+uint grid_arrive() {
+  uint b = ++n_barriers;
+  if (FENCE_ALL != 0u) memoryBarrier();
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) {
+    if (FENCE_ALL == 0u) memoryBarrier();
+    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u) atomicMax(sync_w[kPkSyncRelease], b);
+  }
+  return b;
+}
+void grid_wait(uint b) {
+  if (gl_LocalInvocationIndex == 0u || POLL_ALL != 0u) {
+    wait_release(b);
+    memoryBarrier();
+  }
+  barrier();
+}
 // Every workgroup is past its last barrier when the done count is full: the last one zeroes the counts
 // for the next dispatch (which the queue starts after this one ends).
 void kernel_done() {
@@ -575,8 +595,9 @@ void stage_attention(uint n_act) {
 // round trip with nothing in flight. 0: every task through dot2 (A/B runs).
 layout(constant_id = 12) const uint STREAM = 1;
 // EARLY = 1: the stream's first loads are issued before the phase's staging (the weights do not depend on x), so their
-// round trip overlaps the staging's; 0: after it (A/B runs).
-layout(constant_id = 13) const uint EARLY = 1;
+// round trip overlaps the staging's; 2: before the wait at the grid barrier that opens the phase (gate_up_q4k takes that
+// barrier: its round trip overlaps the wait); 0: after the staging (A/B runs).
+layout(constant_id = 13) const uint EARLY = 2;
 // P4 with Q4_K gate and up matrices a, b: xn = RMSNorm(x) (norm weights nw) staged, then h[t] = act(a_t . xn) *
 // (b_t . xn) for the subgroup's tasks t = t0, t0 + dt, ... < ffn_dim, their steps in one loop that loads the next step
 // (of this task or the next) before this one's math.
@@ -585,8 +606,10 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   uint nb = p.dim / 256u, pend = p.dim / 32u, steps = (pend + span - 1u) / span;
   RU4 wa = RU4(a), wb = RU4(b);
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
+  uint gb = EARLY == 2u ? grid_arrive() : 0u;
   if (EARLY == 0u) stage_norm(nw, true);
   if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
+  if (EARLY == 2u) grid_wait(gb);
   if (EARLY != 0u) stage_norm(nw, true);
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u; t < p.ffn_dim;) {
@@ -778,11 +801,11 @@ void main() {
     stage_attention(n_act);
     if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
     add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
-    grid_barrier();
     // P4: h = act(W_gate xn) * (W_up xn).
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
       uint dt = tbl[base + kPkGate + 2u];
+      if (EARLY != 2u || STREAM == 0u || dt != kPkQ4K) grid_barrier();  // else gate_up_q4k takes it
       if (STREAM != 0u && dt == kPkQ4K) {
         gate_up_q4k(wg_, wu, (p.skip & 8u) != 0u ? ~0u : gsub, nsub, addr(l, kPkFfnNorm));
       } else {

@@ -177,10 +177,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The gate/up phase's Q4_K tasks as one stream of steps a subgroup, the next task's loads issued in the last step of
   // the one before (decode_persistent.comp STREAM); BLUESHIFT_PERSISTENT_STREAM=0|1 for A/B runs.
   const uint32_t stream = env_uint("BLUESHIFT_PERSISTENT_STREAM", 1) ? 1 : 0;
-  // That stream's first loads issued before the phase's staging (decode_persistent.comp EARLY) above hidden size 2048;
-  // BLUESHIFT_PERSISTENT_EARLY=0|1 for A/B runs. On the H200 (2026-11-29-h200-session25.md, K3) the 8B q4_k_m gained
-  // 0.5% (296.1 -> 297.6 tok/s), the 1B lost 0.4% (1134.4 -> 1129.6) and qwen2.5-1.5b did not move.
-  const uint32_t early = env_uint("BLUESHIFT_PERSISTENT_EARLY", c.dim > 2048 ? 1 : 0) ? 1 : 0;
+  // That stream's first loads issued between the arrival and the wait at the grid barrier that opens the phase
+  // (decode_persistent.comp EARLY 2); BLUESHIFT_PERSISTENT_EARLY=0|1|2 for A/B runs (1: before the phase's staging, 0:
+  // after it). On the H200 (2026-11-29-h200-session25.md, K3, K6), against 0: 1 gave the 8B q4_k_m +0.5%, the 1B -0.4%,
+  // qwen2.5-1.5b and the 3B even; 2 gave the 1B +1.2% (1145.3 against 1132.0 at 0 and 1126.5 at 1), the 8B +0.9% (299.5
+  // against 296.8), with logits identical.
+  const uint32_t early = std::min(env_uint("BLUESHIFT_PERSISTENT_EARLY", 2), 2u);
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}};
 
