@@ -88,6 +88,11 @@ std::vector<Case> cases() {
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
       // The residual rows read after the o and down projections' dot products, not before (the default).
       {"q4_k_wide_x_late", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_X_EARLY", "0"}}, 70, kHalfTol},
+      // The gate/up phase's Q4_K tasks through dot2 one at a time (STREAM 0; the default streams them, 5 steps a task
+      // here), and streamed with the first loads after the grid barrier, before the staging (EARLY 1; the default
+      // issues them between the barrier's arrival and its wait).
+      {"q4_k_wide_no_stream", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_STREAM", "0"}}, 70, kHalfTol},
+      {"q4_k_wide_early1", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_EARLY", "1"}}, 70, kHalfTol},
       // Teams of subgroups sharing an o or down task's columns (add_matvec's TEAM; lavapipe's 8 subgroups): with 4,
       // the FFN's 3 blocks leave member 0 without columns; with 2, two column passes a team, and F16 rows of 72 and
       // 344 columns (one block), all with member 1.
