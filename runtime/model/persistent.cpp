@@ -181,7 +181,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // (decode_persistent.comp EARLY 2); BLUESHIFT_PERSISTENT_EARLY=0|1|2 for A/B runs (1: before the phase's staging, 0:
   // after it). On the H200 (2026-11-29-h200-session25.md, K3, K6), against 0: 1 gave the 8B q4_k_m +0.5%, the 1B -0.4%,
   // qwen2.5-1.5b and the 3B even; 2 gave the 1B +1.2% (1145.3 against 1132.0 at 0 and 1126.5 at 1), the 8B +0.9% (299.5
-  // against 296.8), with logits identical.
+  // against 296.8), qwen2.5-1.5b +0.7% and the 3B +0.9% (K7), with logits identical.
   const uint32_t early = std::min(env_uint("BLUESHIFT_PERSISTENT_EARLY", 2), 2u);
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}};
