@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sourced by decode_ab.sh and logits_ab.sh: the synth model they compare variants on, and their variant syntax.
+# Sourced by decode_ab.sh and logits_ab.sh (the synth model they compare variants on, and their variant syntax), and by
+# coopmat_check.sh, decode_check.sh and profile_decode.sh (the model).
 #   ab_model RUNNER CONFIG_JSON QUANT WORK   -> WORK/m: the config's checkpoint (`synth --seed 1`) converted to QUANT
 #                                               (the checkpoint itself is removed)
 #   ab_variant RUNNER NAME[@RUNNER2]:VAR=VAL,...

@@ -24,9 +24,8 @@ spv=(); [ -n "${CM_SPV:-}" ] && spv=(--cm-spv "$CM_SPV")  # tuning builds, see g
 timeout 150 "$runner" bs_gemv_bench --matmul 512 --dtype q4k,q6k,q8_0,f16 --shape 2048x2048,512x2048,8192x2048,2048x8192 \
   --reps 20 --rounds 3 "${spv[@]}" 2>&1 | tee -a "$log"
 fi
-"$runner" blueshift synth --config "$here/configs/$cfg.json" "$work/hf" --seed 1 >/dev/null
-"$runner" blueshift convert "$work/hf" "$work/m" --quant "$quant" >/dev/null
-rm -rf "$work/hf"
+. "$here/ab_common.sh"
+ab_model "$runner" "$here/configs/$cfg.json" "$quant" "$work"
 # A discarded run first: the GPU comes out of idle clocks (the first bench after the CPU-bound convert
 # measured 35-50% slow prefill twice).
 "$runner" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens 16 --reps 3 --json > /dev/null

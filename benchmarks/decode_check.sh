@@ -13,9 +13,8 @@ work=${BENCH_WORK:-/tmp/bs-decode}
 rm -rf "$work"; mkdir -p "$work" "$out"
 log=$out/decode_check.txt
 [ -n "${SHARED:-}" ] && [ -d "$SHARED/data/models" ] && python3 "$here/parity_check.py" "$runner" "$SHARED/data/models" | tee -a "$log"
-"$runner" blueshift synth --config "$here/configs/$cfg.json" "$work/hf" --seed 1 >/dev/null
-"$runner" blueshift convert "$work/hf" "$work/m" --quant "$quant" >/dev/null
-rm -rf "$work/hf"
+. "$here/ab_common.sh"
+ab_model "$runner" "$here/configs/$cfg.json" "$quant" "$work"
 toks=$(python3 -c "import random; random.seed(7); print(','.join(str(random.randrange(1000, 100000)) for _ in range(600)))")
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/prefill.npy" >/dev/null
 "$runner" blueshift logits --model "$work/m" --tokens "$toks" --out "$work/step.npy" --step >/dev/null

@@ -9,9 +9,8 @@ runner=$1; out=$2; cfg=$3; quant=${4:-q4_k_m}; gen=${5:-128}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${BENCH_WORK:-/tmp/bs-profile}/$cfg
 rm -rf "$work"; mkdir -p "$work" "$out"
-"$runner" blueshift synth --config "$here/configs/$cfg.json" "$work/hf" --seed 1 >/dev/null
-"$runner" blueshift convert "$work/hf" "$work/m" --quant "$quant" >/dev/null
-rm -rf "$work/hf"
+. "$here/ab_common.sh"
+ab_model "$runner" "$here/configs/$cfg.json" "$quant" "$work"
 "$runner" blueshift bench --model "$work/m" --prompt-tokens 512 --gen-tokens "$gen" --reps 3 --json > "$out/profile-$cfg-$quant.json"
 python3 - "$out/profile-$cfg-$quant.json" <<'PY'
 import json, sys
