@@ -804,13 +804,14 @@ void main() {
     // P4: h = act(W_gate xn) * (W_up xn).
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
-      uint dt = tbl[base + kPkGate + 2u];
-      if (EARLY != 2u || STREAM == 0u || dt != kPkQ4K) grid_barrier();  // else gate_up_q4k takes it
-      if (STREAM != 0u && dt == kPkQ4K) {
-        gate_up_q4k(wg_, wu, (p.skip & 8u) != 0u ? ~0u : gsub, nsub, addr(l, kPkFfnNorm));
+      uint dt = tbl[base + kPkGate + 2u], t0 = (p.skip & 8u) != 0u ? ~0u : gsub;
+      bool streamed = STREAM != 0u && dt == kPkQ4K;
+      if (!streamed || EARLY != 2u) grid_barrier();  // else gate_up_q4k takes it
+      if (streamed) {
+        gate_up_q4k(wg_, wu, t0, nsub, addr(l, kPkFfnNorm));
       } else {
         stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K);
-        for (uint t = (p.skip & 8u) != 0u ? ~0u : gsub; t < p.ffn_dim; t += nsub) {
+        for (uint t = t0; t < p.ffn_dim; t += nsub) {
           vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
           if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
         }
