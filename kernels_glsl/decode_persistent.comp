@@ -224,16 +224,27 @@ void wait_release(uint b) {
       return;
     }
 }
-void grid_barrier() {
-  uint b = ++n_barriers;
+// The grid barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch
+// (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
+// invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
+// grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
+uint grid_arrive() {
+  uint b = ++n_barriers, last = 0u;
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();
   if (gl_LocalInvocationIndex == 0u) {
     if (FENCE_ALL == 0u) memoryBarrier();
-    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u)
+    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u) {
       atomicMax(sync_w[kPkSyncRelease], b);
-    else if (POLL_ALL == 0u)
-      wait_release(b);
+      last = 1u;
+    }
+  }
+  return 2u * b + last;
+}
+void grid_wait(uint ticket) {
+  uint b = ticket / 2u;
+  if (gl_LocalInvocationIndex == 0u) {
+    if ((ticket & 1u) == 0u && POLL_ALL == 0u) wait_release(b);
     memoryBarrier();
   }
   barrier();
@@ -243,26 +254,7 @@ void grid_barrier() {
     barrier();
   }
 }
-// grid_barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch (the
-// weights): grid_arrive fences and counts the workgroup in, grid_wait(b) waits for the release and publishes the other
-// workgroups' writes to this one.
-uint grid_arrive() {
-  uint b = ++n_barriers;
-  if (FENCE_ALL != 0u) memoryBarrier();
-  barrier();
-  if (gl_LocalInvocationIndex == 0u) {
-    if (FENCE_ALL == 0u) memoryBarrier();
-    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u) atomicMax(sync_w[kPkSyncRelease], b);
-  }
-  return b;
-}
-void grid_wait(uint b) {
-  if (gl_LocalInvocationIndex == 0u || POLL_ALL != 0u) {
-    wait_release(b);
-    memoryBarrier();
-  }
-  barrier();
-}
+void grid_barrier() { grid_wait(grid_arrive()); }
 // Every workgroup is past its last barrier when the done count is full: the last one zeroes the counts
 // for the next dispatch (which the queue starts after this one ends).
 void kernel_done() {
