@@ -25,7 +25,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY (below).
+// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -214,6 +214,15 @@ layout(constant_id = 10) const uint PIPE = 1;
 // TEAM: subgroups that share an o or down projection task (add_matvec). The host takes 2 where the tasks then fit one
 // round of the grid's teams, else 1 (persistent.cpp).
 layout(constant_id = 11) const uint TEAM = 1;
+// SPREAD = 1: grid-stride task t falls to workgroup t % grid (its subgroup or team t / grid), so that a phase whose
+// tasks do not fill a whole number of rounds spreads its last round over every SM; 0: to workgroup t / (subgroups or
+// teams a workgroup), which gives the last round to the first workgroups alone (the 8B's q/k/v phase: 3,072 tasks on
+// 2,112 subgroups, 32 tasks on each of 60 SMs and 16 on the other 72).
+layout(constant_id = 14) const uint SPREAD = 1;
+// The first task of this subgroup's (or team's: per = subgroups a team, i its team in the workgroup) grid-stride loop.
+uint first_task(uint per, uint i) {
+  return SPREAD != 0u ? i * gl_NumWorkGroups.x + gl_WorkGroupID.x : gl_WorkGroupID.x * (gl_NumSubgroups / per) + i;
+}
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
 void wait_release(uint b) {
@@ -696,8 +705,8 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
-    uint gsub = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID, nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
-    for (uint t = (p.skip & skip) != 0u ? ~0u : gsub; t < (p.dim + 1u) / 2u; t += nsub) {
+    uint nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
+    for (uint t = (p.skip & skip) != 0u ? ~0u : first_task(1u, gl_SubgroupID); t < (p.dim + 1u) / 2u; t += nsub) {
       uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
       vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
       vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0, k1);
@@ -710,7 +719,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
     return;
   }
   uint nt = (p.dim + 1u) / 2u, tpw = gl_NumSubgroups / TEAM, team = gl_SubgroupID / TEAM, m = gl_SubgroupID % TEAM;
-  uint nteams = gl_NumWorkGroups.x * tpw, first = gl_WorkGroupID.x * tpw + team;
+  uint nteams = gl_NumWorkGroups.x * tpw, first = first_task(TEAM, team);
   uint rounds = (p.skip & skip) != 0u ? 0u : (nt + nteams - 1u) / nteams, nbk = (k1 - k0 + 255u) / 256u;
   uint c0 = k0 + (m * nbk / TEAM) * 256u, c1 = min(k1, k0 + ((m + 1u) * nbk / TEAM) * 256u);
   for (uint r = 0u; r < rounds; ++r) {
@@ -737,7 +746,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
 
 void main() {
   uint pos = state[1];
-  uint nsg = gl_NumSubgroups, gsub = gl_WorkGroupID.x * nsg + gl_SubgroupID, nsub = gl_NumWorkGroups.x * nsg;
+  uint nsg = gl_NumSubgroups, gsub = first_task(1u, gl_SubgroupID), nsub = gl_NumWorkGroups.x * nsg;
   bool lane0 = gl_SubgroupInvocationID == 0u;
   uint hd = p.head_dim, half_hd = hd / 2u;
   for (uint l = 0u; l < p.n_layers; ++l) {

@@ -183,8 +183,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // qwen2.5-1.5b and the 3B even; 2 gave the 1B +1.2% (1145.3 against 1132.0 at 0 and 1126.5 at 1), the 8B +0.9% (299.5
   // against 296.8), qwen2.5-1.5b +0.7% and the 3B +0.9% (K7), with logits identical.
   const uint32_t early = std::min(env_uint("BLUESHIFT_PERSISTENT_EARLY", 2), 2u);
+  // Grid-stride tasks dealt across the workgroups first (decode_persistent.comp SPREAD), so that a phase's last round
+  // is spread over every SM; BLUESHIFT_PERSISTENT_SPREAD=0|1 for A/B runs. On the H200 (2026-11-29-h200-session26.md,
+  // L2), against 0: 1B q4_k_m +1.2%, 8B +1.8%, qwen2.5-1.5b +1.5%, 3B +6.1%, logits identical; the 8B's q/k/v phase
+  // 0.369 -> 0.313 ms a step.
+  const uint32_t spread = env_uint("BLUESHIFT_PERSISTENT_SPREAD", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}};
+               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

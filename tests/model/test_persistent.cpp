@@ -93,6 +93,11 @@ std::vector<Case> cases() {
       // issues them between the barrier's arrival and its wait).
       {"q4_k_wide_no_stream", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_STREAM", "0"}}, 70, kHalfTol},
       {"q4_k_wide_early1", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_EARLY", "1"}}, 70, kHalfTol},
+      // Grid-stride tasks dealt a workgroup's subgroups (or teams) at a time (SPREAD 0; the default deals them across
+      // the workgroups first), with TEAM 2's column passes too.
+      {"q4_k_wide_no_spread", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
+      {"q4_k_passes_team2_no_spread", llama(256, 6144, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_TEAM", "2"}, {"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
       // Teams of subgroups sharing an o or down task's columns (add_matvec's TEAM; lavapipe's 8 subgroups): with 4,
       // the FFN's 3 blocks leave member 0 without columns; with 2, two column passes a team, and F16 rows of 72 and
       // 344 columns (one block), all with member 1.
