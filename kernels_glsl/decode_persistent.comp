@@ -702,6 +702,13 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // the same number of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate
 // between two halves of s_part (free outside attention), and a member reaches a half again only past the next round's
 // barrier, after member 0 has read it.
+// x[ra] and x[rb] (rb == ra: the odd last row, added once) += s, from their values x0 read before the dot products
+// (X_EARLY) or read here.
+void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
+  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
+  x[ra] = x0.x + s.x;
+  if (rb != ra) x[rb] = x0.y + s.y;
+}
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
@@ -710,11 +717,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
       uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
       vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
       vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0, k1);
-      if (lane0) {
-        if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
-        x[ra] = x0.x + s.x;
-        if (rb != ra) x[rb] = x0.y + s.y;
-      }
+      if (lane0) add_rows(ra, rb, x0, s);
     }
     return;
   }
@@ -736,11 +739,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
         for (uint i = 0u; i < TEAM; ++i) s += s_part[half_ + team * TEAM + i].xy;
       }
     }
-    if (own) {
-      if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
-      x[ra] = x0.x + s.x;
-      if (rb != ra) x[rb] = x0.y + s.y;
-    }
+    if (own) add_rows(ra, rb, x0, s);
   }
 }
 
