@@ -171,7 +171,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Subgroups a team in the o and down phases (above, with the workgroup's width): 2 where the tasks fit one round,
   // else 1. On the H200 (session 24, J1-J3): against TEAM 1, the 1B at 512 wide TEAM 2 +7.3%, TEAM 4 (2 rounds) +0.8%;
   // at 384 TEAM 3 -8%, TEAM 4 -5%; 3B TEAM 4 -5%. These defaults against 384 wide TEAM 1: 1B q4_k_m 1022.4 -> 1113.0
-  // tok/s (+8.9%), qwen2.5-1.5b 595.6 -> 634.4 (+6.5%); the 3B and 8B unchanged.
+  // tok/s (+8.9%), qwen2.5-1.5b 595.6 -> 634.4 (+6.5%); the 3B and 8B unchanged. Under SPREAD (below) the 1B's TEAM 1
+  // runs even with TEAM 2 (1156.5 against 1155.8 and 1153.0 tok/s; session 26, L3): what TEAM 2 had bought was the
+  // balance across SMs (TEAM 1 without SPREAD gave 1,024 tasks to 64 of the 132 workgroups), which SPREAD now gives.
+  // The 8B at TEAM 2 (two rounds) lost 7.6% (L3).
   uint32_t team = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_TEAM", !cpu && one_round(wg, 2) ? 2 : 1));
   if (ad.subgroup_size == 0 || (wg / ad.subgroup_size) % team != 0) team = 1;
   // The gate/up phase's Q4_K tasks as one stream of steps a subgroup, the next task's loads issued in the last step of
