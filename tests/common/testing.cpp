@@ -73,19 +73,25 @@ RunResult run_blueshift(const std::vector<std::string>& args, const std::vector<
   return {code, slurp(tmp / "out"), slurp(tmp / "err")};
 }
 
-void write_tiny_llama_config(const fs::path& file) {
-  std::ofstream(file) << R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
+RunResult synth_into(const fs::path& dir, const std::string& config_json, std::vector<std::string> args) {
+  std::ofstream(dir / "config.json") << config_json;
+  args.insert(args.begin(), {"synth", "--config", (dir / "config.json").string(), (dir / "hf").string()});
+  return run_blueshift(args);
+}
+
+namespace {
+const char* const kTinyLlamaConfig = R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
     "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
     "vocab_size": 512, "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
     "tie_word_embeddings": true, "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2})";
-}
+}  // namespace
+
+void write_tiny_llama_config(const fs::path& file) { std::ofstream(file) << kTinyLlamaConfig; }
 
 const fs::path& tiny_llama_q8_model() {
   static TempDir dir;
   static fs::path model = [] {
-    write_tiny_llama_config(dir / "config.json");
-    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
-                            "builtin", "--seed", "3"});
+    auto r = synth_into(dir.path, kTinyLlamaConfig, {"--tokenizer", "builtin", "--seed", "3"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     r = run_blueshift({"convert", (dir / "hf").string(), (dir / "tiny").string(), "--quant", "q8_0"});
     EXPECT_EQ(r.exit_code, 0) << r.err;

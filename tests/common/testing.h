@@ -46,6 +46,10 @@ RunResult run_blueshift(const std::vector<std::string>& args);
 // ... with extra environment variables (NAME, VALUE) for that run.
 RunResult run_blueshift(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env);
 
+// `config_json` (an HF config.json's text) as dir/config.json, synthesized into dir/hf by `blueshift synth`, then
+// `args` (its seed, a tokenizer).
+RunResult synth_into(const std::filesystem::path& dir, const std::string& config_json, std::vector<std::string> args = {});
+
 // Writes the config.json of a tiny Llama (2 layers, hidden 128, GQA 4/2, vocab 512, tied embeddings,
 // BOS 1, EOS 2) for `blueshift synth --tokenizer builtin`: the small model the CLI tests generate with.
 void write_tiny_llama_config(const std::filesystem::path& file);

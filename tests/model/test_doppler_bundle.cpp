@@ -243,8 +243,7 @@ TEST(DopplerBundle, Gemma3WithPaddedQ4KColBf16AndW4A16Runs) {
               {"query_pre_attn_scalar", 64}, {"sliding_window", 5}, {"hidden_activation", "gelu_pytorch_tanh"},
               {"layer_types", {"sliding_attention", "full_attention"}}, {"rope_theta", 1000000.0},
               {"rope_local_base_freq", 10000.0}, {"tie_word_embeddings", true}};
-  std::ofstream(tmp / "config.json") << cfg.dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "11"});
+  auto r = synth_into(tmp.path, cfg.dump(), {"--seed", "11"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fs::path dir = tmp / "doppler";
   fs::create_directories(dir);

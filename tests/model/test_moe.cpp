@@ -54,9 +54,8 @@ TEST(GptOssMxfp4, ShippedBlocksAreReadAsTheyAre) {
                     {"rope_parameters", {{"rope_type", "yarn"}, {"rope_theta", 150000.0}, {"factor", 32.0},
                                          {"beta_fast", 32.0}, {"beta_slow", 1.0},
                                          {"original_max_position_embeddings", 64}, {"truncate", false}}}};
-  write_file(tmp / "config.json", cfg.dump());
   auto hf = tmp / "hf", mx = tmp / "mx";
-  ASSERT_EQ(run_blueshift({"synth", "--config", (tmp / "config.json").string(), hf.string(), "--seed", "3"}).exit_code, 0);
+  ASSERT_EQ(synth_into(tmp.path, cfg.dump(), {"--seed", "3"}).exit_code, 0);
   auto a = run_blueshift({"convert", hf.string(), (tmp / "a").string(), "--quant", "mxfp4"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
 

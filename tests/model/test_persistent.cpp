@@ -119,13 +119,6 @@ struct ScopedEnv {
   std::vector<std::pair<const char*, const char*>> env;
 };
 
-// `config` as dir/config.json, synthesized into dir/hf (`blueshift synth`, then `args`: its seed).
-RunResult synth_into(const fs::path& dir, const json& config, std::vector<std::string> args) {
-  std::ofstream(dir / "config.json") << config.dump();
-  args.insert(args.begin(), {"synth", "--config", (dir / "config.json").string(), (dir / "hf").string()});
-  return run_blueshift(args);
-}
-
 // Logits of every step of a token-by-token decode (position = step).
 std::vector<std::vector<float>> decode_all(model::Model& m, const std::vector<int32_t>& ids) {
   std::vector<std::vector<float>> out;
@@ -143,7 +136,7 @@ class Persistent : public ::testing::TestWithParam<size_t> {};
 TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
   const auto c = cases()[GetParam()];
   TempDir tmp;
-  auto r = synth_into(tmp.path, c.config, {"--seed", "11"});
+  auto r = synth_into(tmp.path, c.config.dump(), {"--seed", "11"});
   fs::path dir = tmp / "hf";
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (c.quant) {
@@ -210,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().
 // 1024 invocations on lavapipe's subgroups of 8 are 128 (before the check they decoded at rel L2 1.1-1.4).
 TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
   TempDir tmp;
-  auto r = synth_into(tmp.path, llama(64, 128, 2, 1, 32), {"--seed", "3"});
+  auto r = synth_into(tmp.path, llama(64, 128, 2, 1, 32).dump(), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   model::ModelOptions opts;
   opts.max_ctx = 32;
@@ -234,7 +227,7 @@ TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
 TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
   if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
   TempDir tmp;
-  auto r = synth_into(tmp.path, llama(256, 768, 4, 2, 64), {"--seed", "5"});
+  auto r = synth_into(tmp.path, llama(256, 768, 4, 2, 64).dump(), {"--seed", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
   ASSERT_EQ(cv.exit_code, 0) << cv.err;
@@ -269,7 +262,7 @@ TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
 // after each phase) changes no value: the logits of every step are the same bits with and without it.
 TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
   TempDir tmp;
-  auto r = synth_into(tmp.path, llama(136, 344, 2, 1, 36), {"--seed", "3"});
+  auto r = synth_into(tmp.path, llama(136, 344, 2, 1, 36).dump(), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<int32_t> ids;
   for (int i = 0; i < 12; ++i) ids.push_back(int32_t(rng()() % 300));
@@ -298,7 +291,7 @@ TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
                   ->config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
-  auto r = synth_into(tmp.path, phi3, {});
+  auto r = synth_into(tmp.path, phi3.dump());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto src = model::open_model(tmp / "hf");
   model::ModelOptions opts;

@@ -28,8 +28,7 @@ TEST(RecurrentState, ResetsAtPositionZeroAndCarriesAcrossForwards) {
                         {"layer_types", {"linear_attention", "full_attention"}}, {"linear_num_key_heads", 1},
                         {"linear_num_value_heads", 2}, {"linear_key_head_dim", 32}, {"linear_value_head_dim", 24},
                         {"partial_rotary_factor", 0.25}, {"rope_theta", 10000.0}, {"tie_word_embeddings", true}};
-  std::ofstream(tmp / "config.json") << cfg.dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "11"});
+  auto r = synth_into(tmp.path, cfg.dump(), {"--seed", "11"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   gpu::Device device;
   model::ModelOptions opts;

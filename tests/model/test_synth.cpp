@@ -178,11 +178,8 @@ class Synth : public ::testing::TestWithParam<size_t> {};
 TEST_P(Synth, GpuMatchesFloat64ReferenceThroughBothPaths) {
   const auto c = cases()[GetParam()];
   TempDir tmp;
-  {
-    std::ofstream(tmp / "config.json") << c.config.dump();
-  }
   auto hf = tmp / "hf";
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), hf.string(), "--seed", "7"});
+  auto r = synth_into(tmp.path, c.config.dump(), {"--seed", "7"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   size_t vocab = c.config["vocab_size"];
   // 20 tokens: past the sliding window of the Gemma case.
@@ -240,8 +237,7 @@ TEST(SynthSplit, Q6KTableInRowRangesMatchesWholeAndFloat64) {
                        {"num_hidden_layers", 2}, {"vocab_size", 4096}, {"max_position_embeddings", 512},
                        {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", true}, {"hidden_act", "silu"},
                        {"rope_theta", 10000.0}};
-  std::ofstream(tmp / "config.json") << config.dump();
-  auto r = run_blueshift({"synth", "--config", (tmp / "config.json").string(), (tmp / "hf").string(), "--seed", "3"});
+  auto r = synth_into(tmp.path, config.dump(), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto m = tmp / "q4";
   r = run_blueshift({"convert", (tmp / "hf").string(), m.string(), "--quant", "q4_k_m"});
