@@ -694,6 +694,13 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 }
 
 // ------------------------------------------------------------------------------------------------ main
+// x[ra] and x[rb] (rb == ra: the odd last row, added once) += s, from their values x0 read before the dot products
+// (X_EARLY) or read here.
+void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
+  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
+  x[ra] = x0.x + s.x;
+  if (rb != ra) x[rb] = x0.y + s.y;
+}
 // x += W h over columns [k0, k1) of W [dim, k] (dtype dt; h staged): the o and down phases. Two rows a task,
 // grid-stride over teams of TEAM subgroups of a workgroup (a row's column passes fall to the same team); p.skip's bit
 // `skip` skips it. TEAM > 1 splits a task's columns over the team (contiguous runs of 256-column blocks), and member 0
@@ -702,13 +709,6 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // the same number of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate
 // between two halves of s_part (free outside attention), and a member reaches a half again only past the next round's
 // barrier, after member 0 has read it.
-// x[ra] and x[rb] (rb == ra: the odd last row, added once) += s, from their values x0 read before the dot products
-// (X_EARLY) or read here.
-void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
-  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
-  x[ra] = x0.x + s.x;
-  if (rb != ra) x[rb] = x0.y + s.y;
-}
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
