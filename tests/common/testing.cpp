@@ -79,19 +79,17 @@ RunResult synth_into(const fs::path& dir, const std::string& config_json, std::v
   return run_blueshift(args);
 }
 
-namespace {
-const char* const kTinyLlamaConfig = R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
+const char* tiny_llama_config() {
+  return R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
     "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
     "vocab_size": 512, "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
     "tie_word_embeddings": true, "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2})";
-}  // namespace
-
-void write_tiny_llama_config(const fs::path& file) { std::ofstream(file) << kTinyLlamaConfig; }
+}
 
 const fs::path& tiny_llama_q8_model() {
   static TempDir dir;
   static fs::path model = [] {
-    auto r = synth_into(dir.path, kTinyLlamaConfig, {"--tokenizer", "builtin", "--seed", "3"});
+    auto r = synth_into(dir.path, tiny_llama_config(), {"--tokenizer", "builtin", "--seed", "3"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     r = run_blueshift({"convert", (dir / "hf").string(), (dir / "tiny").string(), "--quant", "q8_0"});
     EXPECT_EQ(r.exit_code, 0) << r.err;

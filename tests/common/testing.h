@@ -50,9 +50,9 @@ RunResult run_blueshift(const std::vector<std::string>& args, const std::vector<
 // `args` (its seed, a tokenizer).
 RunResult synth_into(const std::filesystem::path& dir, const std::string& config_json, std::vector<std::string> args = {});
 
-// Writes the config.json of a tiny Llama (2 layers, hidden 128, GQA 4/2, vocab 512, tied embeddings,
-// BOS 1, EOS 2) for `blueshift synth --tokenizer builtin`: the small model the CLI tests generate with.
-void write_tiny_llama_config(const std::filesystem::path& file);
+// The config.json text of a tiny Llama (2 layers, hidden 128, GQA 4/2, vocab 512, tied embeddings, BOS 1, EOS 2)
+// for synth_into (with `--tokenizer builtin`: the small model the CLI tests generate with).
+const char* tiny_llama_config();
 // That Llama synthesized with the builtin tokenizer (seed 3) and converted to Q8_0 RDRR (directory "tiny": serve names the model by it), once per test process.
 const std::filesystem::path& tiny_llama_q8_model();
 

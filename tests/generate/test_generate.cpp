@@ -229,8 +229,7 @@ TEST(Bench, LoadOnlyAndLoadStats) {
 // assembled first: the logits match the same weights converted into whole shards, bit for bit.
 TEST(Load, TensorsAcrossShardsGiveTheSameLogits) {
   TempDir d;
-  write_tiny_llama_config(d / "config.json");
-  auto r = run_blueshift({"synth", "--config", (d / "config.json").string(), (d / "hf").string(), "--seed", "5"});
+  auto r = synth_into(d.path, tiny_llama_config(), {"--seed", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (std::string q : {"f16", "q4_k_m"}) {
     std::string npy[2];

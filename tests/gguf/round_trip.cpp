@@ -150,8 +150,7 @@ fs::path expect_round_trip(const fs::path& hf, const std::string& quant, const f
 
 fs::path synth(const fs::path& dir, const nlohmann::json& cfg) {
   fs::create_directories(dir);
-  std::ofstream(dir / "config.json") << cfg.dump();
-  auto r = run({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string()});
+  auto r = synth_into(dir, cfg.dump());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return dir / "hf";
 }

@@ -215,8 +215,7 @@ TEST(Gguf, FuzzMutations) {
 // q/k rows permuted per head (HF halves -> llama.cpp pairs), metadata from the config.
 TEST(Gguf, ExportWritesLlamaCppLayout) {
   TempDir d;
-  bs::testing::write_tiny_llama_config(d / "config.json");
-  auto r = bs::testing::run_blueshift({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  auto r = bs::testing::synth_into(d.path, bs::testing::tiny_llama_config());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* quant : {"q4_k_m", "f16"}) {
     auto model = d / (std::string("m_") + quant);
@@ -267,11 +266,10 @@ TEST(Gguf, ExportWritesLlamaCppLayout) {
 // A model llama.cpp's llama architecture would compute differently is refused, naming what differs.
 TEST(Gguf, ExportRefusesOtherArchitectures) {
   TempDir d;
-  std::ofstream(d / "config.json") << R"({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 128,
-    "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1, "head_dim": 32,
-    "vocab_size": 256, "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-    "tie_word_embeddings": true, "hidden_act": "silu"})";
-  auto r = bs::testing::run_blueshift({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  auto r = bs::testing::synth_into(d.path, R"({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"],
+    "hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "num_hidden_layers": 1, "head_dim": 32, "vocab_size": 256, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0, "tie_word_embeddings": true, "hidden_act": "silu"})");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = bs::testing::run_blueshift({"convert", (d / "hf").string(), (d / "m").string(), "--quant", "f16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

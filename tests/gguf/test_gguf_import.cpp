@@ -41,8 +41,7 @@ std::map<std::string, std::vector<std::byte>> tensor_bytes_by_internal(const fs:
 
 TEST(GgufImport, RoundTripThroughExportKeepsBytesAndLogits) {
   TempDir d;
-  bs::testing::write_tiny_llama_config(d / "config.json");
-  auto r = run({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  auto r = bs::testing::synth_into(d.path, bs::testing::tiny_llama_config());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* quant : {"q4_k_m", "f16"}) {
     SCOPED_TRACE(quant);
@@ -111,8 +110,7 @@ TEST(GgufImport, Phi3FusedTensorsSplitBackToTheSameModel) {
                               {"num_hidden_layers", 2}, {"vocab_size", 260}, {"max_position_embeddings", 4096},
                               {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}, {"rope_theta", 10000.0},
                               {"sliding_window", 7}, {"tie_word_embeddings", false}};
-  std::ofstream(d / "config.json") << cfg.dump();
-  auto r = run({"synth", "--config", (d / "config.json").string(), (d / "hf").string()});
+  auto r = bs::testing::synth_into(d.path, cfg.dump());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run({"convert", (d / "hf").string(), (d / "orig").string(), "--quant", "f16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

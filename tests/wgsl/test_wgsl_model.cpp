@@ -18,9 +18,7 @@ namespace fs = std::filesystem;
 const fs::path& synth_dir() {
   static TempDir dir;
   static bool made = [] {
-    write_tiny_llama_config(dir / "config.json");
-    auto r = run_blueshift({"synth", "--config", (dir / "config.json").string(), (dir / "hf").string(), "--tokenizer",
-                            "builtin", "--seed", "7"});
+    auto r = synth_into(dir.path, tiny_llama_config(), {"--tokenizer", "builtin", "--seed", "7"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     for (const char* q : {"f16", "q8_0"}) {
       r = run_blueshift({"convert", (dir / "hf").string(), (dir / q).string(), "--quant", q});
