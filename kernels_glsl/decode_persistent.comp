@@ -544,49 +544,46 @@ void stage_copy(uint off, uint n) {
 
 // sx = the attention output: each head's n_act partials merged, o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s.
 // Each element loads its head's (m, l) pairs and its own partials together, kMF splits a round, and folds them in
-// with a running max; an invocation takes two elements at once (its loads in flight together). One invocation a head
-// reducing the weights into shared memory first, behind a barrier, cost a chain of loads and the barrier: 1B
-// q4_k_m 967.6 -> 974.6 tok/s, 8B q4_k_m 266.4 -> 269.0 (one element an invocation: 975.1 and 268.3;
-// benchmarks/results/2026-11-28-h200-session21.md, F3).
+// with a running max. One invocation a head reducing the weights into shared memory first, behind a barrier, cost a
+// chain of loads and the barrier: 1B q4_k_m 967.6 -> 974.6 tok/s, 8B q4_k_m 266.4 -> 269.0
+// (benchmarks/results/2026-11-28-h200-session21.md, F3).
+// One element an invocation: two, their loads in flight together, ran even with it (F3; session 27's M3: 1B 1154 /
+// 1156 tok/s, 8B 304 / 303) but held 24 loads in registers at once, and that set the kernel's register peak (M2-M3:
+// 119 registers at 512 wide with two, 115 with one); at 640 wide two spilled under the driver's cap of 96, one fits.
 const uint kMF = 4u;  // splits folded in a round (the grid's 132 workgroups make 4 a head at 32 heads)
 void stage_attention(uint n_act) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
   }
-  uint hd = p.head_dim, ps = hd + 2u, wg = gl_WorkGroupSize.x;
-  for (uint i0 = gl_LocalInvocationIndex; i0 < p.q_dim; i0 += 2u * wg) {
-    float big[2] = float[2](-3.402823466e38, -3.402823466e38), den[2] = float[2](0.0, 0.0), num[2] = den;
+  uint hd = p.head_dim, ps = hd + 2u;
+  for (uint i = gl_LocalInvocationIndex; i < p.q_dim; i += gl_WorkGroupSize.x) {
+    uint base = p.part_off + (i / hd) * p.splits * ps;
+    float big = -3.402823466e38, den = 0.0, num = 0.0;
     for (uint s0 = 0u; s0 < n_act; s0 += kMF) {
-      float ms[2][kMF], ls[2][kMF], os[2][kMF];
-      [[unroll]] for (uint e = 0u; e < 2u; ++e) {
-        uint i = min(i0 + e * wg, p.q_dim - 1u), base = p.part_off + (i / hd) * p.splits * ps;
-        [[unroll]] for (uint u = 0u; u < kMF; ++u)
-          if (s0 + u < n_act) {
-            uint b = base + (s0 + u) * ps;
-            ms[e][u] = sc[b + hd];
-            ls[e][u] = sc[b + hd + 1u];
-            os[e][u] = sc[b + i % hd];
-          }
-      }
-      [[unroll]] for (uint e = 0u; e < 2u; ++e) {
-        float nb = big[e];
-        [[unroll]] for (uint u = 0u; u < kMF; ++u)
-          if (s0 + u < n_act) nb = max(nb, ms[e][u]);
-        float a = exp(big[e] - nb);
-        den[e] *= a;
-        num[e] *= a;
-        big[e] = nb;
-        [[unroll]] for (uint u = 0u; u < kMF; ++u)
-          if (s0 + u < n_act) {
-            float w = exp(ms[e][u] - nb);
-            den[e] += w * ls[e][u];
-            num[e] += w * os[e][u];
-          }
-      }
+      float ms[kMF], ls[kMF], os[kMF];
+      [[unroll]] for (uint u = 0u; u < kMF; ++u)
+        if (s0 + u < n_act) {
+          uint b = base + (s0 + u) * ps;
+          ms[u] = sc[b + hd];
+          ls[u] = sc[b + hd + 1u];
+          os[u] = sc[b + i % hd];
+        }
+      float nb = big;
+      [[unroll]] for (uint u = 0u; u < kMF; ++u)
+        if (s0 + u < n_act) nb = max(nb, ms[u]);
+      float a = exp(big - nb);
+      den *= a;
+      num *= a;
+      big = nb;
+      [[unroll]] for (uint u = 0u; u < kMF; ++u)
+        if (s0 + u < n_act) {
+          float w = exp(ms[u] - nb);
+          den += w * ls[u];
+          num += w * os[u];
+        }
     }
-    [[unroll]] for (uint e = 0u; e < 2u; ++e)
-      if (i0 + e * wg < p.q_dim) sx_set(i0 + e * wg, num[e] / den[e]);
+    sx_set(i, num / den);
   }
   barrier();
 }

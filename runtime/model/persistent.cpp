@@ -91,9 +91,18 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // to hidden size 2048, 512 invocations where only 512 makes the round whole: the 1B (1024 tasks: 1056 teams at
   // 512, 792 at 384). BLUESHIFT_PERSISTENT_WG and BLUESHIFT_PERSISTENT_TEAM=N (N dividing the workgroup's
   // subgroups) override.
+  //
+  // Above hidden size 2048, 640 where its 20 subgroups take the gate/up phase's ffn_dim tasks in fewer rounds of the
+  // grid than 512's 16, else 512. At 640 the driver caps the kernel at 96 registers (65,536 a multiprocessor); it needs
+  // 115 at 512, and fits 96 without spilling (session 27, M3). The cap costs each round: the 3B (8,192 tasks: 4 rounds
+  // either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained 5.9%.
   const uint32_t sgs = ad.subgroup_size ? ad.subgroup_size : 32, tasks = uint32_t(c.dim + 1) / 2;
   auto one_round = [&](uint32_t w, uint32_t t) { return uint64_t(grid) * (w / sgs / t) >= tasks; };
-  uint32_t wg_default = cpu ? 64 : c.dim > 2048 ? 512 : !one_round(384, 2) && one_round(512, 2) ? 512 : 384;
+  auto ffn_rounds = [&](uint32_t w) { return (uint64_t(c.ffn_dim) + grid * (w / sgs) - 1) / (grid * (w / sgs)); };
+  uint32_t wg_default = cpu ? 64
+                        : c.dim > 2048 ? (ffn_rounds(640) < ffn_rounds(512) ? 640 : 512)
+                        : !one_round(384, 2) && one_round(512, 2) ? 512
+                                                                  : 384;
   uint32_t wg = env_uint("BLUESHIFT_PERSISTENT_WG", wg_default);
   wg = std::min(wg, ad.max_workgroup_invocations);
   if (wg < 32 || wg % 32 != 0 || uint32_t(c.head_dim / 4) > wg) return no("workgroup size");

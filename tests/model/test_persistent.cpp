@@ -98,6 +98,9 @@ std::vector<Case> cases() {
       {"q4_k_wide_no_spread", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
       {"q4_k_passes_team2_no_spread", llama(256, 6144, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_PERSISTENT_TEAM", "2"}, {"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
+      // A width that is no power of 2 (20 subgroups of 8 on lavapipe, as 640 gives 20 of 32 on NVIDIA): the attention
+      // merge's one element an invocation and the attention items' position blocks of 40.
+      {"q4_k_wide_wg160", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_WG", "160"}}, 70, kHalfTol},
       // Teams of subgroups sharing an o or down task's columns (add_matvec's TEAM; lavapipe's 8 subgroups): with 4,
       // the FFN's 3 blocks leave member 0 without columns; with 2, two column passes a team, and F16 rows of 72 and
       // 344 columns (one block), all with member 1.
