@@ -72,7 +72,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   if (c.head_dim % 4 != 0 || c.head_dim > 256 || c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
     return no("head_dim or the head counts");
 
-  // The grid: as many workgroups as are surely resident at once. One 512-wide workgroup per
+  // The grid: as many workgroups as are surely resident at once. One workgroup (384-640 wide, below) per
   // multiprocessor on NVIDIA (the SM count from VK_NV_shader_sm_builtins); 1 on a CPU device
   // (lavapipe runs the workgroups of a dispatch on its thread pool; one needs no other to progress).
   auto pk = std::shared_ptr<PersistentDecode>(new PersistentDecode(m));
@@ -95,7 +95,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Above hidden size 2048, 640 where its 20 subgroups take the gate/up phase's ffn_dim tasks in fewer rounds of the
   // grid than 512's 16, else 512. At 640 the driver caps the kernel at 96 registers (65,536 a multiprocessor); it needs
   // 115 at 512, and fits 96 without spilling (session 27, M3). The cap costs each round: the 3B (8,192 tasks: 4 rounds
-  // either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained 5.9%.
+  // either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained 5.9%, and
+  // qwen2.5-7b (18,944: 9 and 8) 6.6% (M6). Widths of 672-736 would take a round more off, but the driver caps them at
+  // 80 registers (it seems to count warps in fours, one a scheduler), where the kernel spills: the 8B lost 2-7% (M5).
   const uint32_t sgs = ad.subgroup_size ? ad.subgroup_size : 32, tasks = uint32_t(c.dim + 1) / 2;
   auto one_round = [&](uint32_t w, uint32_t t) { return uint64_t(grid) * (w / sgs / t) >= tasks; };
   auto ffn_rounds = [&](uint32_t w) { return (uint64_t(c.ffn_dim) + grid * (w / sgs) - 1) / (grid * (w / sgs)); };
