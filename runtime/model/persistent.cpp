@@ -93,8 +93,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // subgroups) override.
   //
   // Above hidden size 2048, 640 where its 20 subgroups take the gate/up phase's ffn_dim tasks in fewer rounds of the
-  // grid than 512's 16, else 512. At 640 the driver caps the kernel at 96 registers (65,536 a multiprocessor); it needs
-  // 115 at 512, and fits 96 without spilling (session 27, M3). The cap costs each round: the 3B (8,192 tasks: 4 rounds
+  // grid than 512's 16, else 512. At 640 the driver caps the kernel at 96 registers (an SM's 65,536 over 20 warps); it
+  // takes 112-115 at 512, and fits 96 without spilling (session 27, M3-M4). The cap costs each round: the 3B (8,192 tasks: 4 rounds
   // either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained 5.9%, and
   // qwen2.5-7b (18,944: 9 and 8) 6.6% (M6). Widths of 672-736 would take a round more off, but the driver caps them at
   // 80 registers (it seems to count warps in fours, one a scheduler), where the kernel spills: the 8B lost 2-7% (M5).
