@@ -94,13 +94,15 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   //
   // Above hidden size 2048, 640 where its 20 subgroups take the gate/up phase's ffn_dim tasks in fewer rounds of the
   // grid than 512's 16, else 512. At 640 the driver caps the kernel at 96 registers (an SM's 65,536 over 20 warps); it
-  // takes 112-115 at 512, and fits 96 without spilling (session 27, M3-M4). The cap costs each round: the 3B (8,192 tasks: 4 rounds
-  // either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained 5.9%, and
-  // qwen2.5-7b (18,944: 9 and 8) 6.6% (M6). Widths of 672-736 would take a round more off, but the driver caps them at
-  // 80 registers (it seems to count warps in fours, one a scheduler), where the kernel spills: the 8B lost 2-7% (M5).
+  // takes 112-115 at 512, and fits 96 without spilling (session 27, M3-M4). The cap costs each round: the 3B (8,192
+  // tasks: 4 rounds either way) lost 1.8% at 640 and the 1B 2.4%; the 8B (14,336: 7 rounds at 512, 6 at 640) gained
+  // 5.9%, and qwen2.5-7b (18,944: 9 and 8) 6.6% (M6). Widths of 672-736 would take a round more off, but the driver
+  // caps them at 80 registers (it seems to count warps in fours, one a scheduler), where the kernel spills: the 8B
+  // lost 2-7% (M5).
   const uint32_t sgs = ad.subgroup_size ? ad.subgroup_size : 32, tasks = uint32_t(c.dim + 1) / 2;
-  auto one_round = [&](uint32_t w, uint32_t t) { return uint64_t(grid) * (w / sgs / t) >= tasks; };
-  auto ffn_rounds = [&](uint32_t w) { return (uint64_t(c.ffn_dim) + grid * (w / sgs) - 1) / (grid * (w / sgs)); };
+  auto teams = [&](uint32_t w, uint32_t t) { return uint64_t(grid) * (w / sgs / t); };  // the grid's, at width w
+  auto one_round = [&](uint32_t w, uint32_t t) { return teams(w, t) >= tasks; };
+  auto ffn_rounds = [&](uint32_t w) { return (uint64_t(c.ffn_dim) + teams(w, 1) - 1) / teams(w, 1); };
   uint32_t wg_default = cpu ? 64
                         : c.dim > 2048 ? (ffn_rounds(640) < ffn_rounds(512) ? 640 : 512)
                         : !one_round(384, 2) && one_round(512, 2) ? 512
