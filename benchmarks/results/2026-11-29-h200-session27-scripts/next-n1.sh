@@ -23,16 +23,13 @@ ab_model $BS benchmarks/configs/llama-3.2-1b.json q4_k_m /tmp/st
 # pipe0: BLUESHIFT_PERSISTENT_PIPE=0 (dot2's Q4_K rows without the step-ahead buffers: 16 registers fewer held in the
 # q/k/v, o and down phases; the gate/up stream keeps its own). At 768 the warps may make up for it (PIPE gave the 8B
 # +0.8% at 16 warps, session 23's H2).
-for x in "" mw xs mwxs mw,pipe0 mwxs,pipe0; do
-  pipe=1; [[ $x == *pipe0 ]] && pipe=0
-  for w in 640 768; do
-    r=$(env ${x:+BLUESHIFT_PKX=${x%,pipe0}} BLUESHIFT_PERSISTENT_PIPE=$pipe BLUESHIFT_PERSISTENT_WG=$w BLUESHIFT_PIPELINE_STATS=1 $BS blueshift bench --model /tmp/st/m \
-      --prompt-tokens 16 --gen-tokens 4 --reps 1 --json 2>&1 >/dev/null | grep -i "decode_persistent" | head -1 |
-      sed -E 's/.*Register Count=([0-9]+).*Local Memory Size=([0-9]+).*/\1 \2/')
-    set -- $r
-    echo "${x:-base} WG $w: registers ${1:-?} spill $(( ${2:-68719476736} - 68719476736 ))"
-  done
-done | tee /tmp/o/stats.txt
+vs=()
+for x in mw xs mwxs; do
+  for w in 640 768; do vs+=("$x$w:BLUESHIFT_PKX=$x,BLUESHIFT_PERSISTENT_WG=$w"); done
+  vs+=("${x}768p0:BLUESHIFT_PKX=$x,BLUESHIFT_PERSISTENT_WG=768,BLUESHIFT_PERSISTENT_PIPE=0")
+done
+benchmarks/kernel_registers.sh $BS /tmp/st/m base640:BLUESHIFT_PERSISTENT_WG=640 base768:BLUESHIFT_PERSISTENT_WG=768 \
+  "${vs[@]}" | tee /tmp/o/stats.txt
 stamp stats
 BENCH_WORK=/tmp/lg timeout 100 benchmarks/logits_ab.sh $BS llama-3.2-1b q4_k_m base: mw:BLUESHIFT_PKX=mw \
   mwxs:BLUESHIFT_PKX=mwxs | tee /tmp/o/logits.txt
