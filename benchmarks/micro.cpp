@@ -2,7 +2,12 @@
 //   1. cost per dispatch in one command buffer: N tiny dispatches, without and with a barrier between;
 //   2. bandwidth of a streaming-read kernel over a large buffer, against the copy ceiling
 //      (and a vkCmdCopyBuffer of the same buffer, read + write bytes).
+// With --rows, instead: the persistent decode kernel's Q4_K loads without their math (stream_rows.comp) over a sweep
+// of workgroup widths, workgroups a multiprocessor, parts a lane a step, PIPE and HEADER, each as GB/s of the Q4_K
+// matrix read, beside the streaming read over the same bytes.
 // Usage: bs_micro [--dispatches 10000] [--mib 1024] [--reps 20] [--json]
+//        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-wg 256,384,512,640,768,1024] [--rows-per-sm 1,2]
+//                 [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -42,6 +47,87 @@ static std::vector<double> time_gpu(Device& dev, int reps, F&& record) {
   return ms;
 }
 
+struct RowsSweep {
+  uint32_t m, k;
+  std::vector<uint32_t> wg, per_sm, parts, pipe, header;
+};
+
+// --rows: stream_rows.comp over an m x k Q4_K-shaped matrix (k / 256 blocks of 144 bytes a row) for every setting
+// of the sweep, and stream_read over the same bytes. Returns the exit code.
+static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool json, int reps, const RowsSweep& sw) {
+  if (sw.m % 2 != 0 || sw.k % 256 != 0) {
+    std::fprintf(stderr, "bs_micro: --rows-m must be even (got %u) and --rows-k a multiple of 256 (got %u)\n", sw.m, sw.k);
+    return 2;
+  }
+  const uint32_t nb = sw.k / 256, sg = std::max(1u, dev.subgroupSize());
+  const uint64_t bytes = uint64_t(sw.m) * nb * 144;
+  if (bytes > (dev.maxBindingRange() & ~uint64_t(15))) {
+    std::fprintf(stderr, "bs_micro: the matrix's %llu bytes exceed the device's binding range (%llu): lower --rows-m\n",
+                 (unsigned long long)bytes, (unsigned long long)dev.maxBindingRange());
+    return 2;
+  }
+  const uint32_t sms = dev.adapter().sm_count ? dev.adapter().sm_count : 1;
+  auto w = dev.createBuffer({bytes, BufferUsage::storage, "rows"});
+  {
+    auto enc = dev.createCommandEncoder("init");
+    enc.fillBuffer(w, 0, bytes, 0x3f800123u);
+    auto cb = enc.finish();
+    dev.queue().wait(dev.queue().submit(cb));
+  }
+  const uint32_t max_groups = sms * *std::max_element(sw.per_sm.begin(), sw.per_sm.end());
+  const uint32_t max_wg = *std::max_element(sw.wg.begin(), sw.wg.end());
+  auto sink = dev.createBuffer({uint64_t(max_groups) * max_wg * 4 + 4096, BufferUsage::storage, "sink"});
+
+  const auto& stream = kc.get("stream_read", {{0, 256}});
+  BindGroupEntry se[] = {{0, &w, 0, bytes & ~uint64_t(15)}, {1, &sink}};
+  auto sbg = dev.createBindGroup(stream, 0, se);
+  auto stream_ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(stream);
+    pass.setBindGroup(0, sbg);
+    pass.setPushConstants(bs::kparams::StreamParams{uint32_t(bytes / 16), 1});
+    pass.dispatchWorkgroups(sms * 16);
+  });
+  const double stream_gbs = double(bytes) / (median(stream_ms) * 1e-3) / 1e9;
+  out["rows_m"] = sw.m;
+  out["rows_k"] = sw.k;
+  out["rows_bytes"] = bytes;
+  out["sm_count"] = sms;
+  out["stream_read_gb_s"] = stream_gbs;
+  if (!json)
+    std::printf("device %s, %u SMs; %u x %u Q4_K rows (%.1f MB); stream_read over them %.0f GB/s\n"
+                "   wg per_sm parts pipe header      ms     GB/s  %% of stream_read\n",
+                dev.adapter().name.c_str(), sms, sw.m, sw.k, bytes / 1e6, stream_gbs);
+  nlohmann::json runs = nlohmann::json::array();
+  for (uint32_t wg : sw.wg)
+    for (uint32_t per_sm : sw.per_sm)
+      for (uint32_t parts : sw.parts)
+        for (uint32_t pipe : sw.pipe)
+          for (uint32_t header : sw.header) {
+            if (wg % sg != 0 || wg > dev.adapter().max_workgroup_invocations || parts < 1 || parts > 4) continue;
+            const uint32_t groups = sms * per_sm;
+            const auto& p = kc.get("stream_rows", {{0, wg}, {1, parts}, {2, pipe ? 1u : 0u}, {3, header ? 1u : 0u}});
+            BindGroupEntry re[] = {{0, &w, 0, bytes}, {1, &sink}};
+            auto rbg = dev.createBindGroup(p, 0, re);
+            auto ms = median(time_gpu(dev, reps, [&](CommandEncoder& enc) {
+              auto pass = enc.beginComputePass();
+              pass.setPipeline(p);
+              pass.setBindGroup(0, rbg);
+              pass.setPushConstants(bs::kparams::StreamParams{sw.m, nb});
+              pass.dispatchWorkgroups(groups);
+            }));
+            const double gbs = double(bytes) / (ms * 1e-3) / 1e9;
+            runs.push_back({{"wg", wg}, {"per_sm", per_sm}, {"parts", parts}, {"pipe", pipe}, {"header", header},
+                            {"ms", ms}, {"gb_s", gbs}});
+            if (!json)
+              std::printf("%5u %6u %5u %4u %6u %7.3f %8.0f %6.1f%%\n", wg, per_sm, parts, pipe, header, ms, gbs,
+                          100.0 * gbs / stream_gbs);
+          }
+  out["rows_sweep"] = runs;
+  if (json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"bs_micro: dispatch cost and streaming bandwidth"};
   uint32_t dispatches = 10000, mib = 1024;
@@ -51,6 +137,18 @@ int main(int argc, char** argv) {
   app.add_option("--mib", mib, "MiB streamed by the bandwidth kernel");
   app.add_option("--reps", reps, "timed repetitions (median reported)");
   app.add_flag("--json", json, "print JSON");
+  bool rows = false;
+  uint32_t rows_m = 131072, rows_k = 4096;
+  std::vector<uint32_t> rows_wg = {256, 384, 512, 640, 768, 1024}, rows_per_sm = {1, 2}, rows_parts = {1, 2, 4},
+                        rows_pipe = {0, 1}, rows_header = {0, 1};
+  app.add_flag("--rows", rows, "the Q4_K matvec-shaped read sweep (stream_rows.comp) instead of the sections above");
+  app.add_option("--rows-m", rows_m, "--rows: matrix rows (even)")->check(CLI::Range(2u, 1u << 24));
+  app.add_option("--rows-k", rows_k, "--rows: matrix columns (a multiple of 256)")->check(CLI::Range(256u, 1u << 20));
+  app.add_option("--rows-wg", rows_wg, "--rows: workgroup widths (multiples of the subgroup size)")->delimiter(',');
+  app.add_option("--rows-per-sm", rows_per_sm, "--rows: workgroups a multiprocessor (times the SM count)")->delimiter(',');
+  app.add_option("--rows-parts", rows_parts, "--rows: Q4_K parts a lane a step (1-4)")->delimiter(',');
+  app.add_option("--rows-pipe", rows_pipe, "--rows: PIPE values (0, 1)")->delimiter(',');
+  app.add_option("--rows-header", rows_header, "--rows: HEADER values (0, 1)")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
   Device dev(-1, 0);
@@ -58,6 +156,8 @@ int main(int argc, char** argv) {
   nlohmann::json out;
   out["device"] = dev.adapter().name;
   out["driver"] = dev.adapter().driver;
+  if (rows) return rows_sweep(dev, kc, out, json, reps,
+                              {rows_m, rows_k, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
 
   // 1. dispatch cost
   auto sink = dev.createBuffer({4096, BufferUsage::storage, "sink"});

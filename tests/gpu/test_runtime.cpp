@@ -277,6 +277,45 @@ TEST_F(Runtime, ProfilerAttributesTimeToLabels) {
   EXPECT_GT(prof.ms_by_label().at("stream"), 0.0);
 }
 
+// stream_rows (bs_micro --rows): each invocation folds (XOR) exactly the words its lane's parts of its subgroup's
+// tasks hold, in every setting: fresh random words, an odd task count over a grid that leaves some subgroups
+// without a task, rows of 3 blocks (24 parts: fewer than a step's lanes at PARTS 4, so the clamp to the last
+// part is taken), against the same walk on the CPU.
+TEST_F(Runtime, StreamRowsFoldsEachLanesWords) {
+  const uint32_t sg = device().subgroupSize(), wg = 2 * sg, groups = 3, nb = 3, rows = 2 * 7;
+  std::vector<uint32_t> words(size_t(rows) * nb * 9 * 4);
+  for (auto& x : words) x = uint32_t(rng()());
+  auto w = upload(words);
+  const uint32_t tasks = rows / 2, pend = nb * 8, nsub = groups * (wg / sg);
+  for (uint32_t parts = 1; parts <= 4; ++parts)
+    for (uint32_t pipe : {0u, 1u})
+      for (uint32_t header : {0u, 1u}) {
+        auto dst = poisoned(size_t(groups) * wg * 4);
+        const auto& p = kernels().get("stream_rows", {{0, wg}, {1, parts}, {2, pipe}, {3, header}});
+        run_once(p, {{0, &w}, {1, &dst}}, kparams::StreamParams{rows, nb}, groups);
+        auto got = download<uint32_t>(dst, size_t(groups) * wg);
+        const uint32_t steps = (pend + parts * sg - 1) / (parts * sg);
+        for (uint32_t g = 0; g < groups; ++g)
+          for (uint32_t i = 0; i < wg; ++i) {
+            const uint32_t sid = i / sg, lane = i % sg;
+            uint32_t acc = 0;
+            for (uint32_t t = sid * groups + g; t < tasks; t += nsub)
+              for (uint32_t st = 0; st < steps; ++st)
+                for (uint32_t u = 0; u < parts; ++u) {
+                  const uint32_t part = std::min(st * parts * sg + u * sg + lane, pend - 1), blk = part / 8;
+                  for (uint32_t r : {2 * t, 2 * t + 1}) {
+                    const size_t base = (size_t(r) * nb + blk) * 9;
+                    for (size_t v : {base + 1 + part % 8, header ? base : SIZE_MAX})
+                      if (v != SIZE_MAX)
+                        for (uint32_t c = 0; c < 4; ++c) acc ^= words[v * 4 + c];
+                  }
+                }
+            ASSERT_EQ(got[size_t(g) * wg + i], acc) << "PARTS " << parts << " PIPE " << pipe << " HEADER " << header
+                                                    << ", workgroup " << g << ", invocation " << i;
+          }
+      }
+}
+
 }  // namespace
 }  // namespace bs::testing
 
