@@ -56,7 +56,8 @@ struct RowsSweep {
 // of the sweep, and stream_read over the same bytes. Returns the exit code.
 static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool json, int reps, const RowsSweep& sw) {
   if (sw.m % 2 != 0 || sw.k % 256 != 0) {
-    std::fprintf(stderr, "bs_micro: --rows-m must be even (got %u) and --rows-k a multiple of 256 (got %u)\n", sw.m, sw.k);
+    std::fprintf(stderr, "bs_micro: --rows-m must be even (got %u) and --rows-k a multiple of 256 (got %u)\n", sw.m,
+                 sw.k);
     return 2;
   }
   const uint32_t nb = sw.k / 256, sg = std::max(1u, dev.subgroupSize());
@@ -145,7 +146,8 @@ int main(int argc, char** argv) {
   app.add_option("--rows-m", rows_m, "--rows: matrix rows (even)")->check(CLI::Range(2u, 1u << 24));
   app.add_option("--rows-k", rows_k, "--rows: matrix columns (a multiple of 256)")->check(CLI::Range(256u, 1u << 20));
   app.add_option("--rows-wg", rows_wg, "--rows: workgroup widths (multiples of the subgroup size)")->delimiter(',');
-  app.add_option("--rows-per-sm", rows_per_sm, "--rows: workgroups a multiprocessor (times the SM count)")->delimiter(',');
+  app.add_option("--rows-per-sm", rows_per_sm, "--rows: workgroups a multiprocessor (times the SM count)")
+      ->delimiter(',');
   app.add_option("--rows-parts", rows_parts, "--rows: Q4_K parts a lane a step (1-4)")->delimiter(',');
   app.add_option("--rows-pipe", rows_pipe, "--rows: PIPE values (0, 1)")->delimiter(',');
   app.add_option("--rows-header", rows_header, "--rows: HEADER values (0, 1)")->delimiter(',');

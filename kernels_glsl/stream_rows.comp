@@ -39,7 +39,7 @@ uint fold(uvec4 v[4u * kMaxParts]) {
 
 void main() {
   uint groups = gl_NumWorkGroups.x, nsub = groups * gl_NumSubgroups;
-  uint tasks = p.n_vec4 / 2u, pend = p.iters * 8u, steps = (pend + PARTS * gl_SubgroupSize - 1u) / (PARTS * gl_SubgroupSize);
+  uint tasks = p.n_vec4 / 2u, pend = p.iters * 8u, span = PARTS * gl_SubgroupSize, steps = (pend + span - 1u) / span;
   uint t0 = gl_SubgroupID * groups + gl_WorkGroupID.x, acc = 0u;
   uvec4 cur[4u * kMaxParts], nxt[4u * kMaxParts];
   if (PIPE != 0u) {
