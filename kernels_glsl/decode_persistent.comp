@@ -392,12 +392,6 @@ Q6kW q6k_load(RU2 w, uint row, uint nb, uint part) {
   r.d = w.v[(bo + 208u) >> 3].x;
   return r;
 }
-// Quarter qq's codes of a Q6_K word pair (q6k_codes, one quarter at a time).
-uint q6k_quarter(uint ql_a, uint ql_b, uint qh, uint qq) {
-  uint ql = (qq & 1u) == 0u ? ql_a : ql_b;
-  uint h = qq < 2u ? qh << (4u - 2u * qq) : qh >> (2u * qq - 4u);
-  return ((ql >> (4u * (qq >> 1))) & 0x0F0F0F0Fu) | (h & 0x30303030u);
-}
 // Two rows' parts (words wa, wb) against x: the part's quarter qq at columns xo + 32 qq + 0..7, each quarter's x loaded
 // for both rows just before its use. The same sums, in the same order, as a loop that loads every quarter's x first.
 vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo) {
@@ -409,8 +403,8 @@ vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo) {
     [[unroll]] for (uint r = 0u; r < 2u; ++r) {
       Q6kW w = r == 0u ? wa : wb;
       float scl = float(int((bi < 4u ? w.sc.x : w.sc.y) << (24u - 8u * (bi & 3u))) >> 24);
-      float f = dot(bs_six(q6k_quarter(w.qa.x, w.qb.x, w.qh.x, qq)), x0) +
-                dot(bs_six(q6k_quarter(w.qa.y, w.qb.y, w.qh.y, qq)), x1);
+      float f = dot(bs_six(q6k_codes(w.qa.x, w.qb.x, w.qh.x)[qq]), x0) +
+                dot(bs_six(q6k_codes(w.qa.y, w.qb.y, w.qh.y)[qq]), x1);
       s[r] += scl * (64.0 * f - 96.0 * sx);
     }
   }
