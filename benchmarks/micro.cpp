@@ -47,6 +47,23 @@ static std::vector<double> time_gpu(Device& dev, int reps, F&& record) {
   return ms;
 }
 
+// GB/s of stream_read (256 invocations a workgroup, `groups` workgroups) over the first `range` bytes of src, each
+// workgroup's fold written to sink: the median of `reps` timed runs.
+static double stream_read_gbs(Device& dev, KernelCache& kc, const Buffer& src, uint64_t range, const Buffer& sink,
+                              uint32_t groups, int reps) {
+  const auto& stream = kc.get("stream_read", {{0, 256}});
+  BindGroupEntry se[] = {{0, &src, 0, range}, {1, &sink}};
+  auto sbg = dev.createBindGroup(stream, 0, se);
+  auto ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
+    auto pass = enc.beginComputePass();
+    pass.setPipeline(stream);
+    pass.setBindGroup(0, sbg);
+    pass.setPushConstants(bs::kparams::StreamParams{uint32_t(range / 16), 1});
+    pass.dispatchWorkgroups(groups);
+  });
+  return double(range) / (median(ms) * 1e-3) / 1e9;
+}
+
 struct RowsSweep {
   uint32_t m, k;
   std::vector<uint32_t> wg, per_sm, parts, pipe, header;
@@ -79,17 +96,7 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
   const uint32_t max_wg = *std::max_element(sw.wg.begin(), sw.wg.end());
   auto sink = dev.createBuffer({uint64_t(max_groups) * max_wg * 4 + 4096, BufferUsage::storage, "sink"});
 
-  const auto& stream = kc.get("stream_read", {{0, 256}});
-  BindGroupEntry se[] = {{0, &w, 0, bytes & ~uint64_t(15)}, {1, &sink}};
-  auto sbg = dev.createBindGroup(stream, 0, se);
-  auto stream_ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(stream);
-    pass.setBindGroup(0, sbg);
-    pass.setPushConstants(bs::kparams::StreamParams{uint32_t(bytes / 16), 1});
-    pass.dispatchWorkgroups(sms * 16);
-  });
-  const double stream_gbs = double(bytes) / (median(stream_ms) * 1e-3) / 1e9;
+  const double stream_gbs = stream_read_gbs(dev, kc, w, bytes, sink, sms * 16, reps);  // bytes: whole blocks of 144
   out["rows_m"] = sw.m;
   out["rows_k"] = sw.k;
   out["rows_bytes"] = bytes;
@@ -236,19 +243,8 @@ int main(int argc, char** argv) {
     dev.queue().wait(dev.queue().submit(cb));
   }
   auto partial = dev.createBuffer({1 << 20, BufferUsage::storage, "partials"});
-  uint32_t wg = 256, groups = 132 * 16;
-  const auto& stream = kc.get("stream_read", {{0, wg}});
   uint64_t range = std::min<uint64_t>(bytes, dev.maxBindingRange() & ~uint64_t(15));
-  BindGroupEntry se[] = {{0, &src, 0, range}, {1, &partial}};
-  auto sbg = dev.createBindGroup(stream, 0, se);
-  auto ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(stream);
-    pass.setBindGroup(0, sbg);
-    pass.setPushConstants(bs::kparams::StreamParams{uint32_t(range / 16), 1});
-    pass.dispatchWorkgroups(groups);
-  });
-  double read_gbs = double(range) / (median(ms) * 1e-3) / 1e9;
+  double read_gbs = stream_read_gbs(dev, kc, src, range, partial, 132 * 16, reps);
   auto cms = time_gpu(dev, reps, [&](CommandEncoder& enc) { enc.copyBufferToBuffer(src, 0, dst, 0, bytes); });
   double copy_gbs = 2.0 * double(bytes) / (median(cms) * 1e-3) / 1e9;
   out["stream_read_gb_s"] = read_gbs;
