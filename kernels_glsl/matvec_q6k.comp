@@ -3,11 +3,15 @@
 // Dispatch: ((m + ROWS - 1) / ROWS, batch). Spec constants: 0 = workgroup size, 1 = ROWS.
 //
 // A block is GGML's 210 bytes {ql[128], qh[64], scales[16] (i8), d (f16)} padded to 224 on the GPU
-// (runtime/base/dtype.h, kQ6KGpuBlockBytes), so every field starts on a word: plain word loads. A block is split
-// into 8 parts: part t takes half h = t/4 (128 elements) and 8 consecutive l = 8(t%4) + 0..7 of it,
-// i.e. 8 bytes of ql at l, 8 at l + 32 and 8 of qh at l, which hold elements l, l + 32, l + 64, l + 96
-// of the half (GGML's interleaving). The 8 l share one scale per quarter. x values are loaded once
-// per part and reused for all ROWS rows.
+// (runtime/base/dtype.h, kQ6KGpuBlockBytes), so every field starts on a 16-byte boundary. A block is split
+// into 4 parts of 64 weights: part t takes half h = t/2 (128 elements) and 16 consecutive l = 16(t%2) + 0..15 of it,
+// i.e. 16 bytes of ql at l, 16 at l + 32 and 16 of qh at l (one 16-byte load each), which hold elements l, l + 32,
+// l + 64, l + 96 of the half (GGML's interleaving); the 16 l share one scale per quarter (4 of the half's 8 scale
+// bytes, one 8-byte load). x values are loaded once per part and reused for all ROWS rows.
+// The parts were 32 weights in 8-byte loads (two 4-byte ones each) until session 29: the 128256-row heads took
+// 90.6 -> 80.9 us (2048 columns) and 170.0 -> 149.0 us (4096) isolated on the H200 at their best shapes
+// (benchmarks/results/2026-11-29-h200-session29.md, P1). What bounds them now is most likely the integer work of
+// turning codes into floats (bs_six: 2 integer instructions a weight, at half the float rate), not bytes.
 // The weight binding must start at row 0 of the rows it holds.
 #include "common.glsl"
 #include "params.h"
@@ -54,7 +58,26 @@ void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
 #else
 #include "matvec.glsl"
 
-// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+// Weight words of accumulator r's matrix: 16 bytes (index i in uvec4s), 8 (in uvec2s), 4 (in words); a branch on
+// r, uniform and resolved once ROWS unrolls.
+layout(std430, binding = 0) readonly buffer Wt4 { uvec4 w4[]; };
+layout(std430, binding = 0) readonly buffer Wt2 { uvec2 w2[]; };
+#ifdef MV_GATED
+layout(std430, binding = 4) readonly buffer Wu4 { uvec4 wu4[]; };
+layout(std430, binding = 4) readonly buffer Wu2 { uvec2 wu2[]; };
+#endif
+uvec4 mv_w16(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu4[i];
+#endif
+  return w4[i];
+}
+uvec2 mv_w8(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu2[i];
+#endif
+  return w2[i];
+}
 uint mv_w(uint r, uint i) {
 #ifdef MV_GATED
   if (r >= ROWS) return wu[i];
@@ -62,41 +85,34 @@ uint mv_w(uint r, uint i) {
   return w[i];
 }
 
-// The 8 bytes at byte offset o (a multiple of 4).
-uvec2 load8(uint r, uint o) { return uvec2(mv_w(r, o >> 2), mv_w(r, (o >> 2) + 1u)); }
-
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
-  uint nb = p.k / 256u, nparts = nb * 8u;
+  uint nb = p.k / 256u, nparts = nb * 4u;
   uint xb = mv_begin(b) * p.k / 4u;
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
-    uint blk = part >> 3, h = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
-    uint xo = (blk * 256u + 128u * h + l0) / 4u;
-    vec4 xq[8];  // quarter qq, l0 + 0..3 and l0 + 4..7
-    float sx[4];
-    for (uint qq = 0; qq < 4u; ++qq) {
-      xq[2 * qq] = mv_x4(xb, xo + 8u * qq);
-      xq[2 * qq + 1] = mv_x4(xb, xo + 8u * qq + 1u);
-      sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
+    uint blk = part >> 2, h = (part >> 1) & 1u, s = part & 1u;
+    uint xo = blk * 64u + 32u * h + 4u * s;  // quarter qq's 16 values: vec4s xo + 8 qq + 0..3
+    vec4 xq[16];
+    vec4 sx;  // the sum of each quarter's 16 values
+    [[unroll]] for (uint qq = 0; qq < 4u; ++qq) {
+      [[unroll]] for (uint c = 0; c < 4u; ++c) xq[4u * qq + c] = mv_x4(xb, xo + 8u * qq + c);
+      sx[qq] = dot(xq[4u * qq] + xq[4u * qq + 1u] + xq[4u * qq + 2u] + xq[4u * qq + 3u], vec4(1.0));
     }
-    for (uint r = 0; r < MV_NR; ++r) {
-      uint bo = (mv_row(row0, r) * nb + blk) * 224u;
-      uvec2 qa = load8(r, bo + 64u * h + l0), qb = load8(r, bo + 64u * h + 32u + l0);
-      uvec2 qh = load8(r, bo + 128u + 32u * h + l0);
-      uvec2 sc = load8(r, bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq
-      uint dw = bo + 208u;
-      float d = bs_half_at(mv_w(r, dw >> 2), dw);
-      uvec4 c0 = q6k_codes(qa.x, qb.x, qh.x), c1 = q6k_codes(qa.y, qb.y, qh.y);
-      // sum((q-32)*x) with f = 1 + q/64: 64*sum(f*x) - 96*sum(x).
-      float acc = 0.0;
-      for (uint qq = 0; qq < 4u; ++qq) {
-        uint bi = (l0 >> 4) + 2u * qq;
-        float s = float(int((bi < 4u ? sc.x : sc.y) << (24u - 8u * (bi & 3u))) >> 24);
-        float f = dot(bs_six(c0[qq]), xq[2 * qq]) + dot(bs_six(c1[qq]), xq[2 * qq + 1]);
-        acc += s * (64.0 * f - 96.0 * sx[qq]);
+    [[unroll]] for (uint r = 0; r < MV_NR; ++r) {
+      uint bo = (mv_row(row0, r) * nb + blk) * 14u;  // the block, in 16-byte words
+      uvec4 qa = mv_w16(r, bo + 4u * h + s), qb = mv_w16(r, bo + 4u * h + 2u + s), qh = mv_w16(r, bo + 8u + 2u * h + s);
+      uvec2 sc = mv_w8(r, 2u * bo + 24u + h);  // quarter qq's scale is byte s + 2 qq
+      float d = unpackHalf2x16(mv_w(r, 4u * bo + 52u)).x;
+      vec4 f = vec4(0.0);  // sum(f x) of each quarter, f = 1 + q/64 (bs_six)
+      [[unroll]] for (uint c = 0; c < 4u; ++c) {
+        uvec4 cd = q6k_codes(qa[c], qb[c], qh[c]);
+        [[unroll]] for (uint qq = 0; qq < 4u; ++qq) f[qq] += dot(bs_six(cd[qq]), xq[4u * qq + c]);
       }
-      mv_acc[r] += d * acc;
+      vec4 scl = vec4(int(sc.x << (24u - 8u * s)) >> 24, int(sc.x << (8u - 8u * s)) >> 24,
+                      int(sc.y << (24u - 8u * s)) >> 24, int(sc.y << (8u - 8u * s)) >> 24);
+      // sum((q-32) x) = 64 sum(f x) - 96 sum(x): one rounding per weight, in the scale.
+      mv_acc[r] += d * dot(scl, 64.0 * f - 96.0 * sx);
     }
   }
   mv_finish(row0, b);
