@@ -6,8 +6,8 @@
 // of workgroup widths, workgroups a multiprocessor, parts a lane a step, PIPE and HEADER, each as GB/s of the Q4_K
 // matrix read, beside the streaming read over the same bytes.
 // Usage: bs_micro [--dispatches 10000] [--mib 1024] [--reps 20] [--json]
-//        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-wg 256,384,512,640,768,1024] [--rows-per-sm 1,2]
-//                 [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
+//        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-copies 1] [--rows-wg 256,384,512,640,768,1024]
+//                 [--rows-per-sm 1,2] [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -47,30 +47,39 @@ static std::vector<double> time_gpu(Device& dev, int reps, F&& record) {
   return ms;
 }
 
-// GB/s of stream_read (256 invocations a workgroup, `groups` workgroups) over the first `range` bytes of src, each
-// workgroup's fold written to sink: the median of `reps` timed runs.
+// GB/s of stream_read (256 invocations a workgroup, `groups` workgroups) over `range` bytes of src, each workgroup's
+// fold written to sink: the median of `reps` timed runs. With copies > 1, one dispatch a copy (at offsets 0, stride,
+// 2 stride, ...), a barrier between each two, and GB/s over all of them.
 static double stream_read_gbs(Device& dev, KernelCache& kc, const Buffer& src, uint64_t range, const Buffer& sink,
-                              uint32_t groups, int reps) {
+                              uint32_t groups, int reps, uint32_t copies = 1, uint64_t stride = 0) {
   const auto& stream = kc.get("stream_read", {{0, 256}});
-  BindGroupEntry se[] = {{0, &src, 0, range}, {1, &sink}};
-  auto sbg = dev.createBindGroup(stream, 0, se);
+  std::vector<BindGroup> bgs;
+  for (uint32_t c = 0; c < copies; ++c) {
+    BindGroupEntry se[] = {{0, &src, c * stride, range}, {1, &sink}};
+    bgs.push_back(dev.createBindGroup(stream, 0, se));
+  }
   auto ms = time_gpu(dev, reps, [&](CommandEncoder& enc) {
-    auto pass = enc.beginComputePass();
-    pass.setPipeline(stream);
-    pass.setBindGroup(0, sbg);
-    pass.setPushConstants(bs::kparams::StreamParams{uint32_t(range / 16), 1});
-    pass.dispatchWorkgroups(groups);
+    for (uint32_t c = 0; c < copies; ++c) {
+      if (c > 0) enc.barrier();
+      auto pass = enc.beginComputePass();
+      pass.setPipeline(stream);
+      pass.setBindGroup(0, bgs[c]);
+      pass.setPushConstants(bs::kparams::StreamParams{uint32_t(range / 16), 1});
+      pass.dispatchWorkgroups(groups);
+    }
   });
-  return double(range) / (median(ms) * 1e-3) / 1e9;
+  return double(range) * copies / (median(ms) * 1e-3) / 1e9;
 }
 
 struct RowsSweep {
-  uint32_t m, k;
+  uint32_t m, k, copies;
   std::vector<uint32_t> wg, per_sm, parts, pipe, header;
 };
 
 // --rows: stream_rows.comp over an m x k Q4_K-shaped matrix (k / 256 blocks of 144 bytes a row) for every setting
-// of the sweep, and stream_read over the same bytes. Returns the exit code.
+// of the sweep, and stream_read over the same bytes. With copies > 1 the matrix is held that many times and each timed
+// run sweeps them in turn, a barrier between: a matrix of one phase's size, read from memory each time (copies x its
+// bytes beyond L2), with each dispatch's ramp and last round counted as the phases' are. Returns the exit code.
 static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool json, int reps, const RowsSweep& sw) {
   if (sw.m % 2 != 0 || sw.k % 256 != 0) {
     std::fprintf(stderr, "bs_micro: --rows-m must be even (got %u) and --rows-k a multiple of 256 (got %u)\n", sw.m,
@@ -85,10 +94,11 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
     return 2;
   }
   const uint32_t sms = dev.adapter().sm_count ? dev.adapter().sm_count : 1;
-  auto w = dev.createBuffer({bytes, BufferUsage::storage, "rows"});
+  const uint64_t stride = (bytes + 255) & ~uint64_t(255);
+  auto w = dev.createBuffer({stride * sw.copies, BufferUsage::storage, "rows"});
   {
     auto enc = dev.createCommandEncoder("init");
-    enc.fillBuffer(w, 0, bytes, 0x3f800123u);
+    enc.fillBuffer(w, 0, stride * sw.copies, 0x3f800123u);
     auto cb = enc.finish();
     dev.queue().wait(dev.queue().submit(cb));
   }
@@ -96,16 +106,19 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
   const uint32_t max_wg = *std::max_element(sw.wg.begin(), sw.wg.end());
   auto sink = dev.createBuffer({uint64_t(max_groups) * max_wg * 4 + 4096, BufferUsage::storage, "sink"});
 
-  const double stream_gbs = stream_read_gbs(dev, kc, w, bytes, sink, sms * 16, reps);  // bytes: whole blocks of 144
+  // bytes: whole blocks of 144
+  const double stream_gbs = stream_read_gbs(dev, kc, w, bytes, sink, sms * 16, reps, sw.copies, stride);
+  out["rows_copies"] = sw.copies;
   out["rows_m"] = sw.m;
   out["rows_k"] = sw.k;
   out["rows_bytes"] = bytes;
   out["sm_count"] = sms;
   out["stream_read_gb_s"] = stream_gbs;
   if (!json)
-    std::printf("device %s, %u SMs; %u x %u Q4_K rows (%.1f MB); stream_read over them %.0f GB/s\n"
+    std::printf("device %s, %u SMs; %u x %u Q4_K rows (%.1f MB), %u cop%s; stream_read over them %.0f GB/s\n"
                 "   wg per_sm parts pipe header      ms     GB/s  %% of stream_read\n",
-                dev.adapter().name.c_str(), sms, sw.m, sw.k, bytes / 1e6, stream_gbs);
+                dev.adapter().name.c_str(), sms, sw.m, sw.k, bytes / 1e6, sw.copies, sw.copies == 1 ? "y" : "ies",
+                stream_gbs);
   nlohmann::json runs = nlohmann::json::array();
   for (uint32_t wg : sw.wg)
     for (uint32_t per_sm : sw.per_sm)
@@ -115,16 +128,22 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
             if (wg % sg != 0 || wg > dev.adapter().max_workgroup_invocations || parts < 1 || parts > 4) continue;
             const uint32_t groups = sms * per_sm;
             const auto& p = kc.get("stream_rows", {{0, wg}, {1, parts}, {2, pipe ? 1u : 0u}, {3, header ? 1u : 0u}});
-            BindGroupEntry re[] = {{0, &w, 0, bytes}, {1, &sink}};
-            auto rbg = dev.createBindGroup(p, 0, re);
+            std::vector<BindGroup> rbgs;
+            for (uint32_t c = 0; c < sw.copies; ++c) {
+              BindGroupEntry re[] = {{0, &w, c * stride, bytes}, {1, &sink}};
+              rbgs.push_back(dev.createBindGroup(p, 0, re));
+            }
             auto ms = median(time_gpu(dev, reps, [&](CommandEncoder& enc) {
-              auto pass = enc.beginComputePass();
-              pass.setPipeline(p);
-              pass.setBindGroup(0, rbg);
-              pass.setPushConstants(bs::kparams::StreamParams{sw.m, nb});
-              pass.dispatchWorkgroups(groups);
+              for (uint32_t c = 0; c < sw.copies; ++c) {
+                if (c > 0) enc.barrier();
+                auto pass = enc.beginComputePass();
+                pass.setPipeline(p);
+                pass.setBindGroup(0, rbgs[c]);
+                pass.setPushConstants(bs::kparams::StreamParams{sw.m, nb});
+                pass.dispatchWorkgroups(groups);
+              }
             }));
-            const double gbs = double(bytes) / (ms * 1e-3) / 1e9;
+            const double gbs = double(bytes) * sw.copies / (ms * 1e-3) / 1e9;
             runs.push_back({{"wg", wg}, {"per_sm", per_sm}, {"parts", parts}, {"pipe", pipe}, {"header", header},
                             {"ms", ms}, {"gb_s", gbs}});
             if (!json)
@@ -146,12 +165,15 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions (median reported)");
   app.add_flag("--json", json, "print JSON");
   bool rows = false;
-  uint32_t rows_m = 131072, rows_k = 4096;
+  uint32_t rows_m = 131072, rows_k = 4096, rows_copies = 1;
   std::vector<uint32_t> rows_wg = {256, 384, 512, 640, 768, 1024}, rows_per_sm = {1, 2}, rows_parts = {1, 2, 4},
                         rows_pipe = {0, 1}, rows_header = {0, 1};
   app.add_flag("--rows", rows, "the Q4_K matvec-shaped read sweep (stream_rows.comp) instead of the sections above");
   app.add_option("--rows-m", rows_m, "--rows: matrix rows (even)")->check(CLI::Range(2u, 1u << 24));
   app.add_option("--rows-k", rows_k, "--rows: matrix columns (a multiple of 256)")->check(CLI::Range(256u, 1u << 20));
+  app.add_option("--rows-copies", rows_copies,
+                 "--rows: copies of the matrix, swept in turn with a barrier between (one phase's size, from memory)")
+      ->check(CLI::Range(1u, 64u));
   app.add_option("--rows-wg", rows_wg, "--rows: workgroup widths (multiples of the subgroup size)")->delimiter(',');
   app.add_option("--rows-per-sm", rows_per_sm, "--rows: workgroups a multiprocessor (times the SM count)")
       ->delimiter(',');
@@ -166,7 +188,7 @@ int main(int argc, char** argv) {
   out["device"] = dev.adapter().name;
   out["driver"] = dev.adapter().driver;
   if (rows) return rows_sweep(dev, kc, out, json, reps,
-                              {rows_m, rows_k, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
+                              {rows_m, rows_k, rows_copies, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
 
   // 1. dispatch cost
   auto sink = dev.createBuffer({4096, BufferUsage::storage, "sink"});
