@@ -10,8 +10,9 @@
 // bytes, one 8-byte load). x values are loaded once per part and reused for all ROWS rows.
 // The parts were 32 weights in 8-byte loads (two 4-byte ones each) until session 29: the 128256-row heads took
 // 90.6 -> 80.9 us (2048 columns) and 170.0 -> 149.0 us (4096) isolated on the H200 at their best shapes
-// (benchmarks/results/2026-11-29-h200-session29.md, P1). What bounds them now is most likely the integer work of
-// turning codes into floats (bs_six: 2 integer instructions a weight, at half the float rate), not bytes.
+// (benchmarks/results/2026-11-29-h200-session29.md, P1). They stream at 2.8-3.1 TB/s, and what bounds them is not
+// settled: fewer integer instructions (codes through f16 pairs) ran 3-5% slower (P5), x staged once a workgroup in
+// shared memory 31-38% slower (P6).
 // The weight binding must start at row 0 of the rows it holds.
 #include "common.glsl"
 #include "params.h"
