@@ -6,8 +6,8 @@
 // of workgroup widths, workgroups a multiprocessor, parts a lane a step, PIPE and HEADER, each as GB/s of the Q4_K
 // matrix read, beside the streaming read over the same bytes.
 // Usage: bs_micro [--dispatches 10000] [--mib 1024] [--reps 20] [--json]
-//        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-copies 1] [--rows-wg 256,384,512,640,768,1024]
-//                 [--rows-per-sm 1,2] [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
+//        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-copies 1] [--rows-prefetch-mib 0]
+//                 [--rows-wg 256,384,512,640,768,1024] [--rows-per-sm 1,2] [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -72,14 +72,17 @@ static double stream_read_gbs(Device& dev, KernelCache& kc, const Buffer& src, u
 }
 
 struct RowsSweep {
-  uint32_t m, k, copies;
+  uint32_t m, k, copies, prefetch_mib;
   std::vector<uint32_t> wg, per_sm, parts, pipe, header;
 };
 
 // --rows: stream_rows.comp over an m x k Q4_K-shaped matrix (k / 256 blocks of 144 bytes a row) for every setting
 // of the sweep, and stream_read over the same bytes. With copies > 1 the matrix is held that many times and each timed
 // run sweeps them in turn, a barrier between: a matrix of one phase's size, read from memory each time (copies x its
-// bytes beyond L2), with each dispatch's ramp and last round counted as the phases' are. Returns the exit code.
+// bytes beyond L2), with each dispatch's ramp and last round counted as the phases' are. prefetch_mib > 0 (with copies
+// > 1): right after each copy's dispatch, with no barrier between, stream_read (a workgroup a multiprocessor) reads the
+// first prefetch_mib MiB of the next copy, so that the next dispatch may find its first rounds' rows in L2: what
+// reading a phase's first bytes ahead, beside the phase before, would buy. Returns the exit code.
 static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool json, int reps, const RowsSweep& sw) {
   if (sw.m % 2 != 0 || sw.k % 256 != 0) {
     std::fprintf(stderr, "bs_micro: --rows-m must be even (got %u) and --rows-k a multiple of 256 (got %u)\n", sw.m,
@@ -105,10 +108,19 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
   const uint32_t max_groups = sms * *std::max_element(sw.per_sm.begin(), sw.per_sm.end());
   const uint32_t max_wg = *std::max_element(sw.wg.begin(), sw.wg.end());
   auto sink = dev.createBuffer({uint64_t(max_groups) * max_wg * 4 + 4096, BufferUsage::storage, "sink"});
+  auto psink = dev.createBuffer({uint64_t(sms) * 4 + 4096, BufferUsage::storage, "prefetch sink"});
+  const uint64_t pbytes = sw.copies > 1 ? std::min<uint64_t>(uint64_t(sw.prefetch_mib) << 20, bytes) & ~uint64_t(15) : 0;
+  const auto& stream = kc.get("stream_read", {{0, 256}});
+  std::vector<BindGroup> pbgs;  // copy c's: the first pbytes of copy c + 1
+  for (uint32_t c = 0; pbytes > 0 && c < sw.copies; ++c) {
+    BindGroupEntry pe[] = {{0, &w, ((c + 1) % sw.copies) * stride, pbytes}, {1, &psink}};
+    pbgs.push_back(dev.createBindGroup(stream, 0, pe));
+  }
 
   // bytes: whole blocks of 144
   const double stream_gbs = stream_read_gbs(dev, kc, w, bytes, sink, sms * 16, reps, sw.copies, stride);
   out["rows_copies"] = sw.copies;
+  out["rows_prefetch_bytes"] = pbytes;
   out["rows_m"] = sw.m;
   out["rows_k"] = sw.k;
   out["rows_bytes"] = bytes;
@@ -141,6 +153,12 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
                 pass.setBindGroup(0, rbgs[c]);
                 pass.setPushConstants(bs::kparams::StreamParams{sw.m, nb});
                 pass.dispatchWorkgroups(groups);
+                if (pbytes > 0) {
+                  pass.setPipeline(stream);
+                  pass.setBindGroup(0, pbgs[c]);
+                  pass.setPushConstants(bs::kparams::StreamParams{uint32_t(pbytes / 16), 1});
+                  pass.dispatchWorkgroups(sms);
+                }
               }
             }));
             const double gbs = double(bytes) * sw.copies / (ms * 1e-3) / 1e9;
@@ -165,7 +183,7 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions (median reported)");
   app.add_flag("--json", json, "print JSON");
   bool rows = false;
-  uint32_t rows_m = 131072, rows_k = 4096, rows_copies = 1;
+  uint32_t rows_m = 131072, rows_k = 4096, rows_copies = 1, rows_prefetch_mib = 0;
   std::vector<uint32_t> rows_wg = {256, 384, 512, 640, 768, 1024}, rows_per_sm = {1, 2}, rows_parts = {1, 2, 4},
                         rows_pipe = {0, 1}, rows_header = {0, 1};
   app.add_flag("--rows", rows, "the Q4_K matvec-shaped read sweep (stream_rows.comp) instead of the sections above");
@@ -174,6 +192,9 @@ int main(int argc, char** argv) {
   app.add_option("--rows-copies", rows_copies,
                  "--rows: copies of the matrix, swept in turn with a barrier between (one phase's size, from memory)")
       ->check(CLI::Range(1u, 64u));
+  app.add_option("--rows-prefetch-mib", rows_prefetch_mib,
+                 "--rows with --rows-copies > 1: stream_read the next copy's first MiB beside each copy's dispatch")
+      ->check(CLI::Range(0u, 4096u));
   app.add_option("--rows-wg", rows_wg, "--rows: workgroup widths (multiples of the subgroup size)")->delimiter(',');
   app.add_option("--rows-per-sm", rows_per_sm, "--rows: workgroups a multiprocessor (times the SM count)")
       ->delimiter(',');
@@ -188,7 +209,7 @@ int main(int argc, char** argv) {
   out["device"] = dev.adapter().name;
   out["driver"] = dev.adapter().driver;
   if (rows) return rows_sweep(dev, kc, out, json, reps,
-                              {rows_m, rows_k, rows_copies, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
+                              {rows_m, rows_k, rows_copies, rows_prefetch_mib, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
 
   // 1. dispatch cost
   auto sink = dev.createBuffer({4096, BufferUsage::storage, "sink"});
