@@ -4,15 +4,18 @@
 //
 // A block is GGML's 210 bytes {ql[128], qh[64], scales[16] (i8), d (f16)} padded to 224 on the GPU
 // (runtime/base/dtype.h, kQ6KGpuBlockBytes), so every field starts on a 16-byte boundary. A block is split
-// into 4 parts of 64 weights: part t takes half h = t/2 (128 elements) and 16 consecutive l = 16(t%2) + 0..15 of it,
-// i.e. 16 bytes of ql at l, 16 at l + 32 and 16 of qh at l (one 16-byte load each), which hold elements l, l + 32,
-// l + 64, l + 96 of the half (GGML's interleaving); the 16 l share one scale per quarter (4 of the half's 8 scale
-// bytes, one 8-byte load). x values are loaded once per part and reused for all ROWS rows.
-// The parts were 32 weights in 8-byte loads (two 4-byte ones each) until session 29: the 128256-row heads took
-// 90.6 -> 80.9 us (2048 columns) and 170.0 -> 149.0 us (4096) isolated on the H200 at their best shapes
-// (benchmarks/results/2026-11-29-h200-session29.md, P1). They stream at 2.8-3.1 TB/s, and what bounds them is not
+// into 8 parts: part t takes half h = t/4 (128 elements) and 8 consecutive l = 8(t%4) + 0..7 of it,
+// i.e. 8 bytes of ql at l, 8 at l + 32 and 8 of qh at l, which hold elements l, l + 32, l + 64, l + 96
+// of the half (GGML's interleaving). The 8 l share one scale per quarter. x values are loaded once
+// per part and reused for all ROWS rows.
+// MV_Q6K_WIDE (matvec_q6k_wide: decode's head): parts of 64 weights instead, half h = t/2 and 16 consecutive
+// l = 16(t%2) + 0..15, each of ql, ql + 32 and qh one 16-byte load and the 4 scales one 8-byte load. On the H200 the
+// 128256-row heads took 90.6 -> 81.7 us (2048 columns) and 170.0 -> 150.0 us (4096) isolated at their best shapes
+// (4 rows against 2), and in the model the 1B q4_k_m head 0.093 -> 0.090 ms, the 8B's 0.178 -> 0.167 (session 29,
+// P1-P2). The layers' matvecs lost with it: the per-phase decode of Gemma 3 1B 498.1 -> 484.3 tok/s, of the 8B
+// q4_k_m 226.2 -> 209.7 (P9), so they keep the 32-weight parts. What bounds the wide head at 2.8-3.1 TB/s is not
 // settled: fewer integer instructions (codes through f16 pairs) ran 3-5% slower (P5), x staged once a workgroup in
-// shared memory 31-38% slower (P6).
+// shared memory 31-38% slower (P6); benchmarks/results/2026-11-29-h200-session29.md.
 // The weight binding must start at row 0 of the rows it holds.
 #include "common.glsl"
 #include "params.h"
@@ -59,8 +62,16 @@ void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
 #else
 #include "matvec.glsl"
 
-// Weight words of accumulator r's matrix: 16 bytes (index i in uvec4s), 8 (in uvec2s), 4 (in words); a branch on
-// r, uniform and resolved once ROWS unrolls.
+// Weight element i of accumulator r's matrix (a branch on r, uniform and resolved once ROWS unrolls).
+uint mv_w(uint r, uint i) {
+#ifdef MV_GATED
+  if (r >= ROWS) return wu[i];
+#endif
+  return w[i];
+}
+
+#ifdef MV_Q6K_WIDE
+// 16 (index i in uvec4s) and 8 bytes (in uvec2s) of accumulator r's matrix.
 layout(std430, binding = 0) readonly buffer Wt4 { uvec4 w4[]; };
 layout(std430, binding = 0) readonly buffer Wt2 { uvec2 w2[]; };
 #ifdef MV_GATED
@@ -79,13 +90,6 @@ uvec2 mv_w8(uint r, uint i) {
 #endif
   return w2[i];
 }
-uint mv_w(uint r, uint i) {
-#ifdef MV_GATED
-  if (r >= ROWS) return wu[i];
-#endif
-  return w[i];
-}
-
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 256u, nparts = nb * 4u;
@@ -118,4 +122,45 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#else
+// The 8 bytes at byte offset o (a multiple of 4).
+uvec2 load8(uint r, uint o) { return uvec2(mv_w(r, o >> 2), mv_w(r, (o >> 2) + 1u)); }
+
+void main() {
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
+  uint nb = p.k / 256u, nparts = nb * 8u;
+  uint xb = mv_begin(b) * p.k / 4u;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
+  for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
+    uint blk = part >> 3, h = (part >> 2) & 1u, l0 = (part & 3u) * 8u;
+    uint xo = (blk * 256u + 128u * h + l0) / 4u;
+    vec4 xq[8];  // quarter qq, l0 + 0..3 and l0 + 4..7
+    float sx[4];
+    for (uint qq = 0; qq < 4u; ++qq) {
+      xq[2 * qq] = mv_x4(xb, xo + 8u * qq);
+      xq[2 * qq + 1] = mv_x4(xb, xo + 8u * qq + 1u);
+      sx[qq] = dot(xq[2 * qq] + xq[2 * qq + 1], vec4(1.0));
+    }
+    for (uint r = 0; r < MV_NR; ++r) {
+      uint bo = (mv_row(row0, r) * nb + blk) * 224u;
+      uvec2 qa = load8(r, bo + 64u * h + l0), qb = load8(r, bo + 64u * h + 32u + l0);
+      uvec2 qh = load8(r, bo + 128u + 32u * h + l0);
+      uvec2 sc = load8(r, bo + 192u + 8u * h);  // byte (l0 / 16 + 2 qq) is the scale of quarter qq
+      uint dw = bo + 208u;
+      float d = bs_half_at(mv_w(r, dw >> 2), dw);
+      uvec4 c0 = q6k_codes(qa.x, qb.x, qh.x), c1 = q6k_codes(qa.y, qb.y, qh.y);
+      // sum((q-32)*x) with f = 1 + q/64: 64*sum(f*x) - 96*sum(x).
+      float acc = 0.0;
+      for (uint qq = 0; qq < 4u; ++qq) {
+        uint bi = (l0 >> 4) + 2u * qq;
+        float s = float(int((bi < 4u ? sc.x : sc.y) << (24u - 8u * (bi & 3u))) >> 24);
+        float f = dot(bs_six(c0[qq]), xq[2 * qq]) + dot(bs_six(c1[qq]), xq[2 * qq + 1]);
+        acc += s * (64.0 * f - 96.0 * sx[qq]);
+      }
+      mv_acc[r] += d * acc;
+    }
+  }
+  mv_finish(row0, b);
+}
+#endif  // MV_Q6K_WIDE
 #endif  // MV_MULTI

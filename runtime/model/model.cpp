@@ -1204,18 +1204,19 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // On the H200 (2026-11-28-h200-session17.md, R3) the Q6_K heads streamed fastest at 2 rows as well, isolated
     // (128256x2048: 91.9 us against 96.0 at 4; 128256x4096: 171.8 against 180.0) and in the model (1B q4_k_m head
     // 0.098 -> 0.095 ms, decode 943.5 -> 946.6 tok/s; 8B 0.185 -> 0.179 ms, 260.1 -> 260.5): 2 rows for every dtype.
-    // Then matvec_q6k's parts grew to 64 weights in 16-byte loads (session 29, P1-P2), which stream fastest at 4 rows:
-    // isolated 81.7 us (128256x2048) and 150.0 (x4096) on the H200, against 94.5 and 170+ at 2; in the model the 1B
-    // q4_k_m head 0.093 -> 0.090 ms (decode 1163.4 -> 1166.1 tok/s), the 8B's 0.178 -> 0.167 (322.9 -> 324.3), where
-    // the same kernel at 2 rows lost (0.100, 0.188). So Q6_K heads take 4 rows, the others 2.
+    // Then a Q6_K head got matvec_q6k_wide, parts of 64 weights in 16-byte loads (session 29, P1-P2), which streams
+    // fastest at 4 rows: isolated 81.7 us (128256x2048) and 150.0 (x4096) on the H200, against 94.5 and 170+ at 2; in
+    // the model the 1B q4_k_m head 0.093 -> 0.090 ms (decode 1163.4 -> 1166.1 tok/s), the 8B's 0.178 -> 0.167 (322.9
+    // -> 324.3), where the same kernel at 2 rows lost (0.100, 0.188). So Q6_K heads take it at 4 rows, the others 2.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
     static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
-    const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", head.dtype == DType::Q6_K ? 4 : 2);
+    const bool wide = head.dtype == DType::Q6_K && kernels_.has("matvec_q6k_wide");
+    const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", wide ? 4 : 2);
     if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
       const uint32_t rows = matvec_rows(m, cpu ? 0 : head_rows), inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
       rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
-      dispatch(weight_kernel("matvec", head.dtype), {{0, inv}, {1, rows}},
+      dispatch(wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype), {{0, inv}, {1, rows}},
                {{0, &head.buffer}, {1, &xn_, 0, uint64_t(k) * 4}, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
                (m + rows - 1) / rows, 1, shape_label("matvec", head));
     } else {

@@ -24,16 +24,18 @@ constexpr double kMatvecError = 1e-10;
 
 class Matvec : public KernelTest {
  protected:
-  void check(DType t, Case c) {
+  // kernel: the matvec under test ("": matvec_<dtype>).
+  void check(DType t, Case c, const std::string& kernel = "") {
     Weights w = random_weights(t, c.m, c.k);
     auto x = random_floats(size_t(c.batch) * c.k, -2, 2);
     auto y0 = random_floats(size_t(c.batch) * c.m);
     DotRef ref = dot_ref(w.dq.data(), x.data(), c.accumulate ? y0.data() : nullptr, c.m, c.k, c.batch);
     auto bw = upload(w.bytes), bx = upload(with_nan_tail(x));
-    each_matvec_shape("matvec_" + kernel_suffix(t), c.m, c.k, c.batch, c.accumulate, bw, bx, y0,
+    const std::string name = kernel.empty() ? "matvec_" + kernel_suffix(t) : kernel;
+    each_matvec_shape(name, c.m, c.k, c.batch, c.accumulate, bw, bx, y0,
                       [&](const std::vector<float>& y, const std::string& where) {
                         EXPECT_LT(scaled_error(y, ref), kMatvecError)
-                            << dtype_name(t) << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
+                            << dtype_name(t) << " " << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
                             << " acc=" << c.accumulate << " " << where << " seed=" << test_seed();
                       });
   }
@@ -69,6 +71,13 @@ TEST_F(Matvec, Q6K) {
   for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
                  Case{5, 4096, 1, 1}})
     check(DType::Q6_K, c);
+}
+
+// decode's head kernel for Q6_K: parts of 64 weights (MV_Q6K_WIDE), the same sums per quarter.
+TEST_F(Matvec, Q6KWide) {
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
+                 Case{5, 4096, 1, 1}, Case{130, 2048, 1, 0}})
+    check(DType::Q6_K, c, "matvec_q6k_wide");
 }
 
 // The RMSNorm-folded variants (matvec_*_norm): y (+)= W (x * rsqrt(mean(x^2) + eps) * (offset + nw)),
