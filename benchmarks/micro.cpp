@@ -7,7 +7,8 @@
 // matrix read, beside the streaming read over the same bytes.
 // Usage: bs_micro [--dispatches 10000] [--mib 1024] [--reps 20] [--json]
 //        bs_micro --rows [--rows-m 131072] [--rows-k 4096] [--rows-copies 1] [--rows-prefetch-mib 0]
-//                 [--rows-wg 256,384,512,640,768,1024] [--rows-per-sm 1,2] [--rows-parts 1,2,4] [--rows-pipe 0,1] [--rows-header 0,1] [--reps 10] [--json]
+//                 [--rows-wg 256,384,512,640,768,1024] [--rows-per-sm 1,2] [--rows-parts 1,2,4] [--rows-pipe 0,1]
+//                 [--rows-header 0,1] [--reps 10] [--json]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -109,7 +110,8 @@ static int rows_sweep(Device& dev, KernelCache& kc, nlohmann::json& out, bool js
   const uint32_t max_wg = *std::max_element(sw.wg.begin(), sw.wg.end());
   auto sink = dev.createBuffer({uint64_t(max_groups) * max_wg * 4 + 4096, BufferUsage::storage, "sink"});
   auto psink = dev.createBuffer({uint64_t(sms) * 4 + 4096, BufferUsage::storage, "prefetch sink"});
-  const uint64_t pbytes = sw.copies > 1 ? std::min<uint64_t>(uint64_t(sw.prefetch_mib) << 20, bytes) & ~uint64_t(15) : 0;
+  const uint64_t pbytes =
+      sw.copies > 1 ? std::min<uint64_t>(uint64_t(sw.prefetch_mib) << 20, bytes) & ~uint64_t(15) : 0;
   const auto& stream = kc.get("stream_read", {{0, 256}});
   std::vector<BindGroup> pbgs;  // copy c's: the first pbytes of copy c + 1
   for (uint32_t c = 0; pbytes > 0 && c < sw.copies; ++c) {
@@ -209,7 +211,8 @@ int main(int argc, char** argv) {
   out["device"] = dev.adapter().name;
   out["driver"] = dev.adapter().driver;
   if (rows) return rows_sweep(dev, kc, out, json, reps,
-                              {rows_m, rows_k, rows_copies, rows_prefetch_mib, rows_wg, rows_per_sm, rows_parts, rows_pipe, rows_header});
+                              {rows_m, rows_k, rows_copies, rows_prefetch_mib, rows_wg, rows_per_sm, rows_parts,
+                               rows_pipe, rows_header});
 
   // 1. dispatch cost
   auto sink = dev.createBuffer({4096, BufferUsage::storage, "sink"});

@@ -71,25 +71,12 @@ uint mv_w(uint r, uint i) {
 }
 
 #ifdef MV_Q6K_WIDE
-// 16 (index i in uvec4s) and 8 bytes (in uvec2s) of accumulator r's matrix.
+// The plain matvec only (decode's head): W as 16-byte and 8-byte words beside the 4-byte w.
+#ifdef MV_GATED
+#error "MV_Q6K_WIDE is the plain matvec: the gated and other variants keep the 32-weight parts"
+#endif
 layout(std430, binding = 0) readonly buffer Wt4 { uvec4 w4[]; };
 layout(std430, binding = 0) readonly buffer Wt2 { uvec2 w2[]; };
-#ifdef MV_GATED
-layout(std430, binding = 4) readonly buffer Wu4 { uvec4 wu4[]; };
-layout(std430, binding = 4) readonly buffer Wu2 { uvec2 wu2[]; };
-#endif
-uvec4 mv_w16(uint r, uint i) {
-#ifdef MV_GATED
-  if (r >= ROWS) return wu4[i];
-#endif
-  return w4[i];
-}
-uvec2 mv_w8(uint r, uint i) {
-#ifdef MV_GATED
-  if (r >= ROWS) return wu2[i];
-#endif
-  return w2[i];
-}
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 256u, nparts = nb * 4u;
@@ -106,9 +93,9 @@ void main() {
     }
     [[unroll]] for (uint r = 0; r < MV_NR; ++r) {
       uint bo = (mv_row(row0, r) * nb + blk) * 14u;  // the block, in 16-byte words
-      uvec4 qa = mv_w16(r, bo + 4u * h + s), qb = mv_w16(r, bo + 4u * h + 2u + s), qh = mv_w16(r, bo + 8u + 2u * h + s);
-      uvec2 sc = mv_w8(r, 2u * bo + 24u + h);  // quarter qq's scale is byte s + 2 qq
-      float d = unpackHalf2x16(mv_w(r, 4u * bo + 52u)).x;
+      uvec4 qa = w4[bo + 4u * h + s], qb = w4[bo + 4u * h + 2u + s], qh = w4[bo + 8u + 2u * h + s];
+      uvec2 sc = w2[2u * bo + 24u + h];  // quarter qq's scale is byte s + 2 qq
+      float d = unpackHalf2x16(w[4u * bo + 52u]).x;
       vec4 f = vec4(0.0);  // sum(f x) of each quarter, f = 1 + q/64 (bs_six)
       [[unroll]] for (uint c = 0; c < 4u; ++c) {
         uvec4 cd = q6k_codes(qa[c], qb[c], qh[c]);

@@ -1210,7 +1210,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // -> 324.3), where the same kernel at 2 rows lost (0.100, 0.188). So Q6_K heads take it at 4 rows, the others 2.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
     static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
-    const bool wide = head.dtype == DType::Q6_K && kernels_.has("matvec_q6k_wide");
+    const bool wide = apart && head.dtype == DType::Q6_K && kernels_.has("matvec_q6k_wide");  // the plain matvec's
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", wide ? 4 : 2);
     if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);

@@ -35,7 +35,7 @@ class Matvec : public KernelTest {
     each_matvec_shape(name, c.m, c.k, c.batch, c.accumulate, bw, bx, y0,
                       [&](const std::vector<float>& y, const std::string& where) {
                         EXPECT_LT(scaled_error(y, ref), kMatvecError)
-                            << dtype_name(t) << " " << kernel << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
+                            << name << " m=" << c.m << " k=" << c.k << " batch=" << c.batch
                             << " acc=" << c.accumulate << " " << where << " seed=" << test_seed();
                       });
   }
