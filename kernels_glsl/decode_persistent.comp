@@ -6,7 +6,8 @@
 //      pairs of v rows; q to scratch, k and v as f16 into the layer's caches at state.pos
 //   P2 attention: (head, context chunk) items, each a partial softmax state (m, l, o) in scratch
 //   P3 o-projection: the partials merged while staging (every workgroup merges for itself: no
-//      extra barrier), o rows added into x
+//      extra barrier), o rows added into x (PK_FOLD_O, the _fold variants: in P2's workgroups, after a wait on
+//      their head group alone, not on the grid)
 //   P4 gate/up: RMSNorm(x) staged; h = act(W_gate xn) * (W_up xn) into scratch
 //   P5 down: h staged (in passes of equal size where it is longer than the staging area), added into x
 // A dispatch boundary costs launch + ramp + tail (~4-7 us on the H100 per phase); a grid barrier
@@ -30,6 +31,9 @@
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
+#ifdef PK_FOLD_O
+#extension GL_EXT_shader_atomic_float : require
+#endif
 #include "common.glsl"
 #include "dequant.glsl"
 #include "persistent.h"
@@ -226,14 +230,16 @@ uint first_task(uint per, uint i) {
 }
 uint sync_read(uint i) { return POLL_LOAD != 0u ? sync_w[i] : atomicAdd(sync_w[i], 0u); }
 uint n_barriers = 0u;  // grid barriers passed in this dispatch (uniform)
-void wait_release(uint b) {
+// Polls sync word i until it reaches `target`, or raises the error flag after p.spin_limit polls.
+void wait_word(uint i, uint target) {
   if (sync_read(kPkSyncError) != 0u) return;
-  for (uint n = 1u; sync_read(kPkSyncRelease) < b; ++n)
+  for (uint n = 1u; sync_read(i) < target; ++n)
     if ((n & 255u) == 0u && (n > p.spin_limit || sync_read(kPkSyncError) != 0u)) {
       atomicOr(sync_w[kPkSyncError], 1u);
       return;
     }
 }
+void wait_release(uint b) { wait_word(kPkSyncRelease, b); }
 // The grid barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch
 // (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
 // invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
@@ -265,6 +271,11 @@ void grid_wait(uint ticket) {
   }
 }
 void grid_barrier() { grid_wait(grid_arrive()); }
+#ifdef PK_FOLD_O
+// Heads a group (PK_FOLD_O, below): the heads whose columns of W_o make one Q4_K block (the host folds only where
+// head_dim divides 256).
+uint fold_heads() { return 256u / p.head_dim; }
+#endif
 // Every workgroup is past its last barrier when the done count is full: the last one zeroes the counts
 // for the next dispatch (which the queue starts after this one ends).
 void kernel_done() {
@@ -273,6 +284,10 @@ void kernel_done() {
     atomicExchange(sync_w[kPkSyncArrive], 0u);
     atomicExchange(sync_w[kPkSyncRelease], 0u);
     atomicExchange(sync_w[kPkSyncDone], 0u);
+#ifdef PK_FOLD_O
+    for (uint g = 0u; g < p.n_heads / fold_heads(); ++g)
+      atomicExchange(sync_w[kPkSyncGroups + kPkSyncGroupStride * g], 0u);
+#endif
   }
 }
 
@@ -561,14 +576,15 @@ void stage_copy(uint off, uint n) {
 // 1156 tok/s, 8B 304 / 303) but held 24 loads in registers at once, and that set the kernel's register peak (M2-M3:
 // 119 registers at 512 wide with two, 115 with one); at 640 wide two spilled under the driver's cap of 96, one fits.
 const uint kMF = 4u;  // splits folded in a round (the grid's 132 workgroups make 4 a head at 32 heads)
-void stage_attention(uint n_act) {
+// stage_merged(i0, n, n_act): sx[0 .. n) = the merged values i0 .. i0 + n of the attention output.
+void stage_merged(uint i0, uint n, uint n_act) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
   }
   uint hd = p.head_dim, ps = hd + 2u;
-  for (uint i = gl_LocalInvocationIndex; i < p.q_dim; i += gl_WorkGroupSize.x) {
-    uint base = p.part_off + (i / hd) * p.splits * ps;
+  for (uint ii = gl_LocalInvocationIndex; ii < n; ii += gl_WorkGroupSize.x) {
+    uint i = i0 + ii, base = p.part_off + (i / hd) * p.splits * ps;
     float big = -3.402823466e38, den = 0.0, num = 0.0;
     for (uint s0 = 0u; s0 < n_act; s0 += kMF) {
       float ms[kMF], ls[kMF], os[kMF];
@@ -593,10 +609,11 @@ void stage_attention(uint n_act) {
           num += w * os[u];
         }
     }
-    sx_set(i, num / den);
+    sx_set(ii, num / den);
   }
   barrier();
 }
+void stage_attention(uint n_act) { stage_merged(0u, p.q_dim, n_act); }
 
 // STREAM = 1: the gate/up phase's Q4_K tasks run as one stream of steps per subgroup (gate_up_q4k, below), so that a
 // task's first loads are issued during the last step of the task before it; dot2 starts every task cold, one memory
@@ -700,6 +717,54 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
   barrier();  // s_q and s_part are reused by the next item
 }
 
+#ifdef PK_FOLD_O
+// --------------------------------------------------------------------------- the o projection, folded in
+// PK_FOLD_O: the o projection runs in the attention phase, without a grid barrier between them (one fewer a layer).
+// Heads go in groups of fold_heads(), whose columns of W_o [dim, q_dim] are one Q4_K block column (256 wide; the host
+// folds only Q4_K W_o where head_dim divides 256). A workgroup counts each attention item it finishes (a head's context
+// chunk) on its group's sync word; then, for each of its items, it waits for that group's count alone, merges the
+// group's heads into sx (256 floats) and takes one of the group's fold_heads() x n_act parts of W_o's rows: an
+// invocation a row, the row's block (9 words) loaded at once, its sum added into x by a float atomic. The groups'
+// adds into a row land in any order, so on a grid of more than one workgroup x's sums (and the logits, at rounding
+// level) are not bitwise the same from run to run. Every item is counted before its workgroup waits on any group, and
+// the grid is resident at once, so every count completes.
+void group_arrive(uint g) {
+  if (FENCE_ALL != 0u) memoryBarrier();
+  barrier();  // the item's partials are written
+  if (gl_LocalInvocationIndex == 0u) {
+    if (FENCE_ALL == 0u) memoryBarrier();
+    atomicAdd(sync_w[kPkSyncGroups + kPkSyncGroupStride * g], 1u);
+  }
+}
+void group_wait(uint g, uint target) {
+  if (gl_LocalInvocationIndex == 0u) {
+    wait_word(kPkSyncGroups + kPkSyncGroupStride * g, target);
+    memoryBarrier();
+  }
+  barrier();
+}
+// Row r of a Q4_K matrix of nb blocks a row, over its block blk, against sx[0 .. 256).
+float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
+  uint b = (r * nb + blk) * 9u;
+  uvec4 h = w.v[b], q[8];
+  [[unroll]] for (uint t = 0u; t < 8u; ++t) q[t] = w.v[b + 1u + t];
+  float s = 0.0;
+  [[unroll]] for (uint t = 0u; t < 8u; ++t) s += q4k_dot(h, q[t], t >> 1, q4k_x(64u * (t >> 1) + 16u * (t & 1u)));
+  return s;
+}
+// Part `part` of `parts` of W_o's rows (layer l) against group g's merged heads, added into x.
+void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
+  stage_merged(g * 256u, 256u, n_act);
+  if ((p.skip & 4u) == 0u) {
+    RU4 w = RU4(addr(l, kPkO));
+    uint nb = p.q_dim / 256u, r1 = (part + 1u) * p.dim / parts;
+    for (uint r = part * p.dim / parts + gl_LocalInvocationIndex; r < r1; r += gl_WorkGroupSize.x)
+      atomicAdd(x[r], q4k_row_block(w, r, nb, g));
+  }
+  barrier();  // sx is restaged by the next item
+}
+#endif
+
 // ------------------------------------------------------------------------------------------------ main
 // x[ra] and x[rb] (rb == ra: the odd last row, added once) += s, from their values x0 read before the dot products
 // (X_EARLY) or read here.
@@ -755,6 +820,9 @@ void main() {
   uint nsg = gl_NumSubgroups, gsub = first_task(1u, gl_SubgroupID), nsub = gl_NumWorkGroups.x * nsg;
   bool lane0 = gl_SubgroupInvocationID == 0u;
   uint hd = p.head_dim, half_hd = hd / 2u;
+#ifdef PK_FOLD_O
+  uint fold_done = 0u;  // the count every group's word reaches once this layer's items are done (uniform)
+#endif
   for (uint l = 0u; l < p.n_layers; ++l) {
     uint base = l * kPkStride;
     // P1: q, k, v.
@@ -799,6 +867,21 @@ void main() {
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
     uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
     uint n_act = (len + chunk - 1u) / chunk;
+#ifdef PK_FOLD_O
+    // P2 + P3: the items, each counted on its group's word, then each item's part of x += W_o att (above).
+    uint gh = fold_heads(), items = p.n_heads * n_act;
+    fold_done += gh * n_act;
+    for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
+      uint h = item / n_act, sp = item % n_act;
+      if ((p.skip & 2u) == 0u) attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
+      group_arrive(h / gh);
+    }
+    for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
+      uint h = item / n_act, sp = item % n_act;
+      group_wait(h / gh, fold_done);
+      fold_o(l, h / gh, (h % gh) * n_act + sp, gh * n_act, n_act);
+    }
+#else
     for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
       uint h = item / n_act, sp = item % n_act;
       attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
@@ -808,6 +891,7 @@ void main() {
     stage_attention(n_act);
     if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
     add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
+#endif
     // P4: h = act(W_gate xn) * (W_up xn).
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);

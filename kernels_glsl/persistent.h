@@ -33,8 +33,11 @@ const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
 // Sync words (binding 4): arrivals at this dispatch's grid barriers, the last barrier released (on a line
 // of its own), the error flag (a barrier timed out: workgroups not co-resident), workgroups done (the last
 // zeroes the three counts for the next dispatch).
+// With the o projection folded into the attention phase (decode_persistent.comp PK_FOLD_O), one count a head group
+// follows, each on a line of its own: the group's attention items done in this dispatch.
 const uint kPkSyncArrive = 0u, kPkSyncError = 2u, kPkSyncDone = 3u, kPkSyncRelease = 32u;
-const uint kPkSyncWords = 64u;
+const uint kPkSyncGroups = 64u, kPkSyncGroupStride = 32u, kPkMaxGroups = 64u;
+const uint kPkSyncWords = kPkSyncGroups + kPkSyncGroupStride * kPkMaxGroups;
 
 #ifdef __cplusplus
 }  // namespace bs::kparams

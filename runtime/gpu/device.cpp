@@ -112,6 +112,16 @@ Device::Device(int adapter_index, int enable_validation)
     exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   }
 
+  // Float atomic adds on storage buffers (the persistent decode kernel's folded o projection), wherever offered.
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT aff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  if (adapter_.atomic_float_add) {
+    atomic_float_add_ = true;
+    aff.shaderBufferFloat32AtomicAdd = VK_TRUE;
+    aff.pNext = f2.pNext;
+    f2.pNext = &aff;
+    exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  }
+
   // Conditional rendering skips a decode step's dispatches once the GPU has decided to stop (the
   // decode loop records direct dispatches inside one conditional block per step; see Session).
   // BLUESHIFT_NO_CONDITIONAL=1 leaves it off (the loop then gates indirect dispatches instead).

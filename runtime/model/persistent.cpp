@@ -119,10 +119,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
 
   // Q4_K rows on packed f16 (decode_persistent_h16, the default) or integer dot products (_i8, _i8mx) where the
   // device can and a layer has Q4_K matrices (elsewhere their staged slots would only take shared memory).
-  bool any_q4k = false;
-  for (int32_t l = 0; l < c.n_layers; ++l)
+  bool any_q4k = false, o_q4k = true;
+  for (int32_t l = 0; l < c.n_layers; ++l) {
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
+    const Weight* o = m.find(fmt::format("blk.{}.attn_out", l));
+    o_q4k = o_q4k && o && o->dtype == DType::Q4_K;
+  }
   bool q4k_slots = any_q4k && q4k_kernel != "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
@@ -147,6 +150,15 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
   pk->kernel_ = q4k_slots ? q4k_kernel : "decode_persistent";
+  // The o projection folded into the attention phase (decode_persistent.comp PK_FOLD_O, the _fold variants): one grid
+  // barrier a layer fewer, the heads' outputs added into x by float atomics in any order (x's sums then differ from
+  // run to run at rounding level). Where W_o is Q4_K in every layer, head_dim divides 256 (a group of heads is one
+  // block column) and the device adds floats atomically; BLUESHIFT_PERSISTENT_FOLD_O=0|1 for A/B runs.
+  const uint32_t hd = uint32_t(c.head_dim), fold_heads = hd <= 256 && 256 % hd == 0 ? 256 / hd : 0;
+  if (env_uint("BLUESHIFT_PERSISTENT_FOLD_O", 1) && o_q4k && fold_heads && uint32_t(c.n_heads) % fold_heads == 0 &&
+      uint32_t(c.n_heads) / fold_heads <= kPkMaxGroups && dev.has_atomic_float_add() &&
+      m.kernels_.has(pk->kernel_ + "_fold"))
+    pk->kernel_ += "_fold";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
   // invocation with BLUESHIFT_PERSISTENT_POLL_ALL=1 (A/B runs).
   uint32_t poll_all = env_uint("BLUESHIFT_PERSISTENT_POLL_ALL", 0) ? 1 : 0;
@@ -261,8 +273,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   dev.queue().writeBuffer(pk->table_, 0, tbl.data(), tbl.size() * 4);
   pk->scratch_ = dev.createBuffer({scratch * 4, BufferUsage::storage, "persistent scratch"});
   pk->sync_ = dev.createBuffer({kPkSyncWords * 4, BufferUsage::storage, "persistent grid sync"});
-  uint32_t zero[kPkSyncWords] = {};
-  dev.queue().writeBuffer(pk->sync_, 0, zero, sizeof zero);
+  const std::vector<uint32_t> zero(kPkSyncWords, 0);
+  dev.queue().writeBuffer(pk->sync_, 0, zero.data(), zero.size() * 4);
   return pk;
 }
 

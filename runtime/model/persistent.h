@@ -41,7 +41,7 @@ class PersistentDecode {
   static std::shared_ptr<PersistentDecode> create(Model& model, std::string* why = nullptr);
 
   // decode_persistent, or decode_persistent_i8 / _i8mx / _h16 (Q4_K rows on integer dot products or packed f16:
-  // q4k_dot_kernel).
+  // q4k_dot_kernel), with _fold where the o projection is folded into the attention phase (persistent.cpp).
   const std::string& kernel() const { return kernel_; }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;

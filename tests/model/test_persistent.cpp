@@ -96,6 +96,15 @@ std::vector<Case> cases() {
       // Grid-stride tasks dealt a workgroup's subgroups (or teams) at a time (SPREAD 0; the default deals them across
       // the workgroups first), with TEAM 2's column passes too.
       {"q4_k_wide_no_spread", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
+      // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
+      // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head (heads of 32: 8 a
+      // group, 24 parts of W_o's rows) and two groups (8 heads of 64).
+      {"q4_k_m_no_fold", llama(256, 768, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_PERSISTENT_FOLD_O", "0"}}, 70, kHalfTol},
+      {"q4_k_m_float_no_fold", llama(256, 768, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_Q4K_DOT", "float"}, {"BLUESHIFT_PERSISTENT_FOLD_O", "0"}}},
+      {"q4_k_fold_hd32", llama(256, 512, 8, 2, 32), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "3"}}, 70, kHalfTol},
+      {"q4_k_fold_groups2", llama(512, 512, 8, 4, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol},
       {"q4_k_passes_team2_no_spread", llama(256, 6144, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_PERSISTENT_TEAM", "2"}, {"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
       // A width that is no power of 2 (20 subgroups of 8 on lavapipe, as 640 gives 20 of 32 on NVIDIA): the attention
@@ -167,11 +176,18 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     ASSERT_TRUE(pk) << "persistent decode not taken: " << why;
     const std::string dot = std::getenv("BLUESHIFT_Q4K_DOT") ? std::getenv("BLUESHIFT_Q4K_DOT") : "half";
     const bool q4k = c.quant && std::string(c.quant) == "q4_k_m";  // the variants serve layers with Q4_K rows
-    EXPECT_EQ(pk->kernel(), !q4k                                        ? "decode_persistent"
-                            : dot == "half"                             ? "decode_persistent_h16"
-                            : dot == "float" || !device().has_int_dot() ? "decode_persistent"
-                            : dot == "int"                              ? "decode_persistent_i8"
-                                                                        : "decode_persistent_i8mx");
+    std::string kernel = !q4k                                        ? "decode_persistent"
+                         : dot == "half"                             ? "decode_persistent_h16"
+                         : dot == "float" || !device().has_int_dot() ? "decode_persistent"
+                         : dot == "int"                              ? "decode_persistent_i8"
+                                                                     : "decode_persistent_i8mx";
+    // q4_k_m's W_o is Q4_K: the o projection folds into the attention phase where the device adds floats atomically
+    // (lavapipe does), unless the case turns it off; the integer forms have no folded variant.
+    const char* fold = std::getenv("BLUESHIFT_PERSISTENT_FOLD_O");
+    if (q4k && kernel.find("_i8") == std::string::npos && device().has_atomic_float_add() &&
+        !(fold && std::string(fold) == "0"))
+      kernel += "_fold";
+    EXPECT_EQ(pk->kernel(), kernel);
     fast = decode_all(m, ids);
   }
   {
