@@ -724,10 +724,10 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // folds only Q4_K W_o where head_dim divides 256). A workgroup counts each attention item it finishes (a head's context
 // chunk) on its group's sync word; then, for each of its items, it waits for that group's count alone, merges the
 // group's heads into sx (256 floats) and takes one of the group's fold_heads() x n_act parts of W_o's rows: an
-// invocation a row, the row's block (9 words) loaded at once before the wait, its sum added into x by a float atomic.
-// The groups' adds into a row land in any order, so on a grid of more than one workgroup x's sums (and the logits, at
-// rounding level) are not bitwise the same from run to run. Every item is counted before its workgroup waits on any
-// group, and the grid is resident at once, so every count completes.
+// invocation a row, the row's block (9 words) loaded at once, its sum added into x by a float atomic. The groups'
+// adds into a row land in any order, so on a grid of more than one workgroup x's sums (and the logits, at rounding
+// level) are not bitwise the same from run to run. Every item is counted before its workgroup waits on any group, and
+// the grid is resident at once, so every count completes.
 void group_arrive(uint g) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();  // the item's partials are written
@@ -743,33 +743,24 @@ void group_wait(uint g, uint target) {
   }
   barrier();
 }
-// Row r of a Q4_K matrix of nb blocks a row: its block blk's words (the header h, the 8 parts' codes q), and their dot
-// product with sx[0 .. 256).
-void q4k_block_load(RU4 w, uint r, uint nb, uint blk, out uvec4 h, out uvec4 q[8]) {
+// Row r of a Q4_K matrix of nb blocks a row, over its block blk, against sx[0 .. 256).
+float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
   uint b = (r * nb + blk) * 9u;
-  h = w.v[b];
+  uvec4 h = w.v[b], q[8];
   [[unroll]] for (uint t = 0u; t < 8u; ++t) q[t] = w.v[b + 1u + t];
-}
-float q4k_block_dot(uvec4 h, uvec4 q[8]) {
   float s = 0.0;
   [[unroll]] for (uint t = 0u; t < 8u; ++t) s += q4k_dot(h, q[t], t >> 1, q4k_x(64u * (t >> 1) + 16u * (t & 1u)));
   return s;
 }
-// Part `part` of `parts` of W_o's rows (layer l) against group g's merged heads, added into x, once the group's count
-// reaches `target`. The invocation's first row's words are loaded before the wait (they depend on nothing written in
-// the dispatch), so their round trip overlaps it and the merge.
-void fold_o(uint l, uint g, uint part, uint parts, uint n_act, uint target) {
-  RU4 w = RU4(addr(l, kPkO));
-  uint nb = p.q_dim / 256u, r0 = part * p.dim / parts + gl_LocalInvocationIndex, r1 = (part + 1u) * p.dim / parts;
-  uvec4 h, q[8];
-  if (r0 < r1) q4k_block_load(w, r0, nb, g, h, q);
-  group_wait(g, target);
+// Part `part` of `parts` of W_o's rows (layer l) against group g's merged heads, added into x.
+void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
   stage_merged(g * 256u, 256u, n_act);
-  if ((p.skip & 4u) == 0u)
-    for (uint r = r0; r < r1; r += gl_WorkGroupSize.x) {
-      if (r != r0) q4k_block_load(w, r, nb, g, h, q);
-      atomicAdd(x[r], q4k_block_dot(h, q));
-    }
+  if ((p.skip & 4u) == 0u) {
+    RU4 w = RU4(addr(l, kPkO));
+    uint nb = p.q_dim / 256u, r1 = (part + 1u) * p.dim / parts;
+    for (uint r = part * p.dim / parts + gl_LocalInvocationIndex; r < r1; r += gl_WorkGroupSize.x)
+      atomicAdd(x[r], q4k_row_block(w, r, nb, g));
+  }
   barrier();  // sx is restaged by the next item
 }
 #endif
@@ -887,7 +878,8 @@ void main() {
     }
     for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
       uint h = item / n_act, sp = item % n_act;
-      fold_o(l, h / gh, (h % gh) * n_act + sp, gh * n_act, n_act, fold_done);
+      group_wait(h / gh, fold_done);
+      fold_o(l, h / gh, (h % gh) * n_act + sp, gh * n_act, n_act);
     }
 #else
     for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
