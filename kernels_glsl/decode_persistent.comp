@@ -743,18 +743,31 @@ void group_wait(uint g, uint target) {
   }
   barrier();
 }
-// Row r of a Q4_K matrix of nb blocks a row, over its block blk, against sx[0 .. 256).
+// Row r of a Q4_K matrix of nb blocks a row, over its block blk, against sx[0 .. 256) (the f16 slots of it in the
+// PK_HALF_DOT form, as q4k_math meets them).
 float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
   uint b = (r * nb + blk) * 9u;
   uvec4 h = w.v[b], q[8];
   [[unroll]] for (uint t = 0u; t < 8u; ++t) q[t] = w.v[b + 1u + t];
   float s = 0.0;
+#ifdef PK_HALF_DOT
+  vec2 dm = unpackHalf2x16(h.x);  // the f16 slots of sx (stage_quantize): part t meets slots t and t + 8
+  [[unroll]] for (uint t = 0u; t < 8u; ++t) {
+    vec4 sm = q4k_scales_pair(h.yzw, t >> 1);
+    vec2 sl = shs[t], sh = shs[t + 8u];
+    float fa = sl.x * q4k_half16(q[t], 0x000F000Fu, sha[t], shb[t]);
+    float fb = sh.x * q4k_half16(q[t], 0x00F000F0u, sha[t + 8u], shb[t + 8u]);
+    s += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
+  }
+#else
   [[unroll]] for (uint t = 0u; t < 8u; ++t) s += q4k_dot(h, q[t], t >> 1, q4k_x(64u * (t >> 1) + 16u * (t & 1u)));
+#endif
   return s;
 }
 // Part `part` of `parts` of W_o's rows (layer l) against group g's merged heads, added into x.
 void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
   stage_merged(g * 256u, 256u, n_act);
+  stage_quantize(256u);  // the f16 slots (PK_HALF_DOT; nothing in the float form)
   if ((p.skip & 4u) == 0u) {
     RU4 w = RU4(addr(l, kPkO));
     uint nb = p.q_dim / 256u, r1 = (part + 1u) * p.dim / parts;
