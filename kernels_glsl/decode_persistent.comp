@@ -32,8 +32,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef PK_FOLD_O
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
-#extension GL_EXT_shader_atomic_int64 : require
+#extension GL_EXT_shader_atomic_float : require
 #endif
 #include "common.glsl"
 #include "dequant.glsl"
@@ -53,19 +52,6 @@ layout(std430, binding = 3) readonly buffer St { uint state[]; };
 layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
 layout(std430, binding = 5) readonly buffer Fg { float freq_g[]; };
 layout(std430, binding = 6) readonly buffer Fl { float freq_l[]; };
-#ifdef PK_FOLD_O
-// The folded o projection's sums into x's rows (PK_FOLD_O, below), in fixed point of 2^-32: integer adds land in any
-// order with the same result. Zero outside the span from the fold to the down phase, which takes them into x.
-layout(std430, binding = 7) coherent buffer Xo { int64_t xo[]; };
-float xo_at(uint i) { return float(xo[i]) * (1.0 / 4294967296.0); }
-#endif
-// x[i], with the folded o projection's pending sum where `pending` (the gate/up and down phases).
-float x_at(uint i, bool pending) {
-#ifdef PK_FOLD_O
-  if (pending) return x[i] + xo_at(i);
-#endif
-  return x[i];
-}
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RU4 { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RU { uint v[]; };
@@ -533,9 +519,9 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
 // second H100 run, against a 0.46 us grid barrier).
 const uint kU = 8u;
 
-// sx = RMSNorm(x) * (offset + w) over dim (x_at: `pending` in the gate/up phase); with `slots` (a Q4_K matrix in the
-// phase), the slots too, in the same pass as the norm's scale.
-void stage_norm(uvec2 nw, bool slots, bool pending) {
+// sx = RMSNorm(x) * (offset + w) over dim; with `slots` (a Q4_K matrix in the phase), the slots too, in the same
+// pass as the norm's scale.
+void stage_norm(uvec2 nw, bool slots) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
@@ -547,7 +533,7 @@ void stage_norm(uvec2 nw, bool slots, bool pending) {
     float v[kU], g[kU];
     for (uint u = 0u; u < kU; ++u) {
       uint i = min(i0 + u * wg, p.dim - 1u);
-      v[u] = x_at(i, pending);
+      v[u] = x[i];
       g[u] = w.v[i];
     }
     for (uint u = 0u; u < kU; ++u)
@@ -646,10 +632,10 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   RU4 wa = RU4(a), wb = RU4(b);
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
-  if (EARLY == 0u) stage_norm(nw, true, true);
+  if (EARLY == 0u) stage_norm(nw, true);
   if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
-  if (EARLY != 0u) stage_norm(nw, true, true);
+  if (EARLY != 0u) stage_norm(nw, true);
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u; t < p.ffn_dim;) {
     hh = nh, qq = nq;
@@ -738,12 +724,10 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // folds only Q4_K W_o where head_dim divides 256). A workgroup counts each attention item it finishes (a head's context
 // chunk) on its group's sync word; then, for each of its items, it waits for that group's count alone, merges the
 // group's heads into sx (256 floats) and takes one of the group's fold_heads() x n_act parts of W_o's rows: an
-// invocation a row, the row's block (9 words) loaded at once, its sum added by a 64-bit atomic into xo[row] in fixed
-// point (2^-32). Integer adds give the same total in any order, so the result does not depend on which group lands
-// first: x + xo is read by the gate/up phase's norm (x_at) and taken into x by the down phase's first pass, which
-// zeroes xo for the next layer. (Float atomics into x had made the logits differ from run to run: 4e-3 rel L2, top-1
-// 99.5%, on the H200's 1B q4_k_m; session 30's Q2.) A sum is exact to 2^-33 and may reach 2^31 in magnitude. Every
-// item is counted before its workgroup waits on any group, and the grid is resident at once, so every count completes.
+// invocation a row, the row's block (9 words) loaded at once, its sum added into x by a float atomic. The groups'
+// adds into a row land in any order, so on a grid of more than one workgroup x's sums (and the logits, at rounding
+// level) are not bitwise the same from run to run. Every item is counted before its workgroup waits on any group, and
+// the grid is resident at once, so every count completes.
 void group_arrive(uint g) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();  // the item's partials are written
@@ -788,7 +772,7 @@ void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
     RU4 w = RU4(addr(l, kPkO));
     uint nb = p.q_dim / 256u, r1 = (part + 1u) * p.dim / parts;
     for (uint r = part * p.dim / parts + gl_LocalInvocationIndex; r < r1; r += gl_WorkGroupSize.x)
-      atomicAdd(xo[r], int64_t(round(q4k_row_block(w, r, nb, g) * 4294967296.0)));
+      atomicAdd(x[r], q4k_row_block(w, r, nb, g));
   }
   barrier();  // sx is restaged by the next item
 }
@@ -796,14 +780,11 @@ void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
 
 // ------------------------------------------------------------------------------------------------ main
 // x[ra] and x[rb] (rb == ra: the odd last row, added once) += s, from their values x0 read before the dot products
-// (X_EARLY) or read here (x_at: with the folded o projection's sums where `pending`, which are then zeroed).
-void add_rows(uint ra, uint rb, vec2 x0, vec2 s, bool pending) {
-  if (X_EARLY == 0u) x0 = vec2(x_at(ra, pending), x_at(rb, pending));
+// (X_EARLY) or read here.
+void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
+  if (X_EARLY == 0u) x0 = vec2(x[ra], x[rb]);
   x[ra] = x0.x + s.x;
   if (rb != ra) x[rb] = x0.y + s.y;
-#ifdef PK_FOLD_O
-  if (pending) xo[ra] = xo[rb] = 0l;
-#endif
 }
 // x += W h over columns [k0, k1) of W [dim, k] (dtype dt; h staged): the o and down phases. Two rows a task,
 // grid-stride over teams of TEAM subgroups of a workgroup (a row's column passes fall to the same team); p.skip's bit
@@ -813,16 +794,15 @@ void add_rows(uint ra, uint rb, vec2 x0, vec2 s, bool pending) {
 // the same number of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate
 // between two halves of s_part (free outside attention), and a member reaches a half again only past the next round's
 // barrier, after member 0 has read it.
-// `pending`: the down phase's first pass after a folded o projection (x_at, add_rows).
-void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip, bool pending) {
+void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
     uint nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
     for (uint t = (p.skip & skip) != 0u ? ~0u : first_task(1u, gl_SubgroupID); t < (p.dim + 1u) / 2u; t += nsub) {
       uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
-      vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x_at(ra, pending), x_at(rb, pending)) : vec2(0.0);
+      vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
       vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0, k1);
-      if (lane0) add_rows(ra, rb, x0, s, pending);
+      if (lane0) add_rows(ra, rb, x0, s);
     }
     return;
   }
@@ -833,7 +813,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip, bool pend
   for (uint r = 0u; r < rounds; ++r) {
     uint t = first + r * nteams, ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row
     bool live = t < nt, own = live && m == 0u && lane0;  // own: the lane that adds into x
-    vec2 x0 = X_EARLY != 0u && own ? vec2(x_at(ra, pending), x_at(rb, pending)) : vec2(0.0);
+    vec2 x0 = X_EARLY != 0u && own ? vec2(x[ra], x[rb]) : vec2(0.0);
     vec2 s = live && c0 < c1 ? dot2(dt, w, ra, w, rb, k, k0, c0, c1) : vec2(0.0);
     if (TEAM > 1u) {
       uint half_ = (r & 1u) * gl_NumSubgroups;
@@ -844,7 +824,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip, bool pend
         for (uint i = 0u; i < TEAM; ++i) s += s_part[half_ + team * TEAM + i].xy;
       }
     }
-    if (own) add_rows(ra, rb, x0, s, pending);
+    if (own) add_rows(ra, rb, x0, s);
   }
 }
 
@@ -859,9 +839,8 @@ void main() {
   for (uint l = 0u; l < p.n_layers; ++l) {
     uint base = l * kPkStride;
     // P1: q, k, v.
-    stage_norm(addr(l, kPkAttnNorm),
-               tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K || tbl[base + kPkV + 2u] == kPkQ4K,
-               false);
+    stage_norm(addr(l, kPkAttnNorm), tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K ||
+                                         tbl[base + kPkV + 2u] == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;
@@ -924,7 +903,7 @@ void main() {
     // P3: x += W_o att.
     stage_attention(n_act);
     if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
-    add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u, false);
+    add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
 #endif
     // P4: h = act(W_gate xn) * (W_up xn).
     {
@@ -935,7 +914,7 @@ void main() {
       if (streamed) {
         gate_up_q4k(wg_, wu, t0, nsub, addr(l, kPkFfnNorm));
       } else {
-        stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K, true);
+        stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K);
         for (uint t = t0; t < p.ffn_dim; t += nsub) {
           vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
           if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;
@@ -958,11 +937,7 @@ void main() {
         uint k1 = min(p.ffn_dim, k0 + kc);
         stage_copy(p.h_off + k0, k1 - k0);
         if (dt == kPkQ4K) stage_quantize(k1 - k0);
-#ifdef PK_FOLD_O
-        add_matvec(dt, w, p.ffn_dim, k0, k1, 16u, k0 == 0u);
-#else
-        add_matvec(dt, w, p.ffn_dim, k0, k1, 16u, false);
-#endif
+        add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
         barrier();  // sx is restaged by the next pass
       }
     }

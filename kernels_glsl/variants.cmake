@@ -47,7 +47,7 @@ bs_kernel(decode_persistent decode_persistent.comp)
 bs_kernel(decode_persistent_i8 decode_persistent.comp DEFINES PK_INT_DOT)  # Q4_K rows on integer dot products
 bs_kernel(decode_persistent_i8mx decode_persistent.comp DEFINES PK_INT_DOT Q8X_MIXED)  # ... mixed signedness (int_dot.glsl)
 bs_kernel(decode_persistent_h16 decode_persistent.comp DEFINES PK_HALF_DOT)  # ... on packed f16 arithmetic
-# ... with the o projection folded into the attention phase (64-bit atomics: shaderBufferInt64Atomics)
+# ... with the o projection folded into the attention phase (float atomics into x: VK_EXT_shader_atomic_float)
 bs_kernel(decode_persistent_fold decode_persistent.comp DEFINES PK_FOLD_O)
 bs_kernel(decode_persistent_h16_fold decode_persistent.comp DEFINES PK_HALF_DOT PK_FOLD_O)
 bs_kernel(gated_act_f32 elementwise.comp DEFINES GATED_ACT)

@@ -61,9 +61,6 @@ Device::Device(int adapter_index, int enable_validation)
   vkGetPhysicalDeviceFeatures(physical_, &supported);
   f2.features.shaderInt16 = supported.shaderInt16;
   f2.features.shaderInt64 = supported.shaderInt64;
-  // 64-bit atomics on storage buffers (the persistent decode kernel's folded o projection), wherever offered.
-  int64_atomics_ = adapter_.int64_atomics;
-  f12.shaderBufferInt64Atomics = int64_atomics_;
 
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   std::vector<const char*> exts;
@@ -113,6 +110,16 @@ Device::Device(int adapter_index, int enable_validation)
     idf.pNext = f2.pNext;
     f2.pNext = &idf;
     exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
+
+  // Float atomic adds on storage buffers (the persistent decode kernel's folded o projection), wherever offered.
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT aff{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  if (adapter_.atomic_float_add) {
+    atomic_float_add_ = true;
+    aff.shaderBufferFloat32AtomicAdd = VK_TRUE;
+    aff.pNext = f2.pNext;
+    f2.pNext = &aff;
+    exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   }
 
   // Conditional rendering skips a decode step's dispatches once the GPU has decided to stop (the

@@ -244,9 +244,9 @@ class Device {
   // shaderIntegerDotProduct is enabled (AdapterInfo::int_dot; BLUESHIFT_NO_INT_DOT=1 leaves it off): the
   // kernels with SPV_KHR_integer_dot_product (*_i8*) can run here.
   bool has_int_dot() const { return int_dot_; }
-  // shaderBufferInt64Atomics and shaderInt64 are enabled (AdapterInfo::int64_atomics): kernels with 64-bit atomics on
-  // storage buffers (decode_persistent*_fold) can run here.
-  bool has_int64_atomics() const { return int64_atomics_; }
+  // shaderBufferFloat32AtomicAdd is enabled (AdapterInfo::atomic_float_add): kernels with float atomicAdd on storage
+  // buffers (decode_persistent*_fold) can run here.
+  bool has_atomic_float_add() const { return atomic_float_add_; }
   // BLUESHIFT_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: every compute
   // pipeline is created with its statistics captured, and they go to stderr as one line per executable
   // ("pipeline-stats LABEL: Register Count=96, ..."), to see what bounds a kernel's occupancy.
@@ -281,7 +281,7 @@ class Device {
   bool coopmat_khr_ = false;
   bool buffer_device_address_ = false;
   bool int_dot_ = false;
-  bool int64_atomics_ = false;
+  bool atomic_float_add_ = false;
   PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;
   PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics_ = nullptr;
   PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;

@@ -221,7 +221,6 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
   a.storage8 = f12.storageBuffer8BitAccess;
   a.timeline = f12.timelineSemaphore;
   a.buffer_device_address = f12.bufferDeviceAddress;
-  a.int64_atomics = f12.shaderBufferInt64Atomics && feats.features.shaderInt64;
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
@@ -241,6 +240,7 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     if (!std::strcmp(e.extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME)) a.conditional_rendering = true;
     if (!std::strcmp(e.extensionName, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) a.int_dot = true;
     if (!std::strcmp(e.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) a.pipeline_stats = true;
+    if (!std::strcmp(e.extensionName, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) a.atomic_float_add = true;
     if (!std::strcmp(e.extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
       VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
       VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
@@ -263,6 +263,12 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
     vkGetPhysicalDeviceProperties2(pd, &p2);
     a.int_dot = idf.shaderIntegerDotProduct;
     a.int_dot_accel = a.int_dot && idp.integerDotProduct4x8BitPackedSignedAccelerated;
+  }
+  if (a.atomic_float_add) {
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &af};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
   }
   if (a.pipeline_stats) {
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{

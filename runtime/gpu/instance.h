@@ -37,9 +37,9 @@ struct AdapterInfo {
   // listed there): the int8 dot-product Q4_K decode kernels (matvec_q4k_i8, decode_persistent_i8).
   bool int_dot = false;
   bool int_dot_accel = false;  // integerDotProduct4x8BitPackedSignedAccelerated (a native instruction)
-  // shaderBufferInt64Atomics with shaderInt64: the persistent decode kernel's folded o projection
-  // (decode_persistent*_fold) sums into x's rows in 64-bit fixed point.
-  bool int64_atomics = false;
+  // VK_EXT_shader_atomic_float with shaderBufferFloat32AtomicAdd: the persistent decode kernel's folded o projection
+  // (decode_persistent*_fold) adds into x with float atomics.
+  bool atomic_float_add = false;
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each
   // compiled kernel (registers and shared memory on NVIDIA), printed with BLUESHIFT_PIPELINE_STATS=1.
   bool pipeline_stats = false;

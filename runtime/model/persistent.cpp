@@ -151,12 +151,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
   pk->kernel_ = q4k_slots ? q4k_kernel : "decode_persistent";
   // The o projection folded into the attention phase (decode_persistent.comp PK_FOLD_O, the _fold variants): one grid
-  // barrier a layer fewer, the head groups' sums into x's rows added in 64-bit fixed point (the same total in any
-  // order). Where W_o is Q4_K in every layer, head_dim divides 256 (a group of heads is one block column) and the
-  // device has 64-bit buffer atomics; BLUESHIFT_PERSISTENT_FOLD_O=0|1 for A/B runs.
+  // barrier a layer fewer, the heads' outputs added into x by float atomics in any order (x's sums then differ from
+  // run to run at rounding level). Where W_o is Q4_K in every layer, head_dim divides 256 (a group of heads is one
+  // block column) and the device adds floats atomically; BLUESHIFT_PERSISTENT_FOLD_O=0|1 for A/B runs.
   const uint32_t hd = uint32_t(c.head_dim), fold_heads = hd <= 256 && 256 % hd == 0 ? 256 / hd : 0;
   if (env_uint("BLUESHIFT_PERSISTENT_FOLD_O", 1) && o_q4k && fold_heads && uint32_t(c.n_heads) % fold_heads == 0 &&
-      uint32_t(c.n_heads) / fold_heads <= kPkMaxGroups && dev.has_int64_atomics() &&
+      uint32_t(c.n_heads) / fold_heads <= kPkMaxGroups && dev.has_atomic_float_add() &&
       m.kernels_.has(pk->kernel_ + "_fold"))
     pk->kernel_ += "_fold";
   // Who polls at a grid barrier (decode_persistent.comp): one invocation per workgroup, or every
@@ -273,26 +273,19 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   dev.queue().writeBuffer(pk->table_, 0, tbl.data(), tbl.size() * 4);
   pk->scratch_ = dev.createBuffer({scratch * 4, BufferUsage::storage, "persistent scratch"});
   pk->sync_ = dev.createBuffer({kPkSyncWords * 4, BufferUsage::storage, "persistent grid sync"});
-  if (pk->fold()) {  // zero between the fold and the down phase of each layer, so zero at every dispatch's start
-    pk->xo_ = dev.createBuffer({uint64_t(c.dim) * 8, BufferUsage::storage, "persistent folded o sums"});
-    const std::vector<uint64_t> xo(size_t(c.dim), 0);
-    dev.queue().writeBuffer(pk->xo_, 0, xo.data(), xo.size() * 8);
-  }
   const std::vector<uint32_t> zero(kPkSyncWords, 0);
   dev.queue().writeBuffer(pk->sync_, 0, zero.data(), zero.size() * 4);
   return pk;
 }
 
 std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {
-  std::vector<gpu::BindGroupEntry> e = {{0, &table_},
-                                        {1, &model_.x_, 0, uint64_t(params_.dim) * 4},
-                                        {2, &scratch_},
-                                        {3, &model_.state_},
-                                        {4, &sync_},
-                                        {5, &model_.inv_freq_global_},
-                                        {6, &model_.inv_freq_local_}};
-  if (fold()) e.push_back({7, &xo_});
-  return e;
+  return {{0, &table_},
+          {1, &model_.x_, 0, uint64_t(params_.dim) * 4},
+          {2, &scratch_},
+          {3, &model_.state_},
+          {4, &sync_},
+          {5, &model_.inv_freq_global_},
+          {6, &model_.inv_freq_local_}};
 }
 
 void PersistentDecode::check() const {

@@ -43,8 +43,6 @@ class PersistentDecode {
   // decode_persistent, or decode_persistent_i8 / _i8mx / _h16 (Q4_K rows on integer dot products or packed f16:
   // q4k_dot_kernel), with _fold where the o projection is folded into the attention phase (persistent.cpp).
   const std::string& kernel() const { return kernel_; }
-  // The o projection is folded into the attention phase (a _fold kernel: binding 7 holds its fixed-point sums).
-  bool fold() const { return kernel_.ends_with("_fold"); }
   const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
   std::vector<gpu::BindGroupEntry> entries() const;
   const kparams::PersistentParams& params() const { return params_; }
@@ -61,7 +59,7 @@ class PersistentDecode {
   uint32_t grid_ = 1, wg_ = 64;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};
-  gpu::Buffer table_, scratch_, sync_, xo_;
+  gpu::Buffer table_, scratch_, sync_;
 };
 
 }  // namespace bs::model

@@ -181,10 +181,10 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
                          : dot == "float" || !device().has_int_dot() ? "decode_persistent"
                          : dot == "int"                              ? "decode_persistent_i8"
                                                                      : "decode_persistent_i8mx";
-    // q4_k_m's W_o is Q4_K: the o projection folds into the attention phase where the device has 64-bit buffer atomics
+    // q4_k_m's W_o is Q4_K: the o projection folds into the attention phase where the device adds floats atomically
     // (lavapipe does), unless the case turns it off; the integer forms have no folded variant.
     const char* fold = std::getenv("BLUESHIFT_PERSISTENT_FOLD_O");
-    if (q4k && kernel.find("_i8") == std::string::npos && device().has_int64_atomics() &&
+    if (q4k && kernel.find("_i8") == std::string::npos && device().has_atomic_float_add() &&
         !(fold && std::string(fold) == "0"))
       kernel += "_fold";
     EXPECT_EQ(pk->kernel(), kernel);
