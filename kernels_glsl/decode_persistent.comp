@@ -724,10 +724,12 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // folds only Q4_K W_o where head_dim divides 256). A workgroup counts each attention item it finishes (a head's context
 // chunk) on its group's sync word; then, for each of its items, it waits for that group's count alone, merges the
 // group's heads into sx (256 floats) and takes one of the group's fold_heads() x n_act parts of W_o's rows: an
-// invocation a row, the row's block (9 words) loaded at once, its sum added into x by a float atomic. The groups'
-// adds into a row land in any order, so on a grid of more than one workgroup x's sums (and the logits, at rounding
-// level) are not bitwise the same from run to run. Every item is counted before its workgroup waits on any group, and
-// the grid is resident at once, so every count completes.
+// invocation a row, its sum added into x by a float atomic. The groups' adds into a row land in any order, so on a
+// grid of more than one workgroup x's sums (and the logits) are not bitwise the same from run to run: 4e-3 worst rel L2
+// between two runs of the H200's 1B q4_k_m, top-1 99.5%, the h16 kernel's level for any reordering of its sums
+// (BLUESHIFT_PERSISTENT_FOLD_O=0 is bitwise reproducible). Sums in 64-bit fixed point (the same in any order) cost the
+// 8B 4.3% against no fold and the 1B 3.3% against float atomics (session 30, Q3). Every item is counted before its
+// workgroup waits on any group, and the grid is resident at once, so every count completes.
 void group_arrive(uint g) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();  // the item's partials are written
@@ -747,19 +749,28 @@ void group_wait(uint g, uint target) {
 // PK_HALF_DOT form, as q4k_math meets them).
 float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
   uint b = (r * nb + blk) * 9u;
-  uvec4 h = w.v[b], q[8];
-  [[unroll]] for (uint t = 0u; t < 8u; ++t) q[t] = w.v[b + 1u + t];
   float s = 0.0;
 #ifdef PK_HALF_DOT
+  uvec4 h = w.v[b];
   vec2 dm = unpackHalf2x16(h.x);  // the f16 slots of sx (stage_quantize): part t meets slots t and t + 8
-  [[unroll]] for (uint t = 0u; t < 8u; ++t) {
-    vec4 sm = q4k_scales_pair(h.yzw, t >> 1);
-    vec2 sl = shs[t], sh = shs[t + 8u];
-    float fa = sl.x * q4k_half16(q[t], 0x000F000Fu, sha[t], shb[t]);
-    float fb = sh.x * q4k_half16(q[t], 0x00F000F0u, sha[t + 8u], shb[t + 8u]);
-    s += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
+  // Half the block's codes at a time: all 8 words at once spilled the 8B's kernel at 640 wide (48 bytes under the
+  // driver's cap of 96 registers); the halves do not, and ran 336.2 tok/s against 333.5 there, the 1B even (1211.6
+  // against 1213.9-1215.6; benchmarks/results/2026-11-29-h200-session30.md, Q4).
+  for (uint hf = 0u; hf < 8u; hf += 4u) {
+    uvec4 q[4];
+    [[unroll]] for (uint u = 0u; u < 4u; ++u) q[u] = w.v[b + 1u + hf + u];
+    [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+      uint t = hf + u;
+      vec4 sm = q4k_scales_pair(h.yzw, t >> 1);
+      vec2 sl = shs[t], sh = shs[t + 8u];
+      float fa = sl.x * q4k_half16(q[u], 0x000F000Fu, sha[t], shb[t]);
+      float fb = sh.x * q4k_half16(q[u], 0x00F000F0u, sha[t + 8u], shb[t + 8u]);
+      s += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
+    }
   }
 #else
+  uvec4 h = w.v[b], q[8];
+  [[unroll]] for (uint t = 0u; t < 8u; ++t) q[t] = w.v[b + 1u + t];
   [[unroll]] for (uint t = 0u; t < 8u; ++t) s += q4k_dot(h, q[t], t >> 1, q4k_x(64u * (t >> 1) + 16u * (t & 1u)));
 #endif
   return s;
