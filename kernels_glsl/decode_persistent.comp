@@ -729,7 +729,8 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // between two runs of the H200's 1B q4_k_m, top-1 99.5%, the h16 kernel's level for any reordering of its sums
 // (BLUESHIFT_PERSISTENT_FOLD_O=0 is bitwise reproducible). Sums in 64-bit fixed point (the same in any order) cost the
 // 8B 4.3% against no fold and the 1B 3.3% against float atomics (session 30, Q3). Every item is counted before its
-// workgroup waits on any group, and the grid is resident at once, so every count completes.
+// workgroup waits on any group, and the grid is resident at once, so every count completes. The timing switches
+// LOADS_ONLY and PROBE do not reach these rows (p.skip's bit 2 still takes them away).
 void group_arrive(uint g) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();  // the item's partials are written
