@@ -80,16 +80,21 @@ Device::Device(int adapter_index, int enable_validation)
     }
   }
 
+  // An extension's feature struct into f2's chain (it must outlive vkCreateDevice), the extension into the list.
+  auto chain = [&](auto& features, const char* extension) {
+    features.pNext = f2.pNext;
+    f2.pNext = &features;
+    exts.push_back(extension);
+  };
+
   // Tensor cores for the prefill GEMM (matmul_cm_*), only where everything those kernels need is there;
   // elsewhere (lavapipe) nothing is enabled and the scalar matmul runs.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   if (adapter_.coopmat_f16) {
     coopmat_f16_ = true;
     cm.cooperativeMatrix = VK_TRUE;
-    cm.pNext = f2.pNext;
-    f2.pNext = &cm;
     f12.vulkanMemoryModel = VK_TRUE;
-    exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    chain(cm, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   // ... and the KHR extension beside it where the driver has it: every module that declares the NV capability
   // is rewritten to KHR at load (ShaderModule, spirv_coopmat.h). BLUESHIFT_COOPMAT_NV=1 keeps the NV kernels.
@@ -97,9 +102,7 @@ Device::Device(int adapter_index, int enable_validation)
   if (adapter_.coopmat_f16_khr && !env_switch("BLUESHIFT_COOPMAT_NV")) {
     coopmat_khr_ = true;
     cmk.cooperativeMatrix = VK_TRUE;
-    cmk.pNext = f2.pNext;
-    f2.pNext = &cmk;
-    exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    chain(cmk, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
 
   // Integer dot products (the int8 Q4_K decode kernels), wherever offered: enabling them costs nothing.
@@ -107,9 +110,7 @@ Device::Device(int adapter_index, int enable_validation)
   if (adapter_.int_dot && !env_switch("BLUESHIFT_NO_INT_DOT")) {
     int_dot_ = true;
     idf.shaderIntegerDotProduct = VK_TRUE;
-    idf.pNext = f2.pNext;
-    f2.pNext = &idf;
-    exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    chain(idf, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   }
 
   // Float atomic adds on storage buffers (the persistent decode kernel's folded o projection), wherever offered.
@@ -117,9 +118,7 @@ Device::Device(int adapter_index, int enable_validation)
   if (adapter_.atomic_float_add) {
     atomic_float_add_ = true;
     aff.shaderBufferFloat32AtomicAdd = VK_TRUE;
-    aff.pNext = f2.pNext;
-    f2.pNext = &aff;
-    exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    chain(aff, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   }
 
   // Conditional rendering skips a decode step's dispatches once the GPU has decided to stop (the
@@ -129,9 +128,7 @@ Device::Device(int adapter_index, int enable_validation)
   bool conditional = adapter_.conditional_rendering && !env_switch("BLUESHIFT_NO_CONDITIONAL");
   if (conditional) {
     crf.conditionalRendering = VK_TRUE;
-    crf.pNext = f2.pNext;
-    f2.pNext = &crf;
-    exts.push_back(VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
+    chain(crf, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
   }
 
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef{
@@ -139,9 +136,7 @@ Device::Device(int adapter_index, int enable_validation)
   const bool stats = adapter_.pipeline_stats && env_switch("BLUESHIFT_PIPELINE_STATS");
   if (stats) {
     pef.pipelineExecutableInfo = VK_TRUE;
-    pef.pNext = f2.pNext;
-    f2.pNext = &pef;
-    exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    chain(pef, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2};
