@@ -722,15 +722,15 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // PK_FOLD_O: the o projection runs in the attention phase, without a grid barrier between them (one fewer a layer).
 // Heads go in groups of fold_heads(), whose columns of W_o [dim, q_dim] are one Q4_K block column (256 wide; the host
 // folds only Q4_K W_o where head_dim divides 256). A workgroup counts each attention item it finishes (a head's context
-// chunk) on its group's sync word; then, for each of its items, it waits for that group's count alone, merges the
-// group's heads into sx (256 floats) and takes one of the group's fold_heads() x n_act parts of W_o's rows: an
-// invocation a row, its sum added into x by a float atomic. The groups' adds into a row land in any order, so on a
-// grid of more than one workgroup x's sums (and the logits) are not bitwise the same from run to run: 4e-3 worst rel L2
-// between two runs of the H200's 1B q4_k_m, top-1 99.5%, the h16 kernel's level for any reordering of its sums
-// (BLUESHIFT_PERSISTENT_FOLD_O=0 is bitwise reproducible). Sums in 64-bit fixed point (the same in any order) cost the
-// 8B 4.3% against no fold and the 1B 3.3% against float atomics (session 30, Q3). Every item is counted before its
-// workgroup waits on any group, and the grid is resident at once, so every count completes. The timing switches
-// LOADS_ONLY and PROBE do not reach these rows (p.skip's bit 2 still takes them away).
+// chunk) on its group's sync word; then, for each of its o tasks (a group's part of W_o's rows; the grid's workgroups
+// shared out over the groups), it waits for that group's count alone, merges the group's heads into sx (256 floats)
+// and takes the part's rows: an invocation a row, its sum added into x by a float atomic. The groups' adds into a row
+// land in any order, so on a grid of more than one workgroup x's sums (and the logits) are not bitwise the same from
+// run to run: 4e-3 worst rel L2 between two runs of the H200's 1B q4_k_m, top-1 99.5%, the h16 kernel's level for
+// any reordering of its sums (BLUESHIFT_PERSISTENT_FOLD_O=0 is bitwise reproducible). Sums in 64-bit fixed point (the
+// same in any order) cost the 8B 4.3% against no fold and the 1B 3.3% against float atomics (session 30, Q3). Every
+// item is counted before its workgroup waits on any group, and the grid is resident at once, so every count
+// completes. The timing switches LOADS_ONLY and PROBE do not reach these rows (p.skip's bit 2 still takes them away).
 void group_arrive(uint g) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();  // the item's partials are written
@@ -901,10 +901,13 @@ void main() {
       if ((p.skip & 2u) == 0u) attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
       group_arrive(h / gh);
     }
-    for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
-      uint h = item / n_act, sp = item % n_act;
-      group_wait(h / gh, fold_done);
-      fold_o(l, h / gh, (h % gh) * n_act + sp, gh * n_act, n_act);
+    // The o rows in ng x parts tasks over the whole grid, whatever the items' count: at n_act 1-2 (the first ~100
+    // positions) a part an item left the 8B's o rows to 32-64 workgroups (P3 0.50 ms a step against 0.16 unfolded;
+    // session 30, Q6).
+    uint ng = p.n_heads / gh, parts = p.fold_parts != 0u ? p.fold_parts : max(1u, gl_NumWorkGroups.x / ng);
+    for (uint t = gl_WorkGroupID.x; t < ng * parts; t += gl_NumWorkGroups.x) {
+      group_wait(t / parts, fold_done);
+      fold_o(l, t / parts, t % parts, parts, n_act);
     }
 #else
     for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {

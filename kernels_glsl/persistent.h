@@ -17,7 +17,8 @@ struct PersistentParams {
   uint part_off;
   uint spin_limit; // grid-barrier spins before a workgroup gives up and raises the error flag
   uint skip;       // timing breakdowns (BLUESHIFT_PERSISTENT_SKIP): bit i skips phase i + 1's work (5: staging, 6: math)
-  uint pad0; uint pad1; uint pad2;
+  uint fold_parts; // PK_FOLD_O: parts of W_o's rows a head group (0: the grid shared out over the groups)
+  uint pad1; uint pad2;
 };
 
 // Layer table: kPkStride words per layer. Addresses are buffer device addresses as (lo, hi) words; a

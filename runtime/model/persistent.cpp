@@ -268,6 +268,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // in ~1 ns and its threads share cores with other processes: 2^31 polls.
   p.spin_limit = env_uint("BLUESHIFT_PERSISTENT_SPINS", cpu ? 1u << 31 : 1u << 22);
   p.skip = skip;
+  // Parts of W_o's rows a head group in the folded o projection: 0 shares the grid out over the groups;
+  // BLUESHIFT_PERSISTENT_FOLD_PARTS=N fixes it (tests: several parts on a grid of 1).
+  p.fold_parts = env_uint("BLUESHIFT_PERSISTENT_FOLD_PARTS", 0);
   uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
 
   using gpu::BufferUsage;

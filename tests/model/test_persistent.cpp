@@ -97,14 +97,16 @@ std::vector<Case> cases() {
       // the workgroups first), with TEAM 2's column passes too.
       {"q4_k_wide_no_spread", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
       // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
-      // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head (heads of 32: 8 a
-      // group, 24 parts of W_o's rows) and two groups (8 heads of 64).
+      // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head and W_o's rows in 5
+      // parts a group (heads of 32: 8 a group), and with two groups (8 heads of 64) in 3 parts each.
       {"q4_k_m_no_fold", llama(256, 768, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_PERSISTENT_FOLD_O", "0"}}, 70, kHalfTol},
       {"q4_k_m_float_no_fold", llama(256, 768, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_Q4K_DOT", "float"}, {"BLUESHIFT_PERSISTENT_FOLD_O", "0"}}},
-      {"q4_k_fold_hd32", llama(256, 512, 8, 2, 32), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "3"}}, 70, kHalfTol},
-      {"q4_k_fold_groups2", llama(512, 512, 8, 4, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol},
+      {"q4_k_fold_hd32", llama(256, 512, 8, 2, 32), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_SPLITS", "3"}, {"BLUESHIFT_PERSISTENT_FOLD_PARTS", "5"}}, 70, kHalfTol},
+      {"q4_k_fold_groups2", llama(512, 512, 8, 4, 64), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_PERSISTENT_FOLD_PARTS", "3"}}, 70, kHalfTol},
       {"q4_k_passes_team2_no_spread", llama(256, 6144, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_PERSISTENT_TEAM", "2"}, {"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
       // A width that is no power of 2 (20 subgroups of 8 on lavapipe, as 640 gives 20 of 32 on NVIDIA): the attention
