@@ -3,7 +3,7 @@
 # the Vulkan loader and the portable blueshift bundle (scripts/bundle.sh), and points at NVIDIA's ICD.
 #   . benchmarks/lease_setup.sh      -> $BS (runs bundled programs: $BS blueshift devices), $SHARED, and $OLD where
 #     .dev/carry2/bundle-old.tar.xz is carried (an older tree's bin/ and run, for A/Bs of one tree against another;
-#     it takes the new bundle's lib/)
+#     it takes the new bundle's lib/), and stamp (below) for run scripts' progress lines
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -19,3 +19,6 @@ if [ -f .dev/carry2/bundle-old.tar.xz ]; then
   OLD=/tmp/bsold/bundle/run
   export OLD
 fi
+# For run scripts: `stamp MSG` prints MSG after the seconds since this file was sourced.
+lease_t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - lease_t0 )) s] $*"; }

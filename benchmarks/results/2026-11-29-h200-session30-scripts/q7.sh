@@ -6,8 +6,6 @@
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 . benchmarks/ab_common.sh
-t0=$(date +%s)
-stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 rm -rf /tmp/o /tmp/m; mkdir -p /tmp/o /tmp/m
 show() {
   python3 -c "
