@@ -244,26 +244,38 @@ void wait_release(uint b) { wait_word(kPkSyncRelease, b); }
 // (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
 // invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
 // grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
-uint grid_arrive() {
-  uint b = ++n_barriers, last = 0u;
+// Counts the workgroup in on sync word i once its writes are fenced (FENCE_ALL: by every invocation, else by
+// invocation 0 after the workgroup barrier); returns the count before it in invocation 0, 0 in the others.
+uint count_in(uint i) {
   if (FENCE_ALL != 0u) memoryBarrier();
   barrier();
+  uint before = 0u;
   if (gl_LocalInvocationIndex == 0u) {
     if (FENCE_ALL == 0u) memoryBarrier();
-    if (atomicAdd(sync_w[kPkSyncArrive], 1u) == b * gl_NumWorkGroups.x - 1u) {
-      atomicMax(sync_w[kPkSyncRelease], b);
-      last = 1u;
-    }
+    before = atomicAdd(sync_w[i], 1u);
+  }
+  return before;
+}
+// Where `poll`, waits (invocation 0) until sync word i reaches `target`; then publishes to this workgroup what the
+// workgroups counted in there wrote.
+void await_word(uint i, uint target, bool poll) {
+  if (gl_LocalInvocationIndex == 0u) {
+    if (poll) wait_word(i, target);
+    memoryBarrier();
+  }
+  barrier();
+}
+uint grid_arrive() {
+  uint b = ++n_barriers, last = 0u;
+  if (count_in(kPkSyncArrive) == b * gl_NumWorkGroups.x - 1u && gl_LocalInvocationIndex == 0u) {
+    atomicMax(sync_w[kPkSyncRelease], b);
+    last = 1u;
   }
   return 2u * b + last;
 }
 void grid_wait(uint ticket) {
   uint b = ticket / 2u;
-  if (gl_LocalInvocationIndex == 0u) {
-    if ((ticket & 1u) == 0u && POLL_ALL == 0u) wait_release(b);
-    memoryBarrier();
-  }
-  barrier();
+  await_word(kPkSyncRelease, b, (ticket & 1u) == 0u && POLL_ALL == 0u);
   if (POLL_ALL != 0u) {
     wait_release(b);
     memoryBarrier();
@@ -731,23 +743,12 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
 // same in any order) cost the 8B 4.3% against no fold and the 1B 3.3% against float atomics (session 30, Q3). Every
 // item is counted before its workgroup waits on any group, and the grid is resident at once, so every count
 // completes. The timing switches LOADS_ONLY and PROBE do not reach these rows (p.skip's bit 2 still takes them away).
-void group_arrive(uint g) {
-  if (FENCE_ALL != 0u) memoryBarrier();
-  barrier();  // the item's partials are written
-  if (gl_LocalInvocationIndex == 0u) {
-    if (FENCE_ALL == 0u) memoryBarrier();
-    atomicAdd(sync_w[kPkSyncGroups + kPkSyncGroupStride * g], 1u);
-  }
-}
-void group_wait(uint g, uint target) {
-  if (gl_LocalInvocationIndex == 0u) {
-    wait_word(kPkSyncGroups + kPkSyncGroupStride * g, target);
-    memoryBarrier();
-  }
-  barrier();
-}
+void group_arrive(uint g) { count_in(kPkSyncGroups + kPkSyncGroupStride * g); }  // the item's partials written
+void group_wait(uint g, uint target) { await_word(kPkSyncGroups + kPkSyncGroupStride * g, target, true); }
 // Row r of a Q4_K matrix of nb blocks a row, over its block blk, against sx[0 .. 256) (the f16 slots of it in the
-// PK_HALF_DOT form, as q4k_math meets them).
+// PK_HALF_DOT form, as q4k_math meets them). Each part's sum is q4k_math's f16 form's: one helper under both changed the
+// gate/up stream's code and cost the 1B 0.9% (8B +0.4%; benchmarks/results/2026-11-30-h200-session31.md, R3), so the
+// two stay written out.
 float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
   uint b = (r * nb + blk) * 9u;
   float s = 0.0;
