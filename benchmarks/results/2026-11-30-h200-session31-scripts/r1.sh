@@ -2,8 +2,8 @@
 # R1 (session 31). (a) session 30's Q7: 7d30ca3's grid-wide o tasks, the fold against no fold at 16 + 32 and at
 # 512 + 128 (bench medians of 3). Predicted: short context fold <= no fold (8B ~2.80 ms a step against 3.065 before
 # 7d30ca3), long context as session 30's Q4 (8B ~336, 1B ~1,213 tok/s).
-# (b) what a grid barrier a layer is worth at most: $OLD is HEAD with nobar.patch (beside this script) (p.skip bit 7 drops the
-# q/k/v -> attention grid barrier, bit 8 the gate/up -> down one; racy: wrong logits, timing only), 512 + 128.
+# (b) what a grid barrier a layer is worth at most: $OLD is HEAD with nobar.patch, beside this script (p.skip bit 7
+# drops the q/k/v -> attention grid barrier, bit 8 the gate/up -> down one; racy: wrong logits, timing only), 512 + 128.
 # Predicted: each barrier dropped +2-4% (8B), +3-5% (1B); the upper bound on what a dataflow form of it could give.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
