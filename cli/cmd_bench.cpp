@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/generate_common.h"
 #include "kernels_glsl/params.h"
+#include "runtime/model/persistent.h"
 
 namespace {
 
@@ -211,6 +212,11 @@ void run(const Args& a) {
                              achieved, peak);
   // A token can't take less than its bytes at the peak (0 when there is no peak).
   const double floor_ms = peak > 0 ? bytes_per_token / (peak * 1e9) * 1e3 : 0.0;
+  // The decode step's path: the persistent kernel's plan, or why each step runs phase by phase.
+  nlohmann::ordered_json decode_kernel = {{"persistent", false}, {"why", model.persistent_why()}};
+  if (const auto* pk = model.persistent())
+    decode_kernel = {{"persistent", true}, {"kernel", pk->kernel()}, {"grid", pk->grid()}, {"workgroup", pk->workgroup()},
+                     {"staging_floats", pk->staging_floats()}, {"down_passes", pk->down_passes()}};
   nlohmann::ordered_json j = {
       {"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name}, {"driver", dev.adapter().driver},
       {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens}, {"reps", a.reps},
@@ -224,6 +230,7 @@ void run(const Args& a) {
       {"submits_per_token", double(last.decode_submits) / std::max(1, last.generated)},
       {"readback_bytes_per_token", 4.0 + 8.0 / 16.0},
       {"dispatches_per_token", last.dispatches_per_step}, {"barriers_per_token", last.barriers_per_step},
+      {"decode_kernel", decode_kernel},
       {"weight_bytes_per_token", weights}, {"kv_bytes_per_token", kv_read}, {"state_bytes_per_token", state_rw},
       {"active_experts", c.moe() ? nlohmann::ordered_json({{"used", c.n_experts_used}, {"of", c.n_experts}})
                                  : nlohmann::ordered_json(nullptr)},
@@ -248,6 +255,11 @@ void run(const Args& a) {
     if (over_peak) std::printf("  %s\n", peak_error.c_str());
     std::printf("  %.4f submits/token, %llu dispatches and %llu barriers/token\n", j["submits_per_token"].get<double>(),
                 (unsigned long long)last.dispatches_per_step, (unsigned long long)last.barriers_per_step);
+    if (const auto* pk = model.persistent())
+      std::printf("  decode: %s, %u x %u invocations, every layer in one dispatch\n", pk->kernel().c_str(), pk->grid(),
+                  pk->workgroup());
+    else
+      std::printf("  decode: phase by phase (%s)\n", model.persistent_why().c_str());
     std::printf("  VRAM %.2f GiB, load %.2f s\n", dev.allocatedBytes() / 1073741824.0, lm.load_s);
   }
 }

@@ -383,7 +383,7 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
   device_.queue().writeBuffer(inv_freq_local_, 0, lo.data(), lo.size() * 4);
   uint32_t zero[16] = {};
   device_.queue().writeBuffer(state_, 0, zero, sizeof zero);
-  persistent_ = PersistentDecode::create(*this);
+  persistent_ = PersistentDecode::create(*this, &persistent_why_);
 }
 
 // The per-sequence state of the non-attention layers, f32: LFM2's short convs keep their last

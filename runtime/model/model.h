@@ -114,6 +114,10 @@ class Model {
     double staging_write_s = 0, gpu_wait_s = 0;
   };
   const LoadBreakdown& load_breakdown() const { return load_breakdown_; }
+  // The persistent decode kernel's plan, or null where decode runs phase by phase, for the reason
+  // persistent_why() gives (bench --json reports both).
+  const PersistentDecode* persistent() const { return persistent_.get(); }
+  const std::string& persistent_why() const { return persistent_why_; }
   // After a forward: the last row's final hidden state before the final norm, and after it.
   std::vector<float> last_hidden();
   std::vector<float> last_normed();
@@ -216,6 +220,7 @@ class Model {
   gpu::Buffer moe_ids_, moe_wts_, moe_gu_, moe_h_, moe_y_, moe_counts_, moe_offsets_, moe_perm_, moe_zero_;
   int32_t last_rows_ = 0;  // rows of the most recent forward
   std::shared_ptr<PersistentDecode> persistent_;  // every layer of a decode step in one dispatch; null: per phase
+  std::string persistent_why_;                    // why persistent_ is null
 };
 
 // Tokens per chunk of the chunked delta-rule kernel for a q/k head width and a shared-memory size (0: none fits).

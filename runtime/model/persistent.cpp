@@ -150,6 +150,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   }
   if (!sh) return no("dim or q_dim exceeds the shared staging area");
   pk->kernel_ = q4k_slots ? q4k_kernel : "decode_persistent";
+  pk->staging_ = sh;
   // The o projection folded into the attention phase (decode_persistent.comp PK_FOLD_O, the _fold variants): one grid
   // barrier a layer fewer, the head groups' sums added into x by float atomics in any order, so on a GPU the logits
   // differ from run to run at the h16 kernel's rounding level (4e-3 rel L2). Where W_o is Q4_K in every layer, head_dim
@@ -281,6 +282,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const std::vector<uint32_t> zero(kPkSyncWords, 0);
   dev.queue().writeBuffer(pk->sync_, 0, zero.data(), zero.size() * 4);
   return pk;
+}
+
+// As decode_persistent.comp's P5 splits ffn_dim: passes of whole 256-column blocks where the staging area holds one.
+uint32_t PersistentDecode::down_passes() const {
+  const uint32_t cols = staging_ >= 256 ? staging_ & ~255u : staging_;
+  return (params_.ffn_dim + cols - 1) / cols;
 }
 
 std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {

@@ -48,6 +48,10 @@ class PersistentDecode {
   const kparams::PersistentParams& params() const { return params_; }
   uint32_t grid() const { return grid_; }
   uint32_t workgroup() const { return wg_; }
+  // Floats of x (or h) each workgroup stages in shared memory, and the column passes the down projection's input
+  // takes in them (decode_persistent.comp, P5).
+  uint32_t staging_floats() const { return staging_; }
+  uint32_t down_passes() const;
   // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
   // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
   void check() const;
@@ -56,7 +60,7 @@ class PersistentDecode {
   explicit PersistentDecode(Model& model) : model_(model) {}
   Model& model_;
   std::string kernel_ = "decode_persistent";
-  uint32_t grid_ = 1, wg_ = 64;
+  uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};
   gpu::Buffer table_, scratch_, sync_;

@@ -175,7 +175,7 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
                         "weight_bytes_per_token", "achieved_gb_s", "peak_gb_s", "pct_of_peak", "gpu_ms_by_kernel",
                         "vram_bytes", "weight_bytes", "kv_cache_bytes", "load_s", "token_arrival_ms", "reps", "sampling",
                         "kv_bytes_per_token", "gpu_ms_by_dispatch", "peak_error", "peak_gb_s_by_mib", "peak_runs",
-                        "floor_ms_per_token", "floor_tok_s"})
+                        "floor_ms_per_token", "floor_tok_s", "decode_kernel"})
     EXPECT_TRUE(j.contains(f)) << "missing field " << f;
   EXPECT_EQ(j["quant"], "Q8_0");
   EXPECT_EQ(j["gen_tokens"], 128);
@@ -195,6 +195,14 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
   EXPECT_NEAR(j["floor_ms_per_token"].get<double>(), bytes / (peak * 1e9) * 1e3, 1e-9);
   EXPECT_NEAR(j["floor_tok_s"].get<double>() * j["floor_ms_per_token"].get<double>(), 1e3, 1e-6);
   EXPECT_GT(j["dispatches_per_token"].get<int>(), 10);
+  // The decode path: the persistent kernel's plan, or why not (on lavapipe: off by default on CPU devices).
+  const json& dk = j["decode_kernel"];
+  if (dk["persistent"].get<bool>()) {
+    EXPECT_EQ(dk["kernel"].get<std::string>().rfind("decode_persistent", 0), 0u) << dk;
+    EXPECT_GE(dk["down_passes"].get<int>(), 1) << dk;
+  } else {
+    EXPECT_FALSE(dk["why"].get<std::string>().empty()) << dk;
+  }
   double p50 = j["decode_ms_per_token_p50"], p95 = j["decode_ms_per_token_p95"];
   EXPECT_GT(p50, 0);
   EXPECT_LE(p50, p95);
