@@ -215,8 +215,9 @@ void run(const Args& a) {
   // The decode step's path: the persistent kernel's plan, or why each step runs phase by phase.
   nlohmann::ordered_json decode_kernel = {{"persistent", false}, {"why", model.persistent_why()}};
   if (const auto* pk = model.persistent())
-    decode_kernel = {{"persistent", true}, {"kernel", pk->kernel()}, {"grid", pk->grid()}, {"workgroup", pk->workgroup()},
-                     {"staging_floats", pk->staging_floats()}, {"down_passes", pk->down_passes()}};
+    decode_kernel = {{"persistent", true}, {"kernel", pk->kernel()}, {"grid", pk->grid()},
+                     {"workgroup", pk->workgroup()}, {"staging_floats", pk->staging_floats()},
+                     {"down_passes", pk->down_passes()}};
   nlohmann::ordered_json j = {
       {"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name}, {"driver", dev.adapter().driver},
       {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens}, {"reps", a.reps},
