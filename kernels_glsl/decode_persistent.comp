@@ -240,10 +240,6 @@ void wait_word(uint i, uint target) {
     }
 }
 void wait_release(uint b) { wait_word(kPkSyncRelease, b); }
-// The grid barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch
-// (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
-// invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
-// grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
 // Counts the workgroup in on sync word i once its writes are fenced (FENCE_ALL: by every invocation, else by
 // invocation 0 after the workgroup barrier); returns the count before it in invocation 0, 0 in the others.
 uint count_in(uint i) {
@@ -265,6 +261,10 @@ void await_word(uint i, uint target, bool poll) {
   }
   barrier();
 }
+// The grid barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch
+// (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
+// invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
+// grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
 uint grid_arrive() {
   uint b = ++n_barriers, last = 0u;
   if (count_in(kPkSyncArrive) == b * gl_NumWorkGroups.x - 1u && gl_LocalInvocationIndex == 0u) {
