@@ -6,6 +6,10 @@
 #   ab_variant RUNNER NAME[@RUNNER2]:VAR=VAL,...
 #                                            -> $ab_name, $ab_run (RUNNER2 where given: an older bundle's `run`, one
 #                                               tree against another; else RUNNER) and the array ab_env (VAR=VAL ...)
+#   ab_bench OUT NAME RUNNER MODEL PROMPT GEN REPS [VAR=VAL ...]
+#                                            -> OUT/NAME.json (`bench --json`, 60 s at most) and one line: NAME,
+#                                               decode tok/s and decode_persistent's GPU ms a step (the run scripts
+#                                               of benchmarks/results/*-scripts each wrote this helper for itself)
 ab_model() {
   "$1" blueshift synth --config "$2" "$4/hf" --seed 1 >/dev/null
   "$1" blueshift convert "$4/hf" "$4/m" --quant "$3" >/dev/null
@@ -17,4 +21,17 @@ ab_variant() {
   if [[ $ab_name == *@* ]]; then ab_run=${ab_name#*@}; ab_name=${ab_name%%@*}; fi
   ab_env=()
   IFS=',' read -r -a ab_env <<< "${2#*:}"
+}
+ab_bench() {
+  local out=$1 name=$2 runner=$3 model=$4 prompt=$5 gen=$6 reps=$7
+  shift 7
+  env "$@" timeout 60 "$runner" blueshift bench --model "$model" --prompt-tokens "$prompt" --gen-tokens "$gen" \
+    --reps "$reps" --json > "$out/$name.json" || { echo "$name: bench failed (rc $?)"; return 1; }
+  python3 - "$out/$name.json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = next((v for n, v in d["gpu_ms_by_dispatch"].items() if n.startswith("decode_persistent")), None)
+print(f"{sys.argv[2]:36s} decode {d['decode_tok_s']:7.1f} tok/s, decode_persistent "
+      + (f"{k:.4f} ms a step" if k is not None else f"not taken ({d['decode_kernel'].get('why', '')})"))
+PY
 }
