@@ -48,6 +48,9 @@ layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
 layout(std430, binding = 2) coherent buffer Sc { float sc[]; };
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+layout(std430, binding = 2) coherent buffer Sc4 { vec4 sc4[]; };  // the same scratch, 16 bytes a load (stage_slots)
+#endif
 layout(std430, binding = 3) readonly buffer St { uint state[]; };
 layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
 layout(std430, binding = 5) readonly buffer Fg { float freq_g[]; };
@@ -64,33 +67,57 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4
 // the lanes of a Q4_K row read x at float offsets 0, 16, 64, 80, ... (part t of a block), which in a
 // plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
 // ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
-shared vec4 sx4[SH / 4u + SH / 64u + 1u];
 uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
-
 uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+// The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
+// PK_SMEM_WORDS): a Q4_K down projection reads the slots alone, so P5 stages them over the whole array (stage_slots).
+shared uvec4 smem[PK_SMEM_WORDS(SH)];
+const uint kSxAt = PK_SX_AT(SH);
+vec4 xin4(uint i) { return uintBitsToFloat(smem[kSxAt + sx_at(i)]); }  // i % 4 == 0
+void sx_set4(uint i, vec4 v) { smem[kSxAt + sx_at(i)] = floatBitsToUint(v); }
+void sx_set(uint i, float v) { smem[kSxAt + sx_at(i)][i & 3u] = floatBitsToUint(v); }
+float sx_get(uint i) { return uintBitsToFloat(smem[kSxAt + sx_at(i)][i & 3u]); }
+#else
+shared vec4 sx4[SH / 4u + SH / 64u + 1u];
 vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
+void sx_set4(uint i, vec4 v) { sx4[sx_at(i)] = v; }
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
 float sx_get(uint i) { return sx4[sx_at(i)][i & 3u]; }
+#endif
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+// A slot is 16 values of sx as two uvec4s (a, b) and a vec2 s (the integer form: q1, q2 and (d / 254, sum); the f16
+// form: words 0-1 and 2-3, and (scale, sum)). The slots of a 256-column block are one record of kPkSlotRec uvec4s:
+// the 16 a, the 16 b, then 8 uvec4s whose word i holds slot i's s and slot i + 8's (the pair a Q4_K part meets). A
+// part t reads a at t and t + 8, b at t + 16 and t + 24, and s at t + 32: consecutive lanes consecutive uvec4s.
+// slot_at(g): the record word of slot g's a (g % 16 < 8: the part's low-nibble slot).
+uint slot_at(uint g) { return (g >> 4) * kPkSlotRec + (g & 15u); }
+void slot_store(uint g, uvec4 a, uvec4 b, vec2 s) {
+  uint r = slot_at(g), si = (g >> 4) * kPkSlotRec + 32u + (g & 7u);
+  smem[r] = a;
+  smem[r + 16u] = b;
+  if ((g & 8u) != 0u)
+    smem[si].zw = floatBitsToUint(s);
+  else
+    smem[si].xy = floatBitsToUint(s);
+}
+// Blocks of slots the whole array holds (P5's Q4_K down projection).
+const uint kSlotBlocks = PK_SMEM_WORDS(SH) / kPkSlotRec;
+#endif
 
 #ifdef PK_INT_DOT
 // decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
-// quantized into 16-value slots (two int8 levels, d / 254 and the sum) laid out per 256 columns as in
-// matvec_q4k_i8's input, q1 and q2 in arrays of their own: a Q4_K part t reads slots t and t + 8 of its
-// block, so consecutive lanes read consecutive uvec4s (no bank conflicts). The float sx stays for the
-// Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp sizes SH for both (6.75 bytes a float).
+// quantized into 16-value slots (two int8 levels, d / 254 and the sum) in the records above, slots ordered as in
+// matvec_q4k_i8's input: a Q4_K part t reads slots t and t + 8 of its block, so consecutive lanes read consecutive
+// uvec4s (no bank conflicts). The float sx stays for the Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp sizes SH for both (6.75 bytes a float).
 #include "int_dot.glsl"
-const uint kSlots = (SH + 255u) / 256u * 16u;
-shared uvec4 sq1[kSlots], sq2[kSlots];
-shared vec2 sds[kSlots];
 
 // Slot g from its 16 values (stage_quantize, below).
 void slot_put(uint g, vec4 v[4]) {
   uvec4 q1, q2;
   vec2 ds;
   q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
-  sq1[g] = q1;
-  sq2[g] = q2;
-  sds[g] = ds;
+  slot_store(g, q1, q2, ds);
 }
 #elif defined(PK_HALF_DOT)
 // decode_persistent_h16: Q4_K rows meet x in packed f16 arithmetic. A code pair becomes an f16 pair with one mask:
@@ -109,9 +136,6 @@ void slot_put(uint g, vec4 v[4]) {
 // Within a slot, word m's pairs are (x[4m], x[4m + 2]) and (x[4m + 1], x[4m + 3]), the nibble pairs' order.
 #define Q8X_QUANTIZE_ONLY  // int_dot.glsl for q8x_slot_first, without the integer-dot instruction
 #include "int_dot.glsl"
-const uint kSlots = (SH + 255u) / 256u * 16u;
-shared uvec4 sha[kSlots], shb[kSlots];  // words 0-1 and 2-3 of each slot (lanes read 16-byte strides)
-shared vec2 shs[kSlots];
 
 // Slot g from its 16 values (stage_quantize, below).
 void slot_put(uint g, vec4 v[4]) {
@@ -126,9 +150,8 @@ void slot_put(uint g, vec4 v[4]) {
     sum += dot(vec4(h), vec4(1.0));
     pk[2u * w] = packFloat2x16(h.xz), pk[2u * w + 1u] = packFloat2x16(h.yw);
   }
-  sha[g] = uvec4(pk[0], pk[1], pk[2], pk[3]);
-  shb[g] = uvec4(pk[4], pk[5], pk[6], pk[7]);
-  shs[g] = vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum);
+  slot_store(g, uvec4(pk[0], pk[1], pk[2], pk[3]), uvec4(pk[4], pk[5], pk[6], pk[7]),
+             vec2(up * ((g % 16u) >= 8u ? 1.0 / 16.0 : 1.0), up * sum));
 }
 
 // The 16 codes of one nibble half of qs words q (mask 0x000F000F: low nibbles, 0x00F000F0: high ones, times 16)
@@ -164,15 +187,32 @@ void stage_quantize_scaled(uint n, float scale) {
     for (uint w = 0u; w < 4u; ++w) {
       uint i = first + 4u * w;
       v[w] = i + 4u <= n ? xin4(i) * scale : vec4(0.0);
-      if (scale != 1.0 && i + 4u <= n) sx4[sx_at(i)] = v[w];
+      if (scale != 1.0 && i + 4u <= n) sx_set4(i, v[w]);
     }
+    slot_put(g, v);
+  }
+  barrier();
+}
+// The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K down
+// projection reads the slots alone, so they may take the whole shared array (kSlotBlocks blocks a pass, P5).
+void stage_slots(uint off, uint n) {
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
+  for (uint g = gl_LocalInvocationIndex; g < n / 16u; g += gl_WorkGroupSize.x) {
+    uint first = (off + (g / 16u) * 256u + q8x_slot_first(g % 16u)) / 4u;
+    vec4 v[4];
+    for (uint w = 0u; w < 4u; ++w) v[w] = sc4[first + w];
     slot_put(g, v);
   }
   barrier();
 }
 #else
 const bool kQ4kSlots = false;
+const uint kSlotBlocks = 0u;
 void stage_quantize_scaled(uint n, float scale) {}
+void stage_slots(uint off, uint n) {}
 #endif
 void stage_quantize(uint n) { stage_quantize_scaled(n, 1.0); }
 
@@ -371,9 +411,10 @@ void q4k_math(uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts], uint p0, uint 
     uint blk = part >> 3, t = part & 7u, j = t >> 1;
     uvec4 ha = hh[2u * u], qa = qq[2u * u], hb = hh[2u * u + 1u], qb = qq[2u * u + 1u];
 #ifdef PK_INT_DOT
-    uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
-    uvec4 q1a = sq1[sa], q2a = sq2[sa], q1b = sq1[sb], q2b = sq2[sb];
-    vec2 dsa = sds[sa], dsb = sds[sb] * vec2(kQ8xHiStep, 1.0);
+    uint sa = (blk - kx / 256u) * kPkSlotRec + t;  // slot_at: the part's low-nibble slot; its high one 8 on
+    uvec4 q1a = smem[sa], q2a = smem[sa + 16u], q1b = smem[sa + 8u], q2b = smem[sa + 24u];
+    vec4 ds = uintBitsToFloat(smem[sa + 32u]);
+    vec2 dsa = ds.xy, dsb = ds.zw * vec2(kQ8xHiStep, 1.0);
     for (uint r = 0u; r < 2u; ++r) {
       uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
       vec2 dm = unpackHalf2x16(h.x);
@@ -382,9 +423,10 @@ void q4k_math(uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts], uint p0, uint 
       acc[r] += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * dsa.y + sm.w * dsb.y);
     }
 #elif defined(PK_HALF_DOT)
-    uint sa = (blk - kx / 256u) * 16u + t, sb = sa + 8u;
-    uvec4 xla = sha[sa], xlb = shb[sa], xha = sha[sb], xhb = shb[sb];
-    vec2 sl = shs[sa], sh = shs[sb];
+    uint sa = (blk - kx / 256u) * kPkSlotRec + t;  // slot_at: the part's low-nibble slot; its high one 8 on
+    uvec4 xla = smem[sa], xlb = smem[sa + 16u], xha = smem[sa + 8u], xhb = smem[sa + 24u];
+    vec4 ss = uintBitsToFloat(smem[sa + 32u]);
+    vec2 sl = ss.xy, sh = ss.zw;
     for (uint r = 0u; r < 2u; ++r) {
       uvec4 h = r == 0u ? ha : hb, q = r == 0u ? qa : qb;
       vec2 dm = unpackHalf2x16(h.x);
@@ -764,9 +806,10 @@ float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
     [[unroll]] for (uint u = 0u; u < 4u; ++u) {
       uint t = hf + u;
       vec4 sm = q4k_scales_pair(h.yzw, t >> 1);
-      vec2 sl = shs[t], sh = shs[t + 8u];
-      float fa = sl.x * q4k_half16(q[u], 0x000F000Fu, sha[t], shb[t]);
-      float fb = sh.x * q4k_half16(q[u], 0x00F000F0u, sha[t + 8u], shb[t + 8u]);
+      vec4 ss = uintBitsToFloat(smem[t + 32u]);  // block 0's record (slot_at)
+      vec2 sl = ss.xy, sh = ss.zw;
+      float fa = sl.x * q4k_half16(q[u], 0x000F000Fu, smem[t], smem[t + 16u]);
+      float fb = sh.x * q4k_half16(q[u], 0x00F000F0u, smem[t + 8u], smem[t + 24u]);
       s += dm.x * (sm.x * fa + sm.y * fb) - dm.y * (sm.z * sl.y + sm.w * sh.y);
     }
   }
@@ -939,22 +982,24 @@ void main() {
     }
     grid_barrier();
     // P5: x += W_down h, in column passes of what the staging area holds (k0 a multiple of 256): each
-    // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between.
+    // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between. A Q4_K matrix in
+    // the slot forms reads the slots alone, staged over the whole shared array (the 8B's 14336 columns in one pass
+    // where sx and its slots take three).
     {
       uvec2 w = addr(l, kPkDown);
-      uint dt = tbl[base + kPkDown + 2u], kc = SH >= 256u ? SH & ~255u : SH;
-      // Passes of equal size in whole 256-column blocks: the 8B's 14336 in 8960 + 5376 ran 1.7% slower than in
-      // 7936 + 6400 (benchmarks/results/2026-11-28-h200-session21.md, F5).
-      if (SH >= 256u) {
-        uint np = (p.ffn_dim + kc - 1u) / kc;
-        kc = ((p.ffn_dim + np - 1u) / np + 255u) & ~255u;
-      }
+      uint dt = tbl[base + kPkDown + 2u];
+      bool slots_only = kQ4kSlots && dt == kPkQ4K;
+      uint kc = pk_pass_cols(p.ffn_dim, slots_only ? kSlotBlocks * 256u : SH);
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
-        stage_copy(p.h_off + k0, k1 - k0);
-        if (dt == kPkQ4K) stage_quantize(k1 - k0);
+        if (slots_only) {
+          stage_slots(p.h_off + k0, k1 - k0);
+        } else {
+          stage_copy(p.h_off + k0, k1 - k0);
+          if (dt == kPkQ4K) stage_quantize(k1 - k0);
+        }
         add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
-        barrier();  // sx is restaged by the next pass
+        barrier();  // the staging area is rewritten by the next pass
       }
     }
     if (l + 1u < p.n_layers) grid_barrier();

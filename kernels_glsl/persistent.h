@@ -5,6 +5,9 @@
 #include <cstdint>
 namespace bs::kparams {
 using uint = uint32_t;
+#define PK_FN inline
+#else
+#define PK_FN
 #endif
 
 struct PersistentParams {
@@ -39,6 +42,20 @@ const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
 const uint kPkSyncArrive = 0u, kPkSyncError = 2u, kPkSyncDone = 3u, kPkSyncRelease = 32u;
 const uint kPkSyncGroups = 64u, kPkSyncGroupStride = 32u, kPkMaxGroups = 64u;
 const uint kPkSyncWords = kPkSyncGroups + kPkSyncGroupStride * kPkMaxGroups;
+
+// Shared memory of the slot forms (decode_persistent.comp, PK_INT_DOT / PK_HALF_DOT): one uvec4 array, the Q4_K slots
+// of `sh` staged floats first (a record of kPkSlotRec uvec4s a 256-column block), then the floats (a vec4 of skew per 16).
+const uint kPkSlotRec = 40u;
+#define PK_SX_AT(sh) (((sh) + 255u) / 256u * kPkSlotRec)
+#define PK_SMEM_WORDS(sh) (PK_SX_AT(sh) + (sh) / 4u + (sh) / 64u + 1u)
+// The down projection's columns a pass (P5) where `cap` columns fit: passes of equal size in whole 256-column blocks
+// where cap holds one (the 8B's 14336 in 8960 + 5376 ran 1.7% slower than in 7936 + 6400:
+// benchmarks/results/2026-11-28-h200-session21.md, F5), else cap columns a pass.
+PK_FN uint pk_pass_cols(uint ffn, uint cap) {
+  if (cap < 256u) return cap;
+  uint np = (ffn + (cap & ~255u) - 1u) / (cap & ~255u);
+  return ((ffn + np - 1u) / np + 255u) & ~255u;
+}
 
 #ifdef __cplusplus
 }  // namespace bs::kparams

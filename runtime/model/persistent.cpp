@@ -242,6 +242,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
         return no("off by default for F16 layers (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
+      if (at == kPkDown) {  // decode_persistent.comp P5: a Q4_K matrix on slots stages them alone, over all of smem
+        const bool slots_only = q4k_slots && code == int(kPkQ4K);
+        const uint32_t cap = slots_only ? PK_SMEM_WORDS(sh) / kPkSlotRec * 256 : sh;
+        const uint32_t ffn = uint32_t(c.ffn_dim), cols = pk_pass_cols(ffn, cap);
+        pk->down_passes_[std::string(dtype_name(w->dtype))] = (ffn + cols - 1) / cols;
+      }
     }
     if (tbl[b + kPkGate + 2] != tbl[b + kPkUp + 2]) return no("ffn_gate and ffn_up differ in dtype");
     put_addr(tbl, b + kPkKCache, m.kcache_[size_t(l)].deviceAddress());
@@ -282,12 +288,6 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const std::vector<uint32_t> zero(kPkSyncWords, 0);
   dev.queue().writeBuffer(pk->sync_, 0, zero.data(), zero.size() * 4);
   return pk;
-}
-
-// As decode_persistent.comp's P5 splits ffn_dim: passes of whole 256-column blocks where the staging area holds one.
-uint32_t PersistentDecode::down_passes() const {
-  const uint32_t cols = staging_ >= 256 ? staging_ & ~255u : staging_;
-  return (params_.ffn_dim + cols - 1) / cols;
 }
 
 std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {

@@ -13,6 +13,7 @@
 // BLUESHIFT_PERSISTENT_SPLITS=N the context chunks per head, BLUESHIFT_PERSISTENT_SKIP=MASK skips phases'
 // work (timing breakdowns; wrong logits).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,9 +50,10 @@ class PersistentDecode {
   uint32_t grid() const { return grid_; }
   uint32_t workgroup() const { return wg_; }
   // Floats of x (or h) each workgroup stages in shared memory, and the column passes the down projection's input
-  // takes in them (decode_persistent.comp, P5).
+  // takes, by the down matrices' dtype (decode_persistent.comp, P5: a Q4_K matrix in the slot forms stages its slots
+  // alone, in fewer passes).
   uint32_t staging_floats() const { return staging_; }
-  uint32_t down_passes() const;
+  const std::map<std::string, uint32_t>& down_passes() const { return down_passes_; }
   // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
   // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
   void check() const;
@@ -61,6 +63,7 @@ class PersistentDecode {
   Model& model_;
   std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
+  std::map<std::string, uint32_t> down_passes_;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};
   gpu::Buffer table_, scratch_, sync_;

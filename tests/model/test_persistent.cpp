@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "runtime/gpu/gpu.h"
@@ -35,6 +36,8 @@ struct Case {
   // alone 1.3e-3. Their top-1 may differ where these random models' logits nearly tie: 0 to 2 of 70 positions in
   // those runs (the f32 forms: at most 1), so they may miss 4 (kHalfTol's cases).
   double tol = 1e-3;
+  // Column passes of the down projection expected for these dtypes (PersistentDecode::down_passes; unchecked if empty).
+  std::map<std::string, uint32_t> passes = {};
 };
 constexpr double kHalfTol = 1e-2;
 size_t top1_misses(double tol) { return tol >= kHalfTol ? 4 : 1; }
@@ -72,8 +75,11 @@ std::vector<Case> cases() {
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
-      // ... the layer 0 down projection in two column passes on lavapipe's staging area.
-      {"q4_k_passes", llama(256, 6144, 4, 2, 64), "q4_k_m", {}, 70, kHalfTol},
+      // ... layer 1's Q6_K down projection in two column passes on lavapipe's staging area (4368 floats of 32 KiB),
+      // layer 0's Q4_K one in one pass on its f16 slots alone, which take the whole array (47 blocks of 256) ...
+      {"q4_k_passes", llama(256, 6144, 4, 2, 64), "q4_k_m", {}, 70, kHalfTol, {{"Q4_K", 1}, {"Q6_K", 2}}},
+      // ... and in two (49 blocks: 25 + 24), the second pass's slots again from record 0.
+      {"q4_k_slot_passes", llama(256, 12544, 4, 2, 64), "q4_k_m", {}, 70, kHalfTol, {{"Q4_K", 2}, {"Q6_K", 3}}},
       // The float form (BLUESHIFT_Q4K_DOT=float), held to 1e-3.
       {"q4_k_m_float", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "float"}}},
       {"q4_k_wide_float", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "float"}}},
@@ -81,8 +87,8 @@ std::vector<Case> cases() {
       // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
       {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
       {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
-      // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): layer 0's
-      // Q4_K down projection in two column passes of 3072.
+      // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): layer 1's Q6_K down
+      // projection in two column passes of 3072, layer 0's Q4_K one on its int8 slots alone, in one.
       {"q4_k_passes_int", llama(256, 6144, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
@@ -190,6 +196,11 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
         !(fold && std::string(fold) == "0"))
       kernel += "_fold";
     EXPECT_EQ(pk->kernel(), kernel);
+    for (const auto& [dtype, passes] : c.passes) {
+      auto it = pk->down_passes().find(dtype);
+      ASSERT_NE(it, pk->down_passes().end()) << c.name << ": no " << dtype << " down projection";
+      EXPECT_EQ(it->second, passes) << c.name << ": " << dtype << " down projection passes";
+    }
     fast = decode_all(m, ids);
   }
   {
