@@ -71,15 +71,19 @@ uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
 uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 // The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
-// PK_SMEM_WORDS): a Q4_K down projection reads the slots alone, so P5 stages them over the whole array (stage_slots).
+// PK_SMEM_WORDS). A down projection takes the whole array in P5: a Q4_K one its slots alone (stage_slots), any other
+// its floats alone, from word 0 (sx_at0; kSxAt elsewhere).
 shared uvec4 smem[PK_SMEM_WORDS(SH)];
 const uint kSxAt = PK_SX_AT(SH);
-vec4 xin4(uint i) { return uintBitsToFloat(smem[kSxAt + sx_at(i)]); }  // i % 4 == 0
-void sx_set4(uint i, vec4 v) { smem[kSxAt + sx_at(i)] = floatBitsToUint(v); }
-void sx_set(uint i, float v) { smem[kSxAt + sx_at(i)][i & 3u] = floatBitsToUint(v); }
-float sx_get(uint i) { return uintBitsToFloat(smem[kSxAt + sx_at(i)][i & 3u]); }
+uint sx_at0 = kSxAt;  // the word of float 0 (uniform)
+vec4 xin4(uint i) { return uintBitsToFloat(smem[sx_at0 + sx_at(i)]); }  // i % 4 == 0
+void sx_set4(uint i, vec4 v) { smem[sx_at0 + sx_at(i)] = floatBitsToUint(v); }
+void sx_set(uint i, float v) { smem[sx_at0 + sx_at(i)][i & 3u] = floatBitsToUint(v); }
+float sx_get(uint i) { return uintBitsToFloat(smem[sx_at0 + sx_at(i)][i & 3u]); }
 #else
 shared vec4 sx4[SH / 4u + SH / 64u + 1u];
+const uint kSxAt = 0u;
+uint sx_at0 = 0u;  // (unused: the slot forms' P5 moves their floats)
 vec4 xin4(uint i) { return sx4[sx_at(i)]; }  // i % 4 == 0
 void sx_set4(uint i, vec4 v) { sx4[sx_at(i)] = v; }
 void sx_set(uint i, float v) { sx4[sx_at(i)][i & 3u] = v; }
@@ -101,8 +105,6 @@ void slot_store(uint g, uvec4 a, uvec4 b, vec2 s) {
   else
     smem[si].xy = floatBitsToUint(s);
 }
-// Blocks of slots the whole array holds (P5's Q4_K down projection).
-const uint kSlotBlocks = PK_SMEM_WORDS(SH) / kPkSlotRec;
 #endif
 
 #ifdef PK_INT_DOT
@@ -194,12 +196,14 @@ void stage_quantize_scaled(uint n, float scale) {
   barrier();
 }
 // The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K down
-// projection reads the slots alone, so they may take the whole shared array (kSlotBlocks blocks a pass, P5).
+// projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
 void stage_slots(uint off, uint n) {
   if ((p.skip & 32u) != 0u) {
     barrier();
     return;
   }
+  // One slot an invocation a round: two at once (the 8B's 896 slots on 640 invocations in one round trip) ran slower,
+  // 8B +1.0% kernel time, 1B +1.2% (benchmarks/results/2026-11-30-h200-session32.md, R2-R3).
   for (uint g = gl_LocalInvocationIndex; g < n / 16u; g += gl_WorkGroupSize.x) {
     uint first = (off + (g / 16u) * 256u + q8x_slot_first(g % 16u)) / 4u;
     vec4 v[4];
@@ -210,7 +214,6 @@ void stage_slots(uint off, uint n) {
 }
 #else
 const bool kQ4kSlots = false;
-const uint kSlotBlocks = 0u;
 void stage_quantize_scaled(uint n, float scale) {}
 void stage_slots(uint off, uint n) {}
 #endif
@@ -982,14 +985,15 @@ void main() {
     }
     grid_barrier();
     // P5: x += W_down h, in column passes of what the staging area holds (k0 a multiple of 256): each
-    // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between. A Q4_K matrix in
-    // the slot forms reads the slots alone, staged over the whole shared array (the 8B's 14336 columns in one pass
-    // where sx and its slots take three).
+    // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between. In the slot forms
+    // the matrix may take the whole shared array (pk_down_cap): a Q4_K one its slots alone (the 8B's 14336 columns in
+    // one pass where sx and its slots took three), any other its floats alone, from word 0.
     {
       uvec2 w = addr(l, kPkDown);
       uint dt = tbl[base + kPkDown + 2u];
       bool slots_only = kQ4kSlots && dt == kPkQ4K;
-      uint kc = pk_pass_cols(p.ffn_dim, slots_only ? kSlotBlocks * 256u : SH);
+      if (kQ4kSlots && !slots_only) sx_at0 = 0u;
+      uint kc = pk_pass_cols(p.ffn_dim, pk_down_cap(SH, p.ffn_dim, kQ4kSlots, dt == kPkQ4K));
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
         if (slots_only) {
@@ -1001,6 +1005,7 @@ void main() {
         add_matvec(dt, w, p.ffn_dim, k0, k1, 16u);
         barrier();  // the staging area is rewritten by the next pass
       }
+      sx_at0 = kSxAt;
     }
     if (l + 1u < p.n_layers) grid_barrier();
   }

@@ -56,6 +56,16 @@ PK_FN uint pk_pass_cols(uint ffn, uint cap) {
   uint np = (ffn + (cap & ~255u) - 1u) / (cap & ~255u);
   return ((ffn + np - 1u) / np + 255u) & ~255u;
 }
+// The columns the down projection's staging holds (P5), for `sh` staging floats: in the slot forms (`slots`) the
+// matrix takes the whole shared array, a Q4_K one its slots alone, any other its floats alone where that makes one
+// pass (the 1B's 8192 floats: kernel -1.0%; the 8B's 14336 in 2 passes rather than 3 ran even to 0.5% slower:
+// benchmarks/results/2026-11-30-h200-session32.md, R2-R3).
+PK_FN uint pk_down_cap(uint sh, uint ffn, bool slots, bool q4k) {
+  uint words = PK_SMEM_WORDS(sh), floats = (words - 1u) * 64u / 17u & ~3u;  // with a vec4 of skew per 16
+  if (!slots) return sh;
+  if (q4k) return words / kPkSlotRec * 256u;
+  return ffn <= floats ? floats : sh;
+}
 
 #ifdef __cplusplus
 }  // namespace bs::kparams

@@ -242,10 +242,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
         return no("off by default for F16 layers (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
-      if (at == kPkDown) {  // decode_persistent.comp P5: a Q4_K matrix on slots stages them alone, over all of smem
-        const bool slots_only = q4k_slots && code == int(kPkQ4K);
-        const uint32_t cap = slots_only ? PK_SMEM_WORDS(sh) / kPkSlotRec * 256 : sh;
-        const uint32_t ffn = uint32_t(c.ffn_dim), cols = pk_pass_cols(ffn, cap);
+      if (at == kPkDown) {  // decode_persistent.comp P5: the slot forms stage a Q4_K matrix's slots or another's floats
+                            // alone, over all of smem
+        const uint32_t ffn = uint32_t(c.ffn_dim);
+        const uint32_t cols = pk_pass_cols(ffn, pk_down_cap(sh, ffn, q4k_slots, code == int(kPkQ4K)));
         pk->down_passes_[std::string(dtype_name(w->dtype))] = (ffn + cols - 1) / cols;
       }
     }
