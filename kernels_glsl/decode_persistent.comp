@@ -71,8 +71,8 @@ uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
 uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 // The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
-// PK_SMEM_WORDS). A down projection takes the whole array in P5: a Q4_K one its slots alone (stage_slots), any other
-// its floats alone, from word 0 (sx_at0; kSxAt elsewhere).
+// PK_SMEM_WORDS). A down projection may take the whole array in P5: a Q4_K or Q6_K one its slots alone (stage_slots),
+// any other its floats alone, from word 0 (sx_at0; kSxAt elsewhere).
 shared uvec4 smem[PK_SMEM_WORDS(SH)];
 const uint kSxAt = PK_SX_AT(SH);
 uint sx_at0 = kSxAt;  // the word of float 0 (uniform)
@@ -182,6 +182,11 @@ float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
 // n % 4 == 0, so the slots' vec4s cover sx). Called only in phases with a Q4_K matrix (uniform per workgroup: the
 // layer table); a barrier follows.
 const bool kQ4kSlots = true;
+#ifdef PK_HALF_DOT
+const bool kQ6kSlots = true;  // Q6_K rows can read the f16 slots (q6k_dot2; P5 only)
+#else
+const bool kQ6kSlots = false;
+#endif
 void stage_quantize_scaled(uint n, float scale) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
     uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
@@ -195,8 +200,8 @@ void stage_quantize_scaled(uint n, float scale) {
   }
   barrier();
 }
-// The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K down
-// projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
+// The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K or Q6_K
+// down projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
 void stage_slots(uint off, uint n) {
   if ((p.skip & 32u) != 0u) {
     barrier();
@@ -213,7 +218,7 @@ void stage_slots(uint off, uint n) {
   barrier();
 }
 #else
-const bool kQ4kSlots = false;
+const bool kQ4kSlots = false, kQ6kSlots = false;
 void stage_quantize_scaled(uint n, float scale) {}
 void stage_slots(uint off, uint n) {}
 #endif
@@ -466,10 +471,29 @@ Q6kW q6k_load(RU2 w, uint row, uint nb, uint part) {
 }
 // Two rows' parts (words wa, wb) against x: the part's quarter qq at columns xo + 32 qq + 0..7, each quarter's x loaded
 // for both rows just before its use. The same sums, in the same order, as a loop that loads every quarter's x first.
-vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo) {
+// With `slots` (a constant at each call; PK_HALF_DOT), x is the f16 slots of the block whose record is at word `rec` (the slot forms'
+// P5: stage_slots) and xo is not read: quarter qq's 8 columns are one half of a slot, its values scaled by the slot's
+// power of 2, which the quarter's sum undoes.
+vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo, bool slots, uint rec) {
   vec2 s = vec2(0.0);
   [[unroll]] for (uint qq = 0u; qq < 4u; ++qq) {
-    vec4 x0 = xin4(xo + 32u * qq), x1 = xin4(xo + 32u * qq + 4u);
+    vec4 x0, x1;
+    float xs = 1.0;
+#ifdef PK_HALF_DOT
+    if (slots) {
+      // Columns 128 h + l0 + 32 qq (xo's part of the block): slot 8 (qq & 1) + j (q8x_slot_first's inverse), half
+      // l0 / 8 & 1; its scale is word j of the record's s pairs, z for the slots past 8 (over 16 there).
+      uint j = 4u * ((xo >> 7) & 1u) + 2u * (qq >> 1) + (l0 >> 4), hi = qq & 1u;
+      uvec4 xw = smem[rec + j + 8u * hi + 16u * ((l0 >> 3) & 1u)];
+      vec4 sw = uintBitsToFloat(smem[rec + 32u + j]);
+      xs = hi != 0u ? 16.0 * sw.z : sw.x;
+      vec2 a = unpackHalf2x16(xw.x), b = unpackHalf2x16(xw.y), c = unpackHalf2x16(xw.z), d = unpackHalf2x16(xw.w);
+      x0 = vec4(a.x, b.x, a.y, b.y), x1 = vec4(c.x, d.x, c.y, d.y);  // a slot word's pairs: (x0, x2), (x1, x3)
+    } else
+#endif
+    {
+      x0 = xin4(xo + 32u * qq), x1 = xin4(xo + 32u * qq + 4u);
+    }
     float sx = dot(x0 + x1, vec4(1.0));
     uint bi = (l0 >> 4) + 2u * qq;
     [[unroll]] for (uint r = 0u; r < 2u; ++r) {
@@ -477,7 +501,7 @@ vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo) {
       float scl = float(int((bi < 4u ? w.sc.x : w.sc.y) << (24u - 8u * (bi & 3u))) >> 24);
       float f = dot(bs_six(q6k_codes(w.qa.x, w.qb.x, w.qh.x)[qq]), x0) +
                 dot(bs_six(q6k_codes(w.qa.y, w.qb.y, w.qh.y)[qq]), x1);
-      s[r] += scl * (64.0 * f - 96.0 * sx);
+      s[r] += xs * (scl * (64.0 * f - 96.0 * sx));
     }
   }
   return vec2(unpackHalf2x16(wa.d).x, unpackHalf2x16(wb.d).x) * s;
@@ -517,16 +541,19 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
       }
       q4k_math(hh, qq, p0, pend, kx, acc);
     }
-  } else if (dt == kPkQ6K) {
+  } else if (dt == kPkQ6K || dt == kPkQ6KSlots) {
     // 8-byte loads of a part's words, then its math (session 28, N4-N5: against one word a load, the same sums, 8B
     // q4_k_m +0.4-0.6%, 1B +0.2%). The words a step ahead, as PIPE does for Q4_K, spilled (128 registers at 512 wide,
-    // 256 bytes; 8B -23%).
+    // 256 bytes; 8B -23%). kPkQ6KSlots: x is the f16 slots (P5 in the slot forms).
     uint nb = k / 256u;
     RU2 wa = RU2(a), wb = RU2(b);
     for (uint part = k0 / 32u + lane; part < k1 / 32u; part += sg) {
-      uint l0 = (part & 3u) * 8u;
-      acc += q6k_dot2(q6k_load(wa, ra, nb, part), q6k_load(wb, rb, nb, part), l0,
-                      (part >> 3) * 256u + 128u * ((part >> 2) & 1u) + l0 - kx);
+      uint l0 = (part & 3u) * 8u, xo = (part >> 3) * 256u + 128u * ((part >> 2) & 1u) + l0 - kx;
+      Q6kW pa = q6k_load(wa, ra, nb, part), pb = q6k_load(wb, rb, nb, part);
+      if (dt == kPkQ6KSlots)
+        acc += q6k_dot2(pa, pb, l0, xo, true, ((part >> 3) - kx / 256u) * kPkSlotRec);
+      else
+        acc += q6k_dot2(pa, pb, l0, xo, false, 0u);
     }
   } else if (dt == kPkQ8_0) {
     uint nb = k / 32u;
@@ -986,14 +1013,16 @@ void main() {
     grid_barrier();
     // P5: x += W_down h, in column passes of what the staging area holds (k0 a multiple of 256): each
     // row's passes are taken by the same subgroup, so the adds into x need no grid barrier between. In the slot forms
-    // the matrix may take the whole shared array (pk_down_cap): a Q4_K one its slots alone (the 8B's 14336 columns in
-    // one pass where sx and its slots took three), any other its floats alone, from word 0.
+    // the matrix may take the whole shared array (pk_down_on_slots, pk_down_cap): a Q4_K one, and a Q6_K one where that
+    // saves passes, its slots alone (the 8B's 14336 columns in one pass where sx and its slots took three), any other
+    // its floats alone, from word 0.
     {
       uvec2 w = addr(l, kPkDown);
       uint dt = tbl[base + kPkDown + 2u];
-      bool slots_only = kQ4kSlots && dt == kPkQ4K;
+      bool slots_only = pk_down_on_slots(SH, p.ffn_dim, kQ4kSlots, kQ6kSlots, dt);
       if (kQ4kSlots && !slots_only) sx_at0 = 0u;
-      uint kc = pk_pass_cols(p.ffn_dim, pk_down_cap(SH, p.ffn_dim, kQ4kSlots, dt == kPkQ4K));
+      uint kc = pk_pass_cols(p.ffn_dim, pk_down_cap(SH, p.ffn_dim, kQ4kSlots, slots_only));
+      if (slots_only && dt == kPkQ6K) dt = kPkQ6KSlots;
       for (uint k0 = 0u; k0 < p.ffn_dim; k0 += kc) {
         uint k1 = min(p.ffn_dim, k0 + kc);
         if (slots_only) {

@@ -34,6 +34,7 @@ const uint kPkBiasQ = 36u, kPkBiasK = 38u, kPkBiasV = 40u;
 const uint kPkWindow = 42u;   // sliding window of the layer (0 = full causal)
 const uint kPkLocal = 43u;    // 1: the layer's RoPE uses the local (sliding) inv_freq table
 const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
+const uint kPkQ6KSlots = 4u;  // not in the table: a Q6_K matrix against the f16 slots (decode_persistent.comp P5)
 // Sync words (binding 4): arrivals at this dispatch's grid barriers, the last barrier released (on a line
 // of its own), the error flag (a barrier timed out: workgroups not co-resident), workgroups done (the last
 // zeroes the three counts for the next dispatch).
@@ -56,15 +57,21 @@ PK_FN uint pk_pass_cols(uint ffn, uint cap) {
   uint np = (ffn + (cap & ~255u) - 1u) / (cap & ~255u);
   return ((ffn + np - 1u) / np + 255u) & ~255u;
 }
-// The columns the down projection's staging holds (P5), for `sh` staging floats: in the slot forms (`slots`) the
-// matrix takes the whole shared array, a Q4_K one its slots alone, any other its floats alone where that makes one
-// pass (the 1B's 8192 floats: kernel -1.0%; the 8B's 14336 in 2 passes rather than 3 ran even to 0.5% slower:
-// benchmarks/results/2026-11-30-h200-session32.md, R2-R3).
-PK_FN uint pk_down_cap(uint sh, uint ffn, bool slots, bool q4k) {
-  uint words = PK_SMEM_WORDS(sh), floats = (words - 1u) * 64u / 17u & ~3u;  // with a vec4 of skew per 16
-  if (!slots) return sh;
-  if (q4k) return words / kPkSlotRec * 256u;
-  return ffn <= floats ? floats : sh;
+// Floats (with their vec4 of skew per 16) that the slot forms' whole shared array holds, for `sh` staging floats.
+PK_FN uint pk_smem_floats(uint sh) { return (PK_SMEM_WORDS(sh) - 1u) * 64u / 17u & ~3u; }
+// Whether the down projection (dtype code dt) stages its f16 or int8 slots alone in P5, over the whole shared array:
+// in the slot forms (`slots`) a Q4_K one always (the 8B's 14336 columns in 1 pass for 3: kernel -1.7%); a Q6_K one in
+// the f16 form (`h16`) where its floats would take more than one pass (the 8B: 3 passes to 1, kernel -0.6%; its math on
+// the slots costs where no pass is saved: the 1B +2.3%; benchmarks/results/2026-11-30-h200-session32.md, R1, R4).
+PK_FN bool pk_down_on_slots(uint sh, uint ffn, bool slots, bool h16, uint dt) {
+  return slots && (dt == kPkQ4K || (h16 && dt == kPkQ6K && ffn > pk_smem_floats(sh)));
+}
+// The columns the down projection's staging holds (P5): its slots' blocks (`on_slots`); in the slot forms, other
+// matrices' floats over the whole array where that makes one pass (the 1B's 8192: kernel -1.0%; the 8B's 14336 in 2
+// passes rather than 3 ran even to 0.5% slower: R2-R3), else the `sh` staging floats.
+PK_FN uint pk_down_cap(uint sh, uint ffn, bool slots, bool on_slots) {
+  if (on_slots) return PK_SMEM_WORDS(sh) / kPkSlotRec * 256u;
+  return slots && ffn <= pk_smem_floats(sh) ? pk_smem_floats(sh) : sh;
 }
 
 #ifdef __cplusplus

@@ -242,10 +242,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
         return no("off by default for F16 layers (BLUESHIFT_PERSISTENT=1 forces it)");
       put_addr(tbl, b + at, w->buffer.deviceAddress());
       tbl[b + at + 2] = uint32_t(code);
-      if (at == kPkDown) {  // decode_persistent.comp P5: the slot forms stage a Q4_K matrix's slots or another's floats
-                            // alone, over all of smem
+      if (at == kPkDown) {  // decode_persistent.comp P5: the slot forms stage the slots of a Q4_K or Q6_K matrix, or
+                            // another's floats, alone over all of smem
         const uint32_t ffn = uint32_t(c.ffn_dim);
-        const uint32_t cols = pk_pass_cols(ffn, pk_down_cap(sh, ffn, q4k_slots, code == int(kPkQ4K)));
+        const bool h16 = q4k_kernel.find("_h16") != std::string::npos;  // Q6_K rows can read its f16 slots
+        const bool on_slots = pk_down_on_slots(sh, ffn, q4k_slots, h16, uint32_t(code));
+        const uint32_t cols = pk_pass_cols(ffn, pk_down_cap(sh, ffn, q4k_slots, on_slots));
         pk->down_passes_[std::string(dtype_name(w->dtype))] = (ffn + cols - 1) / cols;
       }
     }
