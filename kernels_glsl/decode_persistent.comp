@@ -26,7 +26,7 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD (below).
+// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -44,6 +44,9 @@ layout(constant_id = 1) const uint SH = 2048;  // the int8 / f16 staging beside 
 #else
 layout(constant_id = 1) const uint SH = 4096;
 #endif
+// Q6K_SLOTS = 1 (the host: where a Q6_K down projection stages its f16 slots, pk_down_on_slots) compiles q6k_dot2's slot
+// form in; 0 leaves it out: present but unused it cost the 1B 1% (113 registers against 111; session 32, R4-R5).
+layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
@@ -183,7 +186,7 @@ float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
 // layer table); a barrier follows.
 const bool kQ4kSlots = true;
 #ifdef PK_HALF_DOT
-const bool kQ6kSlots = true;  // Q6_K rows can read the f16 slots (q6k_dot2; P5 only)
+const bool kQ6kSlots = Q6K_SLOTS != 0u;  // Q6_K rows can read the f16 slots (q6k_dot2; P5 only)
 #else
 const bool kQ6kSlots = false;
 #endif
@@ -541,7 +544,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
       }
       q4k_math(hh, qq, p0, pend, kx, acc);
     }
-  } else if (dt == kPkQ6K || dt == kPkQ6KSlots) {
+  } else if (dt == kPkQ6K || (kQ6kSlots && dt == kPkQ6KSlots)) {
     // 8-byte loads of a part's words, then its math (session 28, N4-N5: against one word a load, the same sums, 8B
     // q4_k_m +0.4-0.6%, 1B +0.2%). The words a step ahead, as PIPE does for Q4_K, spilled (128 registers at 512 wide,
     // 256 bytes; 8B -23%). kPkQ6KSlots: x is the f16 slots (P5 in the slot forms).
@@ -550,7 +553,7 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
     for (uint part = k0 / 32u + lane; part < k1 / 32u; part += sg) {
       uint l0 = (part & 3u) * 8u, xo = (part >> 3) * 256u + 128u * ((part >> 2) & 1u) + l0 - kx;
       Q6kW pa = q6k_load(wa, ra, nb, part), pb = q6k_load(wb, rb, nb, part);
-      if (dt == kPkQ6KSlots)
+      if (kQ6kSlots && dt == kPkQ6KSlots)
         acc += q6k_dot2(pa, pb, l0, xo, true, ((part >> 3) - kx / 256u) * kPkSlotRec);
       else
         acc += q6k_dot2(pa, pb, l0, xo, false, 0u);

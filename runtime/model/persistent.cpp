@@ -119,8 +119,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
 
   // Q4_K rows on packed f16 (decode_persistent_h16, the default) or integer dot products (_i8, _i8mx) where the
   // device can and a layer has Q4_K matrices (elsewhere their staged slots would only take shared memory).
-  bool any_q4k = false, o_q4k = true;
+  bool any_q4k = false, o_q4k = true, any_q6k_down = false;
   for (int32_t l = 0; l < c.n_layers; ++l) {
+    if (const Weight* w = m.find(fmt::format("blk.{}.ffn_down", l)); w && w->dtype == DType::Q6_K) any_q6k_down = true;
     for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
       if (const Weight* w = m.find(fmt::format("blk.{}.{}", l, s)); w && w->dtype == DType::Q4_K) any_q4k = true;
     const Weight* o = m.find(fmt::format("blk.{}.attn_out", l));
@@ -219,8 +220,14 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // L2), against 0: 1B q4_k_m +1.2%, 8B +1.8%, qwen2.5-1.5b +1.5%, 3B +6.1%, logits identical; the 8B's q/k/v phase
   // 0.369 -> 0.313 ms a step.
   const uint32_t spread = env_uint("BLUESHIFT_PERSISTENT_SPREAD", 1) ? 1 : 0;
+  // Q6_K down projections on the f16 slots (decode_persistent.comp Q6K_SLOTS, pk_down_on_slots): the kernel's slot form
+  // of q6k_dot2 only where a layer takes it.
+  const bool h16 = q4k_kernel.find("_h16") != std::string::npos;
+  const uint32_t q6k_slots =
+      any_q6k_down && pk_down_on_slots(sh, uint32_t(c.ffn_dim), q4k_slots, h16, kPkQ6K) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
-               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread}};
+               {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
+               {15, q6k_slots}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
@@ -245,8 +252,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
       if (at == kPkDown) {  // decode_persistent.comp P5: the slot forms stage the slots of a Q4_K or Q6_K matrix, or
                             // another's floats, alone over all of smem
         const uint32_t ffn = uint32_t(c.ffn_dim);
-        const bool h16 = q4k_kernel.find("_h16") != std::string::npos;  // Q6_K rows can read its f16 slots
-        const bool on_slots = pk_down_on_slots(sh, ffn, q4k_slots, h16, uint32_t(code));
+        const bool on_slots = pk_down_on_slots(sh, ffn, q4k_slots, q6k_slots != 0, uint32_t(code));
         const uint32_t cols = pk_pass_cols(ffn, pk_down_cap(sh, ffn, q4k_slots, on_slots));
         pk->down_passes_[std::string(dtype_name(w->dtype))] = (ffn + cols - 1) / cols;
       }
