@@ -233,6 +233,39 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
 INSTANTIATE_TEST_SUITE_P(Synth, Persistent, ::testing::Range<size_t>(0, cases().size()),
                          [](const auto& info) { return std::string(cases()[info.param].name); });
 
+// The down projection's pass plan, shared by the kernel and the host (kernels_glsl/persistent.h), at the H200's shapes
+// (benchmarks/results/2026-11-30-h200-session32.md) and over every staging size: what a pass stages fits the array.
+TEST(PersistentPlan, DownProjectionPasses) {
+  using namespace kparams;
+  auto passes = [](uint32_t ffn, uint32_t cap) { return (ffn + pk_pass_cols(ffn, cap) - 1) / pk_pass_cols(ffn, cap); };
+  // 8B at 640 wide: 5,344 staging floats; 14,336 columns in 3 passes of floats, 1 of slots (56 blocks fill the array).
+  EXPECT_EQ(PK_SMEM_WORDS(5344u), 2260u);
+  EXPECT_EQ(pk_pass_cols(14336, 5344), 4864u);
+  EXPECT_EQ(passes(14336, pk_down_cap(5344, 14336, true, false)), 3u);
+  EXPECT_TRUE(pk_down_on_slots(5344, 14336, true, true, kPkQ4K));
+  EXPECT_TRUE(pk_down_on_slots(5344, 14336, true, true, kPkQ6K));    // 14,336 floats > 8,504
+  EXPECT_FALSE(pk_down_on_slots(5344, 14336, true, false, kPkQ6K));  // the int8 slots: no Q6_K form
+  EXPECT_EQ(pk_down_cap(5344, 14336, true, true), 14336u);
+  // 1B at 512 wide: 5,664; 8,192 columns in one pass of floats over the whole array (9,124), Q6_K not on slots.
+  EXPECT_EQ(pk_smem_floats(5664), 9124u);
+  EXPECT_FALSE(pk_down_on_slots(5664, 8192, true, true, kPkQ6K));
+  EXPECT_EQ(passes(8192, pk_down_cap(5664, 8192, true, false)), 1u);
+  // The float form stages in its sx alone.
+  EXPECT_FALSE(pk_down_on_slots(5664, 8192, false, true, kPkQ4K));
+  EXPECT_EQ(pk_down_cap(5664, 8192, false, false), 5664u);
+  for (uint32_t sh = 256; sh <= 16384; sh += 4) {
+    const uint32_t words = PK_SMEM_WORDS(sh), floats = pk_smem_floats(sh);
+    ASSERT_LE((floats - 1) / 4 + (floats - 1) / 64 + 1, words) << sh;  // the last float's vec4 (sx_at) is in the array
+    ASSERT_GE(floats, sh) << sh;
+    ASSERT_LE(pk_down_cap(sh, 1u << 20, true, true) / 256 * kPkSlotRec, words) << sh;  // the slots' records fit
+    for (uint32_t ffn : {256u, 4096u, 14336u, 28672u}) {
+      const uint32_t cols = pk_pass_cols(ffn, pk_down_cap(sh, ffn, true, true));
+      ASSERT_EQ(cols % 256, 0u) << sh << " " << ffn;
+      ASSERT_LE(cols, pk_down_cap(sh, ffn, true, true)) << sh << " " << ffn;
+    }
+  }
+}
+
 // A workgroup of more subgroups than the kernel's reductions hold (MAX_SUBGROUPS, 64) is refused with its reason:
 // 1024 invocations on lavapipe's subgroups of 8 are 128 (before the check they decoded at rel L2 1.1-1.4).
 TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
