@@ -44,8 +44,9 @@ layout(constant_id = 1) const uint SH = 2048;  // the int8 / f16 staging beside 
 #else
 layout(constant_id = 1) const uint SH = 4096;
 #endif
-// Q6K_SLOTS = 1 (the host: where a Q6_K down projection stages its f16 slots, pk_down_on_slots) compiles q6k_dot2's slot
-// form in; 0 leaves it out: present but unused it cost the 1B 1% (113 registers against 111; session 32, R4-R5).
+// Q6K_SLOTS = 1 (set by the host where a Q6_K down projection stages its f16 slots: pk_down_on_slots) compiles
+// q6k_dot2's slot form in; 0 leaves it out. Chosen at run time alone, the form cost the 1B 1% where it never ran (112-113
+// registers against 111; session 32, R5-R6).
 layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
@@ -114,7 +115,8 @@ void slot_store(uint g, uvec4 a, uvec4 b, vec2 s) {
 // decode_persistent_i8: Q4_K rows meet x in integer dot products (int_dot.glsl). After each staging, sx is
 // quantized into 16-value slots (two int8 levels, d / 254 and the sum) in the records above, slots ordered as in
 // matvec_q4k_i8's input: a Q4_K part t reads slots t and t + 8 of its block, so consecutive lanes read consecutive
-// uvec4s (no bank conflicts). The float sx stays for the Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp sizes SH for both (6.75 bytes a float).
+// uvec4s (no bank conflicts). The float sx stays for the Q6_K / Q8_0 / F16 rows of the same phase. persistent.cpp
+// sizes SH for both (6.75 bytes a float).
 #include "int_dot.glsl"
 
 // Slot g from its 16 values (stage_quantize, below).
@@ -203,8 +205,8 @@ void stage_quantize_scaled(uint n, float scale) {
   }
   barrier();
 }
-// The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K or Q6_K
-// down projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
+// The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K or
+// Q6_K down projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
 void stage_slots(uint off, uint n) {
   if ((p.skip & 32u) != 0u) {
     barrier();
@@ -474,9 +476,9 @@ Q6kW q6k_load(RU2 w, uint row, uint nb, uint part) {
 }
 // Two rows' parts (words wa, wb) against x: the part's quarter qq at columns xo + 32 qq + 0..7, each quarter's x loaded
 // for both rows just before its use. The same sums, in the same order, as a loop that loads every quarter's x first.
-// With `slots` (a constant at each call; PK_HALF_DOT), x is the f16 slots of the block whose record is at word `rec` (the slot forms'
-// P5: stage_slots) and xo is not read: quarter qq's 8 columns are one half of a slot, its values scaled by the slot's
-// power of 2, which the quarter's sum undoes.
+// With `slots` (a constant at each call; PK_HALF_DOT), x is the f16 slots of the block whose record is at word `rec`
+// (the slot forms' P5: stage_slots) and xo only places the part in its block: quarter qq's 8 columns are one half of a
+// slot, its values scaled by the slot's power of 2, which the quarter's sum undoes.
 vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo, bool slots, uint rec) {
   vec2 s = vec2(0.0);
   [[unroll]] for (uint qq = 0u; qq < 4u; ++qq) {

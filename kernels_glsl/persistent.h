@@ -45,7 +45,8 @@ const uint kPkSyncGroups = 64u, kPkSyncGroupStride = 32u, kPkMaxGroups = 64u;
 const uint kPkSyncWords = kPkSyncGroups + kPkSyncGroupStride * kPkMaxGroups;
 
 // Shared memory of the slot forms (decode_persistent.comp, PK_INT_DOT / PK_HALF_DOT): one uvec4 array, the Q4_K slots
-// of `sh` staged floats first (a record of kPkSlotRec uvec4s a 256-column block), then the floats (a vec4 of skew per 16).
+// of `sh` staged floats first (a record of kPkSlotRec uvec4s a 256-column block), then the floats (a vec4 of skew per
+// 16).
 const uint kPkSlotRec = 40u;
 #define PK_SX_AT(sh) (((sh) + 255u) / 256u * kPkSlotRec)
 #define PK_SMEM_WORDS(sh) (PK_SX_AT(sh) + (sh) / 4u + (sh) / 64u + 1u)
