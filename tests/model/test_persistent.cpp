@@ -89,8 +89,9 @@ std::vector<Case> cases() {
       // per-phase path: x's two-level int8 error (<= 2^-16 of each 16 values' largest) stays inside 1e-3.
       {"q4_k_m_int", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}, {"BLUESHIFT_Q4K_DOT", "int"}}},
       {"q4_k_wide_int", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
-      // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): layer 1's Q6_K down
-      // projection in two column passes of 3072, layer 0's Q4_K one on its int8 slots alone, in one.
+      // ... with an FFN longer than the int8 staging holds on lavapipe (4368 floats of 32 KiB): each down projection
+      // in one pass over the whole shared array, layer 0's Q4_K one on its int8 slots alone, layer 1's Q6_K one on its
+      // floats alone (7076).
       {"q4_k_passes_int", llama(256, 6144, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "int"}}},
       // ... the high nibbles in place in mixed-signedness dot products (decode_persistent_i8mx).
       {"q4_k_m_intmx", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_Q4K_DOT", "intmx"}}},
