@@ -48,12 +48,16 @@ layout(constant_id = 1) const uint SH = 4096;
 // q6k_dot2's slot form in; 0 leaves it out. Chosen at run time alone, the form cost the 1B 1% where it never ran (112-113
 // registers against 111; session 32, R5-R6).
 layout(constant_id = 15) const uint Q6K_SLOTS = 1;
+// NORM_SLOTS = 1: where a phase's matrices are all Q4_K, its RMSNorm goes straight into the slots, each invocation a
+// slot's 16 values (stage_norm_slots), with no floats staged. The host sets it where dim's slots fit the workgroup.
+layout(constant_id = 16) const uint NORM_SLOTS = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
 layout(std430, binding = 2) coherent buffer Sc { float sc[]; };
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 layout(std430, binding = 2) coherent buffer Sc4 { vec4 sc4[]; };  // the same scratch, 16 bytes a load (stage_slots)
+layout(std430, binding = 1) coherent buffer X4 { vec4 x4[]; };  // the same x, 16 bytes a load (stage_norm_slots)
 #endif
 layout(std430, binding = 3) readonly buffer St { uint state[]; };
 layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
@@ -64,6 +68,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RU
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RU { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer RU2 { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RF { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RF4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer KVh { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4 { f16vec4 v[]; };
 
@@ -640,6 +645,35 @@ void stage_norm(uvec2 nw, bool slots) {
   barrier();
 }
 
+// The Q4_K slots of RMSNorm(x) * (offset + w) over dim (dim % 256 == 0, dim / 16 <= the workgroup: the host sets
+// NORM_SLOTS only then), with no floats staged (a phase whose matrices are all Q4_K reads nothing else): invocation g
+// loads slot g's 16 values of x and of the weights, the squares are summed over the workgroup, then slot g is made from
+// the scaled values.
+void stage_norm_slots(uvec2 nw) {
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+  if ((p.skip & 32u) != 0u) {
+    barrier();
+    return;
+  }
+  RF4 w = RF4(nw);
+  uint g = gl_LocalInvocationIndex, first = ((g / 16u) * 256u + q8x_slot_first(g % 16u)) / 4u;
+  bool mine = g < p.dim / 16u;
+  float ss = 0.0;
+  vec4 v[4];
+  for (uint u = 0u; u < 4u; ++u) {
+    vec4 xv = mine ? x4[first + u] : vec4(0.0), gv = mine ? w.v[first + u] : vec4(0.0);
+    ss += dot(xv, xv);
+    v[u] = xv * (p.offset + gv);
+  }
+  float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
+  if (mine) {
+    for (uint u = 0u; u < 4u; ++u) v[u] *= scale;
+    slot_put(g, v);
+  }
+  barrier();
+#endif
+}
+
 // sx = scratch[off .. off + n).
 void stage_copy(uint off, uint n) {
   if ((p.skip & 32u) != 0u) {
@@ -721,10 +755,15 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   RU4 wa = RU4(a), wb = RU4(b);
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
-  if (EARLY == 0u) stage_norm(nw, true);
+  bool ns = NORM_SLOTS != 0u && kQ4kSlots;  // the phase's matrices are Q4_K
+  if (EARLY == 0u) {
+    if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+  }
   if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
-  if (EARLY != 0u) stage_norm(nw, true);
+  if (EARLY != 0u) {
+    if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+  }
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u; t < p.ffn_dim;) {
     hh = nh, qq = nq;
@@ -930,8 +969,12 @@ void main() {
   for (uint l = 0u; l < p.n_layers; ++l) {
     uint base = l * kPkStride;
     // P1: q, k, v.
-    stage_norm(addr(l, kPkAttnNorm), tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K ||
-                                         tbl[base + kPkV + 2u] == kPkQ4K);
+    if (NORM_SLOTS != 0u && kQ4kSlots && tbl[base + kPkQ + 2u] == kPkQ4K && tbl[base + kPkK + 2u] == kPkQ4K &&
+        tbl[base + kPkV + 2u] == kPkQ4K)
+      stage_norm_slots(addr(l, kPkAttnNorm));
+    else
+      stage_norm(addr(l, kPkAttnNorm), tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K ||
+                                           tbl[base + kPkV + 2u] == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       bool local_freq = tbl[base + kPkLocal] != 0u;

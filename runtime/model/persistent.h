@@ -54,6 +54,9 @@ class PersistentDecode {
   // alone, in fewer passes).
   uint32_t staging_floats() const { return staging_; }
   const std::map<std::string, uint32_t>& down_passes() const { return down_passes_; }
+  // Whether the phases whose matrices are all Q4_K take their RMSNorm straight into the slots (NORM_SLOTS: the slot
+  // forms, where dim's slots fit one a workgroup invocation; BLUESHIFT_PERSISTENT_NORM_SLOTS=0 turns it off).
+  bool norm_slots() const { return norm_slots_; }
   // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
   // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
   void check() const;
@@ -63,6 +66,7 @@ class PersistentDecode {
   Model& model_;
   std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
+  bool norm_slots_ = false;
   std::map<std::string, uint32_t> down_passes_;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};

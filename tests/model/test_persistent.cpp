@@ -38,6 +38,8 @@ struct Case {
   double tol = 1e-3;
   // Column passes of the down projection expected for these dtypes (PersistentDecode::down_passes; unchecked if empty).
   std::map<std::string, uint32_t> passes = {};
+  // Whether the all-Q4_K phases take RMSNorm straight into the slots (PersistentDecode::norm_slots; unchecked if -1).
+  int norm_slots = -1;
 };
 constexpr double kHalfTol = 1e-2;
 size_t top1_misses(double tol) { return tol >= kHalfTol ? 4 : 1; }
@@ -71,7 +73,11 @@ std::vector<Case> cases() {
       {"f16_splits6", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "6"}}, 200},
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
-      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol},
+      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol, {}, 1},
+      // ... with its RMSNorms into the floats first, then the slots (NORM_SLOTS 0; the default takes the all-Q4_K
+      // phases' norms straight into the slots where dim's 16 slots fit the workgroup).
+      {"q4_k_m_norm_floats", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "0"}}, 70,
+       kHalfTol, {}, 0},
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
@@ -203,6 +209,9 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
       auto it = pk->down_passes().find(dtype);
       ASSERT_NE(it, pk->down_passes().end()) << c.name << ": no " << dtype << " down projection";
       EXPECT_EQ(it->second, passes) << c.name << ": " << dtype << " down projection passes";
+    }
+    if (c.norm_slots >= 0) {
+      EXPECT_EQ(pk->norm_slots(), c.norm_slots != 0) << c.name << ": norm_slots";
     }
     fast = decode_all(m, ids);
   }
