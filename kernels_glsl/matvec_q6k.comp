@@ -26,7 +26,17 @@ layout(std430, binding = 0) readonly buffer Wt { uint w[]; };
 #ifdef MV_GATED
 layout(std430, binding = 4) readonly buffer Wu { uint wu[]; };
 #endif
+#if defined(MV_X_Q8) && !defined(MV_Q6K_WIDE)
+#error "MV_X_Q8 is a form of the wide head matvec (MV_Q6K_WIDE) only"
+#endif
+#ifdef MV_X_Q8
+// MV_X_Q8 (matvec_q6k_wide_i8, with MV_Q6K_WIDE): x quantized by quantize_x_q8 (int_dot.glsl); a quarter's 16 codes
+// meet its 16 values, one slot of that layout, in int8 dot products.
+#include "int_dot.glsl"
+layout(std430, binding = 1) readonly buffer X { uvec4 xq[]; };
+#else
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
+#endif
 #ifdef MV_MULTI
 #include "matvec_multi.glsl"
 
@@ -77,6 +87,51 @@ uint mv_w(uint r, uint i) {
 #endif
 layout(std430, binding = 0) readonly buffer Wt4 { uvec4 w4[]; };
 layout(std430, binding = 0) readonly buffer Wt2 { uvec2 w2[]; };
+#ifdef MV_X_Q8
+// Quarter qq of part (h, s) is values 128 h + 32 qq + 16 s + 0..15 of its block: the 16 aligned values of quantize_x_q8's
+// slot 4 h + s + 2 (qq >> 1) + 8 (qq & 1) (q8x_slot_first's inverse). Its 16 codes (bytes 0..63, signed bytes too)
+// meet that slot's two levels: 254 sum(c q1) + sum(c q2) reaches 16 x 63 x 127 x 255 < 2^25, exact in int32, and its
+// float conversion rounds at 2^-24 relative, far below x's quantization (~2^-16). sum((c - 32) x) is then step x that
+// less 32 x the slot's sum of quantized values.
+// Per part and row: 32 packed dot products, the codes (10 ops a word) and 4 conversions, against 16 bs_six (8 ops
+// each) and 64 FMAs in the float form.
+void main() {
+  uint row0 = mv_group() * ROWS, b = mv_batch_row();
+  uint nb = p.k / 256u, nparts = nb * 4u;
+  uint xb = mv_begin(b) * nb * kQ8xBlockWords;
+  for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
+  for (uint part = gl_LocalInvocationID.x; part < nparts; part += gl_WorkGroupSize.x) {
+    uint blk = part >> 2, h = (part >> 1) & 1u, s = part & 1u;
+    uint xo = xb + blk * kQ8xBlockWords;
+    uvec4 q1[4], q2[4];
+    vec2 ds[4];  // quarter qq's (step, sum of its quantized values)
+    [[unroll]] for (uint qq = 0; qq < 4u; ++qq) {
+      uint slot = 4u * h + s + 2u * (qq >> 1) + 8u * (qq & 1u);
+      q1[qq] = xq[xo + 2u * slot];
+      q2[qq] = xq[xo + 2u * slot + 1u];
+      uvec4 dw = xq[xo + 32u + slot / 2u];
+      ds[qq] = uintBitsToFloat(s != 0u ? dw.zw : dw.xy);  // slot & 1 == s
+    }
+    [[unroll]] for (uint r = 0; r < MV_NR; ++r) {
+      uint bo = (mv_row(row0, r) * nb + blk) * 14u;  // the block, in 16-byte words
+      uvec4 qa = w4[bo + 4u * h + s], qb = w4[bo + 4u * h + 2u + s], qh = w4[bo + 8u + 2u * h + s];
+      uvec2 sc = w2[2u * bo + 24u + h];  // quarter qq's scale is byte s + 2 qq
+      float d = unpackHalf2x16(w[4u * bo + 52u]).x;
+      uvec4 cd[4];
+      [[unroll]] for (uint c = 0; c < 4u; ++c) cd[c] = q6k_codes(qa[c], qb[c], qh[c]);
+      vec4 f;  // sum((q - 32) x) of each quarter
+      [[unroll]] for (uint qq = 0; qq < 4u; ++qq) {
+        int id = q8x_dot16(uvec4(cd[0][qq], cd[1][qq], cd[2][qq], cd[3][qq]), q1[qq], q2[qq]);
+        f[qq] = ds[qq].x * float(id) - 32.0 * ds[qq].y;
+      }
+      vec4 scl = vec4(int(sc.x << (24u - 8u * s)) >> 24, int(sc.x << (8u - 8u * s)) >> 24,
+                      int(sc.y << (24u - 8u * s)) >> 24, int(sc.y << (8u - 8u * s)) >> 24);
+      mv_acc[r] += d * dot(scl, f);
+    }
+  }
+  mv_finish(row0, b);
+}
+#else
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint nb = p.k / 256u, nparts = nb * 4u;
@@ -109,6 +164,7 @@ void main() {
   }
   mv_finish(row0, b);
 }
+#endif  // MV_X_Q8
 #else
 // The 8 bytes at byte offset o (a multiple of 4).
 uvec2 load8(uint r, uint o) { return uvec2(mv_w(r, o >> 2), mv_w(r, (o >> 2) + 1u)); }

@@ -85,6 +85,7 @@ bs_kernel(matvec_q8_0 matvec_q8_0.comp)
 bs_kernel(matvec_q4k matvec_q4k.comp)
 bs_kernel(matvec_q6k matvec_q6k.comp)
 bs_kernel(matvec_q6k_wide matvec_q6k.comp DEFINES MV_Q6K_WIDE)  # decode's head: parts of 64 weights (matvec_q6k.comp)
+bs_kernel(matvec_q6k_wide_i8 matvec_q6k.comp DEFINES MV_Q6K_WIDE MV_X_Q8)  # ... on x from quantize_x_q8
 # ... Q4_K with x in two-level int8 (int_dot.glsl; integer dot products: offered only where Device::has_int_dot)
 bs_kernel(quantize_x_q8 quantize_x_q8.comp)
 bs_kernel(matvec_q4k_i8 matvec_q4k.comp DEFINES MV_X_Q8)

@@ -1,5 +1,5 @@
 // matvec_q4k_i8: y (+)= W x for Q4_K W with x quantized by quantize_x_q8 into two-level int8
-// (kernels_glsl/int_dot.glsl), at odd sizes (odd row counts, k = 256 x odd, rows padded to whole blocks),
+// (kernels_glsl/int_dot.glsl), and matvec_q6k_wide_i8 (decode's Q6_K head) on the same x, at odd sizes (odd row counts, k = 256 x odd, rows padded to whole blocks),
 // several workgroup shapes, batch > 1 in both grid layouts, a poisoned output and the accumulate epilogue.
 // Reference: float64 over the dequantized weights and the exact x.
 //
@@ -26,8 +26,8 @@ struct Case {
 
 class MatvecInt8 : public KernelTest {
  protected:
-  void check(Case c, const std::string& kernel = "matvec_q4k_i8") {
-    Weights w = random_weights(DType::Q4_K, c.m, c.k);
+  void check(Case c, const std::string& kernel = "matvec_q4k_i8", DType t = DType::Q4_K) {
+    Weights w = random_weights(t, c.m, c.k);
     // Magnitudes that vary per 16 (so the halves' scales differ), and some all-zero halves (amax 0).
     auto x = random_floats(size_t(c.batch) * c.k, -2, 2);
     std::uniform_real_distribution<float> mag(0.01f, 4.0f);
@@ -96,6 +96,15 @@ TEST_F(MatvecInt8, Q4KMixedSignedness) {
   if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
   for (Case c : {Case{37, 768, 1, 0}, Case{129, 2304, 2, 1}, Case{5, 4096, 1, 0}, Case{7, 200, 1, 1}})
     check(c, "matvec_q4k_i8mx");
+}
+
+// matvec_q6k_wide_i8: a Q6_K quarter's 16 codes against one slot of the same x (k % 256 == 0: Q6_K rows are whole
+// blocks); same bound.
+TEST_F(MatvecInt8, Q6KWide) {
+  if (!device().has_int_dot()) GTEST_SKIP() << device().adapter().name << " has no shaderIntegerDotProduct";
+  for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
+                 Case{5, 4096, 1, 1}, Case{130, 2048, 1, 0}})
+    check(c, "matvec_q6k_wide_i8", DType::Q6_K);
 }
 
 }  // namespace
