@@ -88,6 +88,7 @@ bs_kernel(matvec_q6k_wide matvec_q6k.comp DEFINES MV_Q6K_WIDE)  # decode's head:
 bs_kernel(matvec_q6k_wide_i8 matvec_q6k.comp DEFINES MV_Q6K_WIDE MV_X_Q8)  # ... on x from quantize_x_q8
 # ... Q4_K with x in two-level int8 (int_dot.glsl; integer dot products: offered only where Device::has_int_dot)
 bs_kernel(quantize_x_q8 quantize_x_q8.comp)
+bs_kernel(rms_norm_q8x rms_norm_q8x.comp)  # decode's output norm straight into quantize_x_q8's form (the Q6_K head)
 bs_kernel(matvec_q4k_i8 matvec_q4k.comp DEFINES MV_X_Q8)
 bs_kernel(matvec_q4k_i8_1level matvec_q4k.comp DEFINES MV_X_Q8 Q8X_ONE_LEVEL)  # bs_gemv_bench's speed bound only
 bs_kernel(matvec_q4k_i8mx matvec_q4k.comp DEFINES MV_X_Q8 Q8X_MIXED)  # high nibbles in place, mixed-signedness dots

@@ -316,15 +316,23 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     if (device_.adapter().sm_count > 0 && kernels_.has("matmul_cm_f16_128x128sk64_split"))
       splitk_ws_ = act(kSplitKPlaneFloats * kSplitKSlots, "split-k planes");
   }
+  uint64_t xq_k = 0;  // the widest x quantize_x_q8 writes
   if (std::string k = q4k_dot_kernel(kernels_, "matvec_q4k"); k != "matvec_q4k") {
     uint64_t max_k = 0;
     for (const auto& [name, w] : weights_)
       if (w.dtype == DType::Q4_K && w.shape.size() == 2) max_k = std::max<uint64_t>(max_k, uint64_t(w.shape[1]));
     if (max_k) {
       q4k_matvec_ = k;
-      xq_ = device_.createBuffer({(max_k + 255) / 256 * 640, BufferUsage::storage, "x q8"});
+      xq_k = max_k;
     }
   }
+  const Weight* head_w = c.tied_embeddings ? find("embed") : find("output");
+  if (head_w && head_w->dtype == DType::Q6_K && c.dim % 256 == 0 && kernels_.has("matvec_q6k_wide_i8") &&
+      kernels_.has("rms_norm_q8x") && env_uint("BLUESHIFT_HEAD_I8", 1) != 0) {
+    head_i8_ = true;
+    xq_k = std::max<uint64_t>(xq_k, uint64_t(c.dim));
+  }
+  if (xq_k) xq_ = device_.createBuffer({(xq_k + 255) / 256 * 640, BufferUsage::storage, "x q8"});
   if (c.v_norm) {
     // v's norm has no weight: the rms kernel's (offset + w) with w = 1 - offset.
     std::vector<float> ones(size_t(max_hd), 1.0f - (c.norm_offset ? 1.0f : 0.0f));
@@ -1208,16 +1216,31 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // fastest at 4 rows: isolated 81.7 us (128256x2048) and 150.0 (x4096) on the H200, against 94.5 and 170+ at 2; in
     // the model the 1B q4_k_m head 0.093 -> 0.090 ms (decode 1163.4 -> 1166.1 tok/s), the 8B's 0.178 -> 0.167 (322.9
     // -> 324.3), where the same kernel at 2 rows lost (0.100, 0.188). So Q6_K heads take it at 4 rows, the others 2.
+    // Since session 33 (R4) a Q6_K head takes x normed straight into quantize_x_q8's form (two int8 levels,
+    // int_dot.glsl; rms_norm_q8x) and matvec_q6k_wide_i8, where the device has integer dot products: the float form
+    // was bound by its math (the loads alone took 62.5 us of its 81.9 on the 1B's head, isolated), and the int8 one
+    // took 67.8 us (1B) and 125.4 (8B) against 81.9 and 151.8. BLUESHIFT_HEAD_I8=0 keeps the float form.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
     static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
     const bool wide = apart && head.dtype == DType::Q6_K && kernels_.has("matvec_q6k_wide");  // the plain matvec's
+    const bool i8 = wide && head_i8_;
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", wide ? 4 : 2);
     if (apart) {
       const uint32_t m = uint32_t(head.shape[0]), k = uint32_t(head.shape[1]);
       const uint32_t rows = matvec_rows(m, cpu ? 0 : head_rows), inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
-      rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
-      dispatch(wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype), {{0, inv}, {1, rows}},
-               {{0, &head.buffer}, {1, &xn_, 0, uint64_t(k) * 4}, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
+      BindGroupEntry x_in = {1, &xn_, 0, uint64_t(k) * 4};
+      if (i8) {
+        // The norm straight into the int8 form (rms_norm_q8x): no f32 row between them.
+        const Weight& on = *find("output_norm");
+        const uint64_t xq_bytes = uint64_t(k) / 256 * 640;
+        dispatch("rms_norm_q8x", {{0, wg}}, {{0, &x_, first * 4, uint64_t(k) * 4}, {1, &on.buffer}, {2, &xq_, 0, xq_bytes}},
+                 RmsNormParams{k, 1, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, 1, 1, "rms_norm");
+        x_in = {1, &xq_, 0, xq_bytes};
+      } else {
+        rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
+      }
+      dispatch(i8 ? "matvec_q6k_wide_i8" : wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype),
+               {{0, inv}, {1, rows}}, {{0, &head.buffer}, x_in, {2, &logits_, 0, uint64_t(m) * 4}}, MatvecParams{m, k, 1, 0},
                (m + rows - 1) / rows, 1, shape_label("matvec", head));
     } else {
       normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);

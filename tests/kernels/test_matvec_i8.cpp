@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "tests/kernels/kernel_test.h"
 
@@ -105,6 +106,54 @@ TEST_F(MatvecInt8, Q6KWide) {
   for (Case c : {Case{1, 256, 1, 0}, Case{37, 768, 1, 0}, Case{129, 2304, 2, 0}, Case{300, 512, 3, 1},
                  Case{5, 4096, 1, 1}, Case{130, 2048, 1, 0}})
     check(c, "matvec_q6k_wide_i8", DType::Q6_K);
+}
+
+// rms_norm_q8x: RMSNorm of each row straight into quantize_x_q8's form. Each value decoded from its slot,
+// (d / 254)(254 q1 + q2), is within amax / 64516 of the float64 norm (amax: its 16 values' largest), plus the f32
+// rounding of the normed value; each slot's sum is the sum of its decoded values; nothing past the rows' blocks is
+// written. n = 2304 at 64 invocations takes 144 slots, past the 128 held in registers (the second pass).
+TEST_F(MatvecInt8, RmsNormQ8x) {
+  const uint32_t rows = 3;
+  for (uint32_t n : {256u, 768u, 2304u})
+    for (uint32_t wg : {64u, 256u})
+      for (float offset : {0.0f, 1.0f}) {
+        auto x = random_floats(size_t(rows) * n, -3, 3), w = random_floats(n);
+        const uint32_t nb = n / 256;
+        const size_t words = size_t(rows) * nb * 160, tail = 64;  // 640 bytes a block
+        auto bx = upload(with_nan_tail(x)), bw = upload(with_nan_tail(w)), bq = poisoned((words + tail) * 4, "x q8");
+        run_once(kernels().get("rms_norm_q8x", {{0, wg}}), {{0, &bx}, {1, &bw}, {2, &bq}},
+                 kparams::RmsNormParams{n, rows, 1e-5f, offset}, rows);
+        auto q = download<uint32_t>(bq, words + tail);
+        for (size_t i = words; i < words + tail; ++i) ASSERT_EQ(q[i], 0xffffffffu) << "wrote past the rows' blocks";
+        const std::string where = "n=" + std::to_string(n) + " wg=" + std::to_string(wg) + " offset=" +
+                                  std::to_string(offset) + " seed=" + std::to_string(test_seed());
+        for (uint32_t r = 0; r < rows; ++r) {
+          double ss = 0;
+          for (uint32_t i = 0; i < n; ++i) ss += double(x[r * n + i]) * x[r * n + i];
+          const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+          for (uint32_t blk = 0; blk < nb; ++blk)
+            for (uint32_t t = 0; t < 16; ++t) {
+              const uint32_t first = blk * 256 + 64 * ((t & 7) >> 1) + 32 * (t >> 3) + 16 * (t & 1);
+              const uint32_t* b = &q[(size_t(r) * nb + blk) * 160];
+              float step, sum;
+              std::memcpy(&step, &b[128 + 4 * (t / 2) + 2 * (t & 1)], 4);
+              std::memcpy(&sum, &b[128 + 4 * (t / 2) + 2 * (t & 1) + 1], 4);
+              double ref[16], amax = 0, got_sum = 0;
+              for (uint32_t i = 0; i < 16; ++i) {
+                ref[i] = x[r * n + first + i] * scale * (offset + w[first + i]);
+                amax = std::max(amax, std::abs(ref[i]));
+              }
+              for (uint32_t i = 0; i < 16; ++i) {
+                const int q1 = int8_t(b[8 * t + i / 4] >> (8 * (i % 4))), q2 = int8_t(b[8 * t + 4 + i / 4] >> (8 * (i % 4)));
+                const double got = double(step) * (254.0 * q1 + q2);
+                got_sum += got;
+                ASSERT_LE(std::abs(got - ref[i]), amax / 64516 * 1.001 + 4e-7 * amax)
+                    << "row " << r << " value " << first + i << " " << where;
+              }
+              ASSERT_LE(std::abs(sum - got_sum), 1e-6 * 16 * amax) << "row " << r << " slot " << t << " " << where;
+            }
+        }
+      }
 }
 
 }  // namespace
