@@ -857,7 +857,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // a prompt's rows.
   const Weight& embed = *find("embed");
   const uint32_t embed_wg = M <= 16 && !cpu ? 256 : 64;
-  for (auto [r0, r1] : row_ranges(embed))
+  // BLUESHIFT_DECODE_SKIP=MASK (timing breakdowns only: the logits are wrong): decode leaves out the embedding's
+  // dispatch (bit 0) or the head's output norm (bit 1), to time what a dispatch costs in the loop.
+  static const uint32_t decode_skip = env_uint("BLUESHIFT_DECODE_SKIP", 0);
+  const uint32_t skip = M == 1 ? decode_skip : 0;
+  for (auto [r0, r1] : skip & 1u ? decltype(row_ranges(embed)){} : row_ranges(embed))
     dispatch(weight_kernel("embed", embed.dtype), {{0, embed_wg}},
              {{0, &embed.buffer, range_offset(embed, r0), range_bytes(embed, r0, r1)}, {1, &tokens_, 0, M * 4},
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
@@ -1233,10 +1237,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         // The norm straight into the int8 form (rms_norm_q8x): no f32 row between them.
         const Weight& on = *find("output_norm");
         const uint64_t xq_bytes = uint64_t(k) / 256 * 640;
-        dispatch("rms_norm_q8x", {{0, wg}}, {{0, &x_, first * 4, uint64_t(k) * 4}, {1, &on.buffer}, {2, &xq_, 0, xq_bytes}},
-                 RmsNormParams{k, 1, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, 1, 1, "rms_norm");
+        if (!(skip & 2u))
+          dispatch("rms_norm_q8x", {{0, wg}},
+                   {{0, &x_, first * 4, uint64_t(k) * 4}, {1, &on.buffer}, {2, &xq_, 0, xq_bytes}},
+                   RmsNormParams{k, 1, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, 1, 1, "rms_norm");
         x_in = {1, &xq_, 0, xq_bytes};
-      } else {
+      } else if (!(skip & 2u)) {
         rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
       }
       dispatch(i8 ? "matvec_q6k_wide_i8" : wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype),
@@ -1258,6 +1264,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 }
 
 std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {
+  return forward_tokens(tokens, pos0, all_rows, false);
+}
+
+std::vector<float> Model::forward_tokens(std::span<const int32_t> tokens, int32_t pos0, bool all_rows,
+                                         bool logits_only) {
   if (tokens.empty()) fail("prefill: no tokens");
   for (size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] < 0 || tokens[i] >= cfg_.vocab)
@@ -1275,7 +1286,7 @@ std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0,
     uint32_t st[2] = {ids.back(), uint32_t(pos0 + done)};
     enc.writeBuffer(state_, 0, st, sizeof st);
     enc.writeBuffer(tokens_, 0, ids.data(), ids.size() * 4);
-    record_forward(enc, n, rec);
+    record_forward(enc, n, rec, nullptr, nullptr, logits_only);
     auto cb = enc.finish();
     device_.queue().wait(device_.queue().submit(cb));
     bool last = done + n == tokens.size();
@@ -1320,7 +1331,7 @@ std::vector<float> Model::weight_row(const std::string& name, int64_t row) {
 }
 
 std::vector<float> Model::decode(int32_t token, int32_t pos) {
-  auto out = prefill(std::span(&token, 1), pos, false);
+  auto out = forward_tokens(std::span(&token, 1), pos, false, true);
   if (persistent_) persistent_->check();  // a grid that was not resident at once gives wrong logits
   return out;
 }

@@ -98,7 +98,8 @@ class Model {
   // Convenience for parity and tools: runs tokens through prefill (chunked) starting at pos0 and
   // returns the logits of every row (or only the last when all_rows is false).
   std::vector<float> prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows);
-  // One token through the decode path at `pos`; returns its logits.
+  // One token through the decode path at `pos`; returns its logits. Its head is the decode loop's (record_forward's
+  // `logits_only`: the output norm folded into or fused with the head), so last_normed() is not written.
   std::vector<float> decode(int32_t token, int32_t pos);
 
   gpu::Buffer& tokens() { return tokens_; }  // u32 [max_batch]
@@ -118,7 +119,7 @@ class Model {
   // persistent_why() gives (bench --json reports both).
   const PersistentDecode* persistent() const { return persistent_.get(); }
   const std::string& persistent_why() const { return persistent_why_; }
-  // After a forward: the last row's final hidden state before the final norm, and after it.
+  // After a forward: the last row's final hidden state before the final norm, and after it (not after decode()).
   std::vector<float> last_hidden();
   std::vector<float> last_normed();
   // Rows of a weight matrix dequantized to f32 (reads the GPU copy back).
@@ -146,6 +147,9 @@ class Model {
 
  private:
   friend class PersistentDecode;  // runtime/model/persistent.cpp reads the buffers it binds
+  // prefill() and decode(): the tokens' forwards in chunks, the logits of every row or the last (decode's
+  // `logits_only`: record_forward's).
+  std::vector<float> forward_tokens(std::span<const int32_t> tokens, int32_t pos0, bool all_rows, bool logits_only);
   const Weight& bind(const std::string& name, std::vector<int64_t> shape, bool matrix) const;
   // Binding-sized row ranges of a weight too large for one binding, and a range's bytes (model.cpp).
   std::vector<std::pair<uint32_t, uint32_t>> row_ranges(const Weight& w) const;
