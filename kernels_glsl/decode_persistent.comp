@@ -51,14 +51,19 @@ layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 // NORM_SLOTS = 1: where a phase's matrices are all Q4_K, its RMSNorm goes straight into the slots, each invocation a
 // slot's 16 values (stage_norm_slots), with no floats staged. The host sets it where dim's slots fit the workgroup.
 layout(constant_id = 16) const uint NORM_SLOTS = 0;
+// HEAD_Q8X = 1: after the last layer a grid barrier, then the output norm straight into quantize_x_q8's int8 form at
+// p.xq (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work without
+// its dispatch (~11 us a token on the 1B in the loop, ~16 on the 8B: session 33, R6).
+layout(constant_id = 17) const uint HEAD_Q8X = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
 layout(std430, binding = 2) coherent buffer Sc { float sc[]; };
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 layout(std430, binding = 2) coherent buffer Sc4 { vec4 sc4[]; };  // the same scratch, 16 bytes a load (stage_slots)
-layout(std430, binding = 1) coherent buffer X4 { vec4 x4[]; };  // the same x, 16 bytes a load (stage_norm_slots)
 #endif
+// The same x, 16 bytes a load (stage_norm_slots, head_norm_q8x).
+layout(std430, binding = 1) coherent buffer X4 { vec4 x4[]; };
 layout(std430, binding = 3) readonly buffer St { uint state[]; };
 layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
 layout(std430, binding = 5) readonly buffer Fg { float freq_g[]; };
@@ -69,6 +74,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RU 
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer RU2 { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RF { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RF4 { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer WU4 { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer KVh { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4 { f16vec4 v[]; };
 
@@ -184,6 +190,10 @@ float q4k_half16(uvec4 q, uint mask, uvec4 xa, uvec4 xb) {
   vec2 t = (vec2(s0) + vec2(s1)) + (vec2(s2) + vec2(s3));
   return t.x + t.y;
 }
+#endif
+#if !defined(PK_INT_DOT) && !defined(PK_HALF_DOT)
+#define Q8X_QUANTIZE_ONLY  // int_dot.glsl's quantizer for head_norm_q8x, without the integer-dot instruction
+#include "int_dot.glsl"
 #endif
 
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
@@ -674,6 +684,36 @@ void stage_norm_slots(uvec2 nw) {
 #endif
 }
 
+// HEAD_Q8X: x's output norm into quantize_x_q8's form at p.xq (dim % 256 == 0; a grid barrier before: x is final).
+// Invocation g of the grid takes slots g, g + the grid's invocations, .. (16 values of x and of the weights as vec4s
+// each, as rms_norm_q8x takes them); each workgroup that holds slots sums the squares of all of x, the others return
+// at once.
+void head_norm_q8x() {
+  uint slots = p.dim / 16u, first_slot = gl_WorkGroupID.x * gl_WorkGroupSize.x;
+  if (first_slot >= slots) return;  // uniform per workgroup
+  float ss = 0.0;
+  for (uint i = gl_LocalInvocationIndex; i < p.dim / 4u; i += gl_WorkGroupSize.x) {
+    vec4 v = x4[i];
+    ss += dot(v, v);
+  }
+  float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
+  RF4 w = RF4(uvec2(p.out_norm_lo, p.out_norm_hi));
+  WU4 q = WU4(uvec2(p.xq_lo, p.xq_hi));
+  for (uint s = first_slot + gl_LocalInvocationIndex; s < slots; s += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
+    uint first = ((s / 16u) * 256u + q8x_slot_first(s % 16u)) / 4u;
+    vec4 v[4];
+    for (uint u = 0u; u < 4u; ++u) v[u] = x4[first + u] * scale * (p.offset + w.v[first + u]);
+    uvec4 q1, q2;
+    vec2 ds;
+    q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
+    uint t = s % 16u, base = (s / 16u) * kQ8xBlockWords, c = 2u * (t & 1u);
+    q.v[base + 2u * t] = q1;
+    q.v[base + 2u * t + 1u] = q2;
+    q.v[base + 32u + t / 2u][c] = floatBitsToUint(ds.x);
+    q.v[base + 32u + t / 2u][c + 1u] = floatBitsToUint(ds.y);
+  }
+}
+
 // sx = scratch[off .. off + n).
 void stage_copy(uint off, uint n) {
   if ((p.skip & 32u) != 0u) {
@@ -1085,6 +1125,10 @@ void main() {
       sx_at0 = kSxAt;
     }
     if (l + 1u < p.n_layers) grid_barrier();
+  }
+  if (HEAD_Q8X != 0u) {
+    grid_barrier();
+    head_norm_q8x();
   }
   kernel_done();
 }

@@ -1234,10 +1234,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       const uint32_t rows = matvec_rows(m, cpu ? 0 : head_rows), inv = cpu || wg_override ? matvec_wg(head.dtype, k) : head_wg;
       BindGroupEntry x_in = {1, &xn_, 0, uint64_t(k) * 4};
       if (i8) {
-        // The norm straight into the int8 form (rms_norm_q8x): no f32 row between them.
+        // The norm straight into the int8 form (rms_norm_q8x): no f32 row between them. The persistent kernel ends
+        // with it where it can (PersistentDecode::head_norm: session 33, R7).
         const Weight& on = *find("output_norm");
         const uint64_t xq_bytes = uint64_t(k) / 256 * 640;
-        if (!(skip & 2u))
+        if (!(skip & 2u) && !(persistent && persistent_->head_norm()))
           dispatch("rms_norm_q8x", {{0, wg}},
                    {{0, &x_, first * 4, uint64_t(k) * 4}, {1, &on.buffer}, {2, &xq_, 0, xq_bytes}},
                    RmsNormParams{k, 1, c.norm_eps, c.norm_offset ? 1.0f : 0.0f}, 1, 1, "rms_norm");

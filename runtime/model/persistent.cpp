@@ -230,9 +230,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const bool norm_fits = q4k_slots && uint32_t(c.dim) % 256 == 0 && uint32_t(c.dim) / 16 <= wg;
   const uint32_t norm_slots = norm_fits && env_uint("BLUESHIFT_PERSISTENT_NORM_SLOTS", 1) ? 1 : 0;
   pk->norm_slots_ = norm_slots != 0;
+  // The output norm into the int8 form the Q6_K head reads, after a last grid barrier (decode_persistent.comp
+  // HEAD_Q8X), where the head takes it (Model's head_i8_); BLUESHIFT_PERSISTENT_HEAD_NORM=0 leaves it to rms_norm_q8x.
+  const uint32_t head_q8x = m.head_i8_ && env_uint("BLUESHIFT_PERSISTENT_HEAD_NORM", 1) ? 1 : 0;
+  pk->head_norm_ = head_q8x != 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
-               {15, q6k_slots}, {16, norm_slots}};
+               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
@@ -291,6 +295,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Parts of W_o's rows a head group in the folded o projection: 0 shares the grid out over the groups;
   // BLUESHIFT_PERSISTENT_FOLD_PARTS=N fixes it (tests: several parts on a grid of 1).
   p.fold_parts = env_uint("BLUESHIFT_PERSISTENT_FOLD_PARTS", 0);
+  if (head_q8x) {
+    const uint64_t on = m.find("output_norm")->buffer.deviceAddress(), xq = m.xq_.deviceAddress();
+    p.out_norm_lo = uint32_t(on), p.out_norm_hi = uint32_t(on >> 32);
+    p.xq_lo = uint32_t(xq), p.xq_hi = uint32_t(xq >> 32);
+  }
   uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
 
   using gpu::BufferUsage;

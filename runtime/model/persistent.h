@@ -57,6 +57,9 @@ class PersistentDecode {
   // Whether the phases whose matrices are all Q4_K take their RMSNorm straight into the slots (NORM_SLOTS: the slot
   // forms, where dim's slots fit one a workgroup invocation; BLUESHIFT_PERSISTENT_NORM_SLOTS=0 turns it off).
   bool norm_slots() const { return norm_slots_; }
+  // Whether the kernel ends with the output norm in the int8 form the Q6_K head reads (HEAD_Q8X; record_forward then
+  // records no norm dispatch before the head).
+  bool head_norm() const { return head_norm_; }
   // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
   // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
   void check() const;
@@ -66,7 +69,7 @@ class PersistentDecode {
   Model& model_;
   std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
-  bool norm_slots_ = false;
+  bool norm_slots_ = false, head_norm_ = false;
   std::map<std::string, uint32_t> down_passes_;
   std::vector<gpu::SpecConstant> spec_;
   kparams::PersistentParams params_{};

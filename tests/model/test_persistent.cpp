@@ -40,6 +40,9 @@ struct Case {
   std::map<std::string, uint32_t> passes = {};
   // Whether the all-Q4_K phases take RMSNorm straight into the slots (PersistentDecode::norm_slots; unchecked if -1).
   int norm_slots = -1;
+  // Whether the kernel ends with the output norm in the Q6_K head's int8 form (PersistentDecode::head_norm; where the
+  // device has integer dot products; unchecked if -1).
+  int head_norm = -1;
 };
 constexpr double kHalfTol = 1e-2;
 size_t top1_misses(double tol) { return tol >= kHalfTol ? 4 : 1; }
@@ -73,14 +76,19 @@ std::vector<Case> cases() {
       {"f16_splits6", llama(136, 344, 2, 1, 36), nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "6"}}, 200},
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
-      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol, {}, 1},
+      {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol, {}, 1, 1},
       // ... with its RMSNorms into the floats first, then the slots (NORM_SLOTS 0; the default takes the all-Q4_K
       // phases' norms straight into the slots where dim's 16 slots fit the workgroup).
       {"q4_k_m_norm_floats", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "0"}}, 70,
        kHalfTol, {}, 0},
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
-      {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol},
+      // Its Q6_K head's norm at the kernel's end takes 80 slots, past a grid of 64 invocations on lavapipe.
+      {"q4_k_wide", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_FENCE_ALL", "0"}}, 70, kHalfTol, {},
+       -1, 1},
+      // ... with that norm in a dispatch of its own (rms_norm_q8x) after the kernel.
+      {"q4_k_wide_head_rms", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_HEAD_NORM", "0"}}, 70,
+       kHalfTol, {}, -1, 0},
       // ... an FFN longer than lavapipe's staging area (4368 floats of 32 KiB): the down projections take the whole
       // shared array in one pass, layer 0's Q4_K one its f16 slots alone (47 blocks of 256), layer 1's Q6_K one its
       // floats alone (7076) ...
@@ -212,6 +220,9 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     }
     if (c.norm_slots >= 0) {
       EXPECT_EQ(pk->norm_slots(), c.norm_slots != 0) << c.name << ": norm_slots";
+    }
+    if (c.head_norm >= 0) {
+      EXPECT_EQ(pk->head_norm(), c.head_norm != 0 && device().has_int_dot()) << c.name << ": head_norm";
     }
     fast = decode_all(m, ids);
   }
