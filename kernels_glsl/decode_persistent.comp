@@ -52,7 +52,7 @@ layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 // slot's 16 values (stage_norm_slots), with no floats staged. The host sets it where dim's slots fit the workgroup.
 layout(constant_id = 16) const uint NORM_SLOTS = 0;
 // HEAD_Q8X = 1: after the last layer a grid barrier, then the output norm straight into quantize_x_q8's int8 form at
-// p.xq (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work without
+// binding 7 (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work without
 // its dispatch (~11 us a token on the 1B in the loop, ~16 on the 8B: session 33, R6).
 layout(constant_id = 17) const uint HEAD_Q8X = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
@@ -64,6 +64,9 @@ layout(std430, binding = 2) coherent buffer Sc4 { vec4 sc4[]; };  // the same sc
 #endif
 // The same x, 16 bytes a load (stage_norm_slots, head_norm_q8x).
 layout(std430, binding = 1) coherent buffer X4 { vec4 x4[]; };
+// HEAD_Q8X's output (quantize_x_q8's layout), bound rather than addressed: the host orders the head's dispatch after
+// this one by the buffers they bind (the persistent scratch where nothing is written here).
+layout(std430, binding = 7) writeonly buffer XQ { uvec4 xq_out[]; };
 layout(std430, binding = 3) readonly buffer St { uint state[]; };
 layout(std430, binding = 4) coherent volatile buffer Sy { uint sync_w[]; };
 layout(std430, binding = 5) readonly buffer Fg { float freq_g[]; };
@@ -74,7 +77,6 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RU 
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer RU2 { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer RF { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RF4 { vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer WU4 { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) coherent buffer KVh { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4 { f16vec4 v[]; };
 
@@ -684,7 +686,8 @@ void stage_norm_slots(uvec2 nw) {
 #endif
 }
 
-// HEAD_Q8X: x's output norm into quantize_x_q8's form at p.xq (dim % 256 == 0; a grid barrier before: x is final).
+// HEAD_Q8X: x's output norm into quantize_x_q8's form at binding 7 (dim % 256 == 0; a grid barrier before: x is
+// final).
 // Invocation g of the grid takes slots g, g + the grid's invocations, .. (16 values of x and of the weights as vec4s
 // each, as rms_norm_q8x takes them); each workgroup that holds slots sums the squares of all of x, the others return
 // at once.
@@ -698,7 +701,6 @@ void head_norm_q8x() {
   }
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
   RF4 w = RF4(uvec2(p.out_norm_lo, p.out_norm_hi));
-  WU4 q = WU4(uvec2(p.xq_lo, p.xq_hi));
   for (uint s = first_slot + gl_LocalInvocationIndex; s < slots; s += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
     uint first = ((s / 16u) * 256u + q8x_slot_first(s % 16u)) / 4u;
     vec4 v[4];
@@ -707,10 +709,10 @@ void head_norm_q8x() {
     vec2 ds;
     q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
     uint t = s % 16u, base = (s / 16u) * kQ8xBlockWords, c = 2u * (t & 1u);
-    q.v[base + 2u * t] = q1;
-    q.v[base + 2u * t + 1u] = q2;
-    q.v[base + 32u + t / 2u][c] = floatBitsToUint(ds.x);
-    q.v[base + 32u + t / 2u][c + 1u] = floatBitsToUint(ds.y);
+    xq_out[base + 2u * t] = q1;
+    xq_out[base + 2u * t + 1u] = q2;
+    xq_out[base + 32u + t / 2u][c] = floatBitsToUint(ds.x);
+    xq_out[base + 32u + t / 2u][c + 1u] = floatBitsToUint(ds.y);
   }
 }
 

@@ -21,8 +21,7 @@ struct PersistentParams {
   uint spin_limit; // grid-barrier spins before a workgroup gives up and raises the error flag
   uint skip;       // timing breakdowns (BLUESHIFT_PERSISTENT_SKIP): bit i skips phase i + 1's work (5: staging, 6: math)
   uint fold_parts; // PK_FOLD_O: parts of W_o's rows a head group (0: the grid shared out over the groups)
-  // HEAD_Q8X: the output norm's weights (f32) and where its int8 form goes (quantize_x_q8's layout), as addresses
-  uint out_norm_lo; uint out_norm_hi; uint xq_lo; uint xq_hi;
+  uint out_norm_lo; uint out_norm_hi;  // HEAD_Q8X: the output norm's weights (f32), as an address
 };
 
 // Layer table: kPkStride words per layer. Addresses are buffer device addresses as (lo, hi) words; a

@@ -296,9 +296,8 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // BLUESHIFT_PERSISTENT_FOLD_PARTS=N fixes it (tests: several parts on a grid of 1).
   p.fold_parts = env_uint("BLUESHIFT_PERSISTENT_FOLD_PARTS", 0);
   if (head_q8x) {
-    const uint64_t on = m.find("output_norm")->buffer.deviceAddress(), xq = m.xq_.deviceAddress();
+    const uint64_t on = m.find("output_norm")->buffer.deviceAddress();
     p.out_norm_lo = uint32_t(on), p.out_norm_hi = uint32_t(on >> 32);
-    p.xq_lo = uint32_t(xq), p.xq_hi = uint32_t(xq >> 32);
   }
   uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
 
@@ -319,7 +318,10 @@ std::vector<gpu::BindGroupEntry> PersistentDecode::entries() const {
           {3, &model_.state_},
           {4, &sync_},
           {5, &model_.inv_freq_global_},
-          {6, &model_.inv_freq_local_}};
+          {6, &model_.inv_freq_local_},
+          // HEAD_Q8X's output, bound so that the head's dispatch is ordered after this one (the scratch, which the
+          // kernel writes anyway, where there is none).
+          head_norm_ ? gpu::BindGroupEntry{7, &model_.xq_} : gpu::BindGroupEntry{7, &scratch_}};
 }
 
 void PersistentDecode::check() const {
