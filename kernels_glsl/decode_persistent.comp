@@ -52,8 +52,9 @@ layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 // slot's 16 values (stage_norm_slots), with no floats staged. The host sets it where dim's slots fit the workgroup.
 layout(constant_id = 16) const uint NORM_SLOTS = 0;
 // HEAD_Q8X = 1: after the last layer a grid barrier, then the output norm straight into quantize_x_q8's int8 form at
-// binding 7 (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work without
-// its dispatch (~11 us a token on the 1B in the loop, ~16 on the 8B: session 33, R6).
+// binding 7 (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work
+// without its dispatch. Leaving that dispatch out saved 11 us a token on the 1B (session 33, R6); this costs the kernel
+// ~5 us, and the 1B ran 1,281 -> 1,287 tok/s (R8).
 layout(constant_id = 17) const uint HEAD_Q8X = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };

@@ -1,5 +1,6 @@
 // matvec_q4k_i8: y (+)= W x for Q4_K W with x quantized by quantize_x_q8 into two-level int8
-// (kernels_glsl/int_dot.glsl), and matvec_q6k_wide_i8 (decode's Q6_K head) on the same x, at odd sizes (odd row counts, k = 256 x odd, rows padded to whole blocks),
+// (kernels_glsl/int_dot.glsl), and matvec_q6k_wide_i8 (decode's Q6_K head) on the same x, at odd sizes (odd row
+// counts, k = 256 x odd, rows padded to whole blocks),
 // several workgroup shapes, batch > 1 in both grid layouts, a poisoned output and the accumulate epilogue.
 // Reference: float64 over the dequantized weights and the exact x.
 //
@@ -144,7 +145,8 @@ TEST_F(MatvecInt8, RmsNormQ8x) {
                 amax = std::max(amax, std::abs(ref[i]));
               }
               for (uint32_t i = 0; i < 16; ++i) {
-                const int q1 = int8_t(b[8 * t + i / 4] >> (8 * (i % 4))), q2 = int8_t(b[8 * t + 4 + i / 4] >> (8 * (i % 4)));
+                const int q1 = int8_t(b[8 * t + i / 4] >> (8 * (i % 4)));
+                const int q2 = int8_t(b[8 * t + 4 + i / 4] >> (8 * (i % 4)));
                 const double got = double(step) * (254.0 * q1 + q2);
                 got_sum += got;
                 ASSERT_LE(std::abs(got - ref[i]), amax / 64516 * 1.001 + 4e-7 * amax)

@@ -2,7 +2,8 @@
 # R1 (session 33): session 32's R7 and R8 in one call.
 # R7: $BS = b1402a7 (c0975c2's kernels: dot2's Q6_K slot branch gated by the spec constant Q6K_SLOTS), $OLD = 8d955b3,
 #     $R5 = 28c2b20. Predicted: the 1B as 8d955b3 (111 registers, ~1,230 tok/s), the 8B as 28c2b20 (~348 tok/s).
-# R8: $SW = b1402a7 + ../2026-11-30-h200-session32-scripts/switches.patch (.dev/carry4/bundle-sw.tar.xz), two switches, both off by default:
+# R8: $SW = b1402a7 + ../2026-11-30-h200-session32-scripts/switches.patch (.dev/carry4/bundle-sw.tar.xz), two
+#     switches, both off by default:
 #     NORM_SLOTS (RMSNorm straight into the f16 slots where a phase is all Q4_K): predicted 8B kernel -0.3 to -0.6%,
 #     1B -0.3 to -0.5%. Q6K_ROT (q6k_dot2's bank-conflicting lanes take their quarters in the order qq ^ 2): predicted
 #     1B -0.3 to -1%, 8B -0.3 to -0.6%. Logits (fold off) at the h16 reorder level.
