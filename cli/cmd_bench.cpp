@@ -217,7 +217,8 @@ void run(const Args& a) {
   if (const auto* pk = model.persistent())
     decode_kernel = {{"persistent", true}, {"kernel", pk->kernel()}, {"grid", pk->grid()},
                      {"workgroup", pk->workgroup()}, {"staging_floats", pk->staging_floats()},
-                     {"down_passes", pk->down_passes()}, {"norm_slots", pk->norm_slots()}};
+                     {"down_passes", pk->down_passes()}, {"norm_slots", pk->norm_slots()},
+                     {"head_norm", pk->head_norm()}};
   nlohmann::ordered_json j = {
       {"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name}, {"driver", dev.adapter().driver},
       {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens}, {"reps", a.reps},

@@ -201,6 +201,7 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
     EXPECT_EQ(dk["kernel"].get<std::string>().rfind("decode_persistent", 0), 0u) << dk;
     ASSERT_TRUE(dk["down_passes"].is_object() && !dk["down_passes"].empty()) << dk;
     for (const auto& [dtype, passes] : dk["down_passes"].items()) EXPECT_GE(passes.get<int>(), 1) << dtype;
+    EXPECT_TRUE(dk["norm_slots"].is_boolean() && dk["head_norm"].is_boolean()) << dk;
   } else {
     EXPECT_FALSE(dk["why"].get<std::string>().empty()) << dk;
   }

@@ -224,6 +224,19 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     if (c.head_norm >= 0) {
       EXPECT_EQ(pk->head_norm(), c.head_norm != 0 && device().has_int_dot()) << c.name << ": head_norm";
     }
+    if (pk->head_norm()) {
+      // The head's int8 x goes out through a binding the kernel writes, so the host's hazard tracker orders the head's
+      // dispatch after the kernel. (lavapipe runs dispatches in order and would not show a missing barrier: on the
+      // H200 a kernel writing it through an address let the head read it early.)
+      const auto& bindings = m.kernels().get(pk->kernel(), pk->spec()).bindings();
+      auto b7 = std::ranges::find_if(bindings, [](const auto& b) { return b.set == 0 && b.binding == 7; });
+      ASSERT_NE(b7, bindings.end()) << c.name;
+      EXPECT_TRUE(b7->writes) << c.name;
+      auto entries = pk->entries();
+      auto e7 = std::ranges::find_if(entries, [](const auto& e) { return e.binding == 7; });
+      ASSERT_NE(e7, entries.end()) << c.name;
+      EXPECT_EQ(e7->buffer->label(), "x q8") << c.name << ": binding 7 is not the head's input";
+    }
     fast = decode_all(m, ids);
   }
   {
