@@ -709,11 +709,7 @@ void head_norm_q8x() {
     uvec4 q1, q2;
     vec2 ds;
     q8x_quantize(v[0], v[1], v[2], v[3], q1, q2, ds);
-    uint t = s % 16u, base = (s / 16u) * kQ8xBlockWords, c = 2u * (t & 1u);
-    xq_out[base + 2u * t] = q1;
-    xq_out[base + 2u * t + 1u] = q2;
-    xq_out[base + 32u + t / 2u][c] = floatBitsToUint(ds.x);
-    xq_out[base + 32u + t / 2u][c + 1u] = floatBitsToUint(ds.y);
+    Q8X_STORE(xq_out, (s / 16u) * kQ8xBlockWords, s % 16u, q1, q2, ds);
   }
 }
 

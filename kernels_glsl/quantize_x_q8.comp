@@ -27,10 +27,5 @@ void main() {
   vec2 ds;
   q8x_quantize(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]), vec4(v[8], v[9], v[10], v[11]),
                vec4(v[12], v[13], v[14], v[15]), q1, q2, ds);
-  uint base = (b * nb + blk) * kQ8xBlockWords;
-  xq[base + 2u * s] = q1;
-  xq[base + 2u * s + 1u] = q2;
-  uint c = 2u * (s & 1u);
-  xq[base + 32u + s / 2u][c] = floatBitsToUint(ds.x);
-  xq[base + 32u + s / 2u][c + 1u] = floatBitsToUint(ds.y);
+  Q8X_STORE(xq, (b * nb + blk) * kQ8xBlockWords, s, q1, q2, ds);
 }

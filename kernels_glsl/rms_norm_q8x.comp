@@ -24,12 +24,7 @@ void put(uint row, uint s, vec4 v[4], vec4 g[4], float scale) {
   vec2 ds;
   q8x_quantize(v[0] * scale * (p.offset + g[0]), v[1] * scale * (p.offset + g[1]), v[2] * scale * (p.offset + g[2]),
                v[3] * scale * (p.offset + g[3]), q1, q2, ds);
-  uint blk = s / 16u, t = s % 16u, base = (row * (p.n / 256u) + blk) * kQ8xBlockWords;
-  xq[base + 2u * t] = q1;
-  xq[base + 2u * t + 1u] = q2;
-  uint c = 2u * (t & 1u);
-  xq[base + 32u + t / 2u][c] = floatBitsToUint(ds.x);
-  xq[base + 32u + t / 2u][c + 1u] = floatBitsToUint(ds.y);
+  Q8X_STORE(xq, (row * (p.n / 256u) + s / 16u) * kQ8xBlockWords, s % 16u, q1, q2, ds);
 }
 
 // The vec4 index (in the row) of slot s's values 4u .. 4u + 3.
