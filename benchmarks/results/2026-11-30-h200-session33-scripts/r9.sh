@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # R9 (session 33, written, not run: for the next session; carry .gl and .dev/carry, a bundle of eecc7be or later).
-# (a) The phase re-baseline session 32 asked for: persistent_phases.sh on the 8B and 1B q4_k_m (32 generated tokens),
+# The phase re-baseline session 32 asked for: persistent_phases.sh on the 8B and 1B q4_k_m (32 generated tokens),
 # with NORM_SLOTS on (the default) and off. Why NORM_SLOTS saved the 1B ~0.46 us a norm (24 norms, kernel -1.8%) but
 # the 8B nothing (48 norms, -0.1%; session 33, R1): compare the two runs' no-work time (SKIP 31: barriers and staging)
 # and the staging cost a barrier. Guess to test: EARLY 2 issues P4's weight loads before the norm, so the 8B's norm
 # is off its critical path; then SKIP 31's staging should fall on both models, and the 8B's whole-kernel time not.
-# (b) What the int8 head's second level costs in the model: bs_gemv_bench isolated gave 67.8 / 125.4 us (two levels)
-# against 59.9 / 109.6 (one level) on the 1B / 8B heads (R4). Not a candidate to land (x to ~2^-8 of each 16's
-# largest): a bound for any cheaper second level.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
 . benchmarks/ab_common.sh
