@@ -212,7 +212,7 @@ const bool kQ6kSlots = false;
 #endif
 void stage_quantize_scaled(uint n, float scale) {
   for (uint g = gl_LocalInvocationIndex; g < (n + 255u) / 256u * 16u; g += gl_WorkGroupSize.x) {
-    uint first = (g / 16u) * 256u + q8x_slot_first(g % 16u);
+    uint first = q8x_row_first(g);
     vec4 v[4];
     for (uint w = 0u; w < 4u; ++w) {
       uint i = first + 4u * w;
@@ -233,7 +233,7 @@ void stage_slots(uint off, uint n) {
   // One slot an invocation a round: two at once (the 8B's 896 slots on 640 invocations in one round trip) ran slower,
   // 8B +1.0% kernel time, 1B +1.2% (benchmarks/results/2026-11-30-h200-session32.md, R2-R3).
   for (uint g = gl_LocalInvocationIndex; g < n / 16u; g += gl_WorkGroupSize.x) {
-    uint first = (off + (g / 16u) * 256u + q8x_slot_first(g % 16u)) / 4u;
+    uint first = (off + q8x_row_first(g)) / 4u;
     vec4 v[4];
     for (uint w = 0u; w < 4u; ++w) v[w] = sc4[first + w];
     slot_put(g, v);
@@ -669,7 +669,7 @@ void stage_norm_slots(uvec2 nw) {
     return;
   }
   RF4 w = RF4(nw);
-  uint g = gl_LocalInvocationIndex, first = ((g / 16u) * 256u + q8x_slot_first(g % 16u)) / 4u;
+  uint g = gl_LocalInvocationIndex, first = q8x_row_first(g) / 4u;
   bool mine = g < p.dim / 16u;
   float ss = 0.0;
   vec4 v[4];
@@ -703,7 +703,7 @@ void head_norm_q8x() {
   float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
   RF4 w = RF4(uvec2(p.out_norm_lo, p.out_norm_hi));
   for (uint s = first_slot + gl_LocalInvocationIndex; s < slots; s += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
-    uint first = ((s / 16u) * 256u + q8x_slot_first(s % 16u)) / 4u;
+    uint first = q8x_row_first(s) / 4u;
     vec4 v[4];
     for (uint u = 0u; u < 4u; ++u) v[u] = x4[first + u] * scale * (p.offset + w.v[first + u]);
     uvec4 q1, q2;

@@ -103,6 +103,8 @@ int q8x_dot16_hi(uvec4 c, uvec4 q1, uvec4 q2) { return q8x_dot16(c, q1, q2); }
 const uint kQ8xBlockWords = 40u;
 // First value (in the block) of slot s.
 uint q8x_slot_first(uint s) { return 64u * ((s & 7u) >> 1) + 32u * (s >> 3) + 16u * (s & 1u); }
+// First value (in the row) of slot g, counting slots across the row's blocks (16 a block).
+uint q8x_row_first(uint g) { return (g / 16u) * 256u + q8x_slot_first(g % 16u); }
 // Stores slot s's q1, q2 and ds (q8x_quantize) into the uvec4 array ARR, whose block starts at uvec4 BASE (a macro:
 // GLSL functions take no buffers; quantize_x_q8, rms_norm_q8x and decode_persistent's head_norm_q8x write it).
 #define Q8X_STORE(ARR, BASE, s, q1, q2, ds)                                     \

@@ -89,10 +89,10 @@ layout(std430, binding = 0) readonly buffer Wt4 { uvec4 w4[]; };
 layout(std430, binding = 0) readonly buffer Wt2 { uvec2 w2[]; };
 #ifdef MV_X_Q8
 // Quarter qq of part (h, s) is values 128 h + 32 qq + 16 s + 0..15 of its block: the 16 aligned values of
-// quantize_x_q8's slot 4 h + s + 2 (qq >> 1) + 8 (qq & 1) (q8x_slot_first's inverse). Its 16 codes (bytes 0..63, signed bytes too)
-// meet that slot's two levels: 254 sum(c q1) + sum(c q2) reaches 16 x 63 x 127 x 255 < 2^25, exact in int32, and its
-// float conversion rounds at 2^-24 relative, far below x's quantization (~2^-16). sum((c - 32) x) is then step x that
-// less 32 x the slot's sum of quantized values.
+// quantize_x_q8's slot 4 h + s + 2 (qq >> 1) + 8 (qq & 1) (q8x_slot_first's inverse). Its 16 codes (bytes 0..63,
+// signed bytes too) meet that slot's two levels: 254 sum(c q1) + sum(c q2) reaches 16 x 63 x 127 x 255 < 2^25,
+// exact in int32, and its float conversion rounds at 2^-24 relative, far below x's quantization (~2^-16).
+// sum((c - 32) x) is then step x that less 32 x the slot's sum of quantized values.
 // Per part and row: 32 packed dot products, the codes (10 ops a word) and 4 conversions, against 16 bs_six (8 ops
 // each) and 64 FMAs in the float form.
 void main() {

@@ -28,7 +28,7 @@ void put(uint row, uint s, vec4 v[4], vec4 g[4], float scale) {
 }
 
 // The vec4 index (in the row) of slot s's values 4u .. 4u + 3.
-uint at(uint s, uint u) { return ((s / 16u) * 256u + q8x_slot_first(s % 16u)) / 4u + u; }
+uint at(uint s, uint u) { return q8x_row_first(s) / 4u + u; }
 
 void main() {
   uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x, slots = p.n / 16u;
