@@ -326,9 +326,10 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
       xq_k = max_k;
     }
   }
+  head_norm_apart_ = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
   const Weight* head_w = c.tied_embeddings ? find("embed") : find("output");
-  if (head_w && head_w->dtype == DType::Q6_K && c.dim % 256 == 0 && kernels_.has("matvec_q6k_wide_i8") &&
-      kernels_.has("rms_norm_q8x") && env_uint("BLUESHIFT_HEAD_I8", 1) != 0) {
+  if (head_norm_apart_ && head_w && head_w->dtype == DType::Q6_K && c.dim % 256 == 0 &&
+      kernels_.has("matvec_q6k_wide_i8") && kernels_.has("rms_norm_q8x") && env_uint("BLUESHIFT_HEAD_I8", 1) != 0) {
     head_i8_ = true;
     xq_k = std::max<uint64_t>(xq_k, uint64_t(c.dim));
   }
@@ -1225,7 +1226,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     // was bound by its math (the loads alone took 62.5 us of its 81.9 on the 1B's head, isolated), and the int8 one
     // took 67.8 us (1B) and 125.4 (8B) against 81.9 and 151.8. BLUESHIFT_HEAD_I8=0 keeps the float form.
     static const uint32_t head_wg = env_uint("BLUESHIFT_HEAD_WG", 32);
-    static const bool apart = env_uint("BLUESHIFT_HEAD_NORM_APART", 1) != 0;
+    const bool apart = head_norm_apart_;
     const bool wide = apart && head.dtype == DType::Q6_K && kernels_.has("matvec_q6k_wide");  // the plain matvec's
     const bool i8 = wide && head_i8_;
     const uint32_t head_rows = env_uint("BLUESHIFT_HEAD_ROWS", wide ? 4 : 2);

@@ -194,9 +194,10 @@ class Model {
   // Decode's plain Q4_K matvecs on integer dot products (BLUESHIFT_Q4K_DOT=int|intmx: matvec_q4k_i8 / _i8mx;
   // empty: the float decode) and their input, x quantized by quantize_x_q8 (one row of the widest Q4_K k).
   std::string q4k_matvec_;
-  // Decode's Q6_K head on integer dot products (matvec_q6k_wide_i8, BLUESHIFT_HEAD_I8; record_forward), x quantized
-  // into xq_ too (as wide as the widest of those).
-  bool head_i8_ = false;
+  // Decode's head: the output norm in a dispatch of its own before the matvec (BLUESHIFT_HEAD_NORM_APART, default on;
+  // off: folded into the matvec), and where it is apart, a Q6_K head on integer dot products (matvec_q6k_wide_i8,
+  // BLUESHIFT_HEAD_I8; record_forward), x quantized into xq_ too (as wide as the widest of those).
+  bool head_norm_apart_ = true, head_i8_ = false;
   gpu::Buffer xq_;
   // Gemma 4: v's weightless norm (a weight of ones); per-layer inputs: the embedding rows [rows, L*P],
   // the projection of the embedding [rows, L*P], the combined inputs [L, max_batch, P] (layer-major, so
