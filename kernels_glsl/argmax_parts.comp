@@ -1,9 +1,10 @@
 #version 450
 // Greedy decode's argmax, first half: the vocabulary in G contiguous slices, one a workgroup (dispatch (G, 1, 1));
-// each writes parts[g] = (the bits of its slice's largest logit, the lowest id holding it), and the sampler
-// (sample.comp built with ARGMAX_PARTS) reduces the G parts in id order with the same rule, so the pick is
-// torch.argmax's: the lowest id of the largest logit. A slice with no logit above -FLT_MAX (all -inf or NaN)
-// writes (-FLT_MAX bits, 0xffffffff), as the single-workgroup scan it replaces would have held.
+// each writes parts[g] = argmax_key (argmax.glsl) of its slice's largest logit and the lowest id holding it, and the
+// sampler (sample.comp built with ARGMAX_PARTS) reduces the G keys with the same rule, so the pick is torch.argmax's:
+// the lowest id of the largest logit. A slice with no logit at or above -FLT_MAX (all -inf or NaN) writes key 0, which
+// reads back as (-FLT_MAX, 0xffffffff), as the single-workgroup scan it replaces would have held. Where the head's
+// matvec folds the argmax in (the *_argmax kernels, matvec.glsl), greedy decode has no argmax_parts dispatch.
 // The one-workgroup scan read a 128k vocabulary in ~16 dependent trips to L2 (38 us a step on the H200,
 // 2026-11-28-h200-session17.md); here every invocation loads its R values at once.
 #extension GL_EXT_control_flow_attributes : require
@@ -35,5 +36,5 @@ void main() {
     }
   }
   workgroup_argmax(best, best_i);
-  if (tid == 0u) parts[g] = uvec2(floatBitsToUint(best), best_i);
+  if (tid == 0u) parts[g] = argmax_key(best, best_i);
 }

@@ -29,8 +29,20 @@
 // BATCH_FIRST = 1 (serve's batched decode, batch > 1) lays the grid out as (batch, row groups) instead of
 // (row groups, batch): the workgroups reading the same rows of W are dispatched next to each other, so W
 // streams from memory about once for all batch rows and they share it through the cache.
+//
+// MV_ARGMAX (the head's *_argmax kernels: greedy decode, one batch row) also maxes each row's argmax key (argmax.glsl)
+// into keys[row / kArgmaxSliceRows] (binding 10) with a 64-bit atomicMax, a subgroup's largest key at once; the host
+// takes this form only where kArgmaxSliceRows % ROWS == 0 (a workgroup's rows in one slice). So greedy decode has no
+// argmax_parts dispatch: sample_parts reduces the keys and sets them back to 0.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
+#ifdef MV_ARGMAX
+#extension GL_EXT_shader_atomic_int64 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define ARGMAX_KEY_ONLY
+#include "argmax.glsl"
+layout(std430, binding = 10) buffer Keys { uint64_t keys[]; };
+#endif
 layout(constant_id = 2) const uint BATCH_FIRST = 0;
 uint mv_group() { return BATCH_FIRST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x; }
 uint mv_batch_row() { return BATCH_FIRST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y; }
@@ -212,6 +224,9 @@ void mv_finish(uint row0, uint b) {
   for (uint i = 0; i < gl_NumSubgroups; ++i) ss += mv_red[MV_NR * MAX_SUBGROUPS + i];
   float scale = inversesqrt(ss / float(p.k) + p.eps);
 #endif
+#ifdef MV_ARGMAX
+  uvec2 key = uvec2(0u);  // the largest of this invocation's rows
+#endif
   for (uint r = gl_LocalInvocationID.x; r < ROWS; r += gl_WorkGroupSize.x) {
     if (row0 + r >= p.m) break;
     float s = 0.0;
@@ -240,5 +255,13 @@ void mv_finish(uint row0, uint b) {
     uint o = b * p.m + row;
     y[o] = p.accumulate != 0u ? y[o] + s : s;
 #endif
+#ifdef MV_ARGMAX
+    uvec2 k = argmax_key(s, row);
+    if (k.y > key.y || (k.y == key.y && k.x > key.x)) key = k;
+#endif
   }
+#ifdef MV_ARGMAX
+  uint hi = subgroupMax(key.y), lo = subgroupMax(key.y == hi ? key.x : 0u);
+  if (subgroupElect() && hi != 0u) atomicMax(keys[row0 / kArgmaxSliceRows], packUint2x32(uvec2(lo, hi)));
+#endif
 }

@@ -159,9 +159,16 @@ BS_PARAMS(SampleParams) {
   uint max_tokens; uint n_eos; uint ignore_eos; uint ring_size;
 };
 
-// argmax_parts: greedy decode's first half; workgroup g of G writes parts[g] = (the bits of the largest logit
-// of its slice of the vocabulary, the lowest id holding it), for sample_parts (sample.comp ARGMAX_PARTS).
+// argmax_parts: greedy decode's first half; workgroup g of G writes parts[g] = argmax_key (argmax.glsl) of the largest
+// logit of its slice of the vocabulary and the lowest id holding it, for sample_parts (sample.comp ARGMAX_PARTS).
 BS_PARAMS(ArgmaxParams) { uint vocab; uint pad0; uint pad1; uint pad2; };
+// The rows of a slice of argmax keys: the G = ceil(vocab / kArgmaxSliceRows) keys greedy decode reduces. The head's
+// *_argmax matvecs max row r's key into key r / kArgmaxSliceRows.
+#ifdef __cplusplus
+inline constexpr uint32_t kArgmaxSliceRows = 2048;
+#else
+const uint kArgmaxSliceRows = 2048u;
+#endif
 
 // gate: args[i] = stop ? 0 : nominal[i] for the n indirect dispatch triples of a decode step.
 BS_PARAMS(GateParams) { uint n; uint pad0; uint pad1; uint pad2; };

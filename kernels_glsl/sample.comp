@@ -26,9 +26,10 @@ layout(std430, binding = 6) buffer Tok { uint tokens[]; };
 layout(std430, binding = 7) readonly buffer Control { uint control[]; };  // host-visible; [0] != 0 cancels
 #ifdef ARGMAX_PARTS
 // sample_parts: greedy decoding without a repetition penalty only (the host records this variant only then). The
-// argmax comes from argmax_parts.comp's (largest logit's bits, its lowest id) per slice of the vocabulary, bound
-// whole: its length is the slice count.
-layout(std430, binding = 9) readonly buffer Parts { uvec2 parts[]; };
+// argmax comes from the argmax keys (argmax.glsl) of slices of the vocabulary, bound whole: its length is the slice
+// count. argmax_parts.comp writes every key, or the head's *_argmax matvec maxes into them (matvec.glsl); so each key
+// is read once here and set back to 0 (none), ready for the next step's head.
+layout(std430, binding = 9) buffer Parts { uvec2 parts[]; };
 #endif
 
 shared float s_val[MAX_SUBGROUPS];
@@ -125,6 +126,9 @@ void main() {
       state[2] = 1u;
       ring[1] = 1u;
     }
+#ifdef ARGMAX_PARTS
+    for (uint g = tid; g < uint(parts.length()); g += gl_WorkGroupSize.x) parts[g] = uvec2(0u);  // a head maxed into them
+#endif
     return;
   }
   uint pos = state[1];
@@ -147,8 +151,10 @@ void main() {
   uint wg = gl_WorkGroupSize.x;
 #ifdef ARGMAX_PARTS
   for (uint g = tid; g < uint(parts.length()); g += wg) {
-    float l = uintBitsToFloat(parts[g].x);
-    uint i = parts[g].y;
+    float l;
+    uint i;
+    argmax_unkey(parts[g], l, i);
+    parts[g] = uvec2(0u);
     if (argmax_takes(l, i, best, best_i)) { best = l; best_i = i; }
   }
 #else

@@ -208,4 +208,9 @@ bs_kernel(sample sample.comp)
 bs_kernel(sample_slots sample.comp DEFINES SLOT_PARAMS)  # serve --parallel: options per sequence from a buffer
 bs_kernel(sample_parts sample.comp DEFINES ARGMAX_PARTS)  # greedy without a penalty: the argmax from argmax_parts' slices
 bs_kernel(argmax_parts argmax_parts.comp)
+# Decode heads with greedy's argmax folded in (matvec.glsl MV_ARGMAX; 64-bit atomics: offered only where
+# Device::has_int64_atomics): then the loop records no argmax_parts dispatch.
+bs_kernel(matvec_q6k_wide_i8_argmax matvec_q6k.comp DEFINES MV_Q6K_WIDE MV_X_Q8 MV_ARGMAX)
+bs_kernel(matvec_q6k_wide_argmax matvec_q6k.comp DEFINES MV_Q6K_WIDE MV_ARGMAX)
+bs_kernel(matvec_f16_argmax matvec_f16.comp DEFINES MV_ARGMAX)
 bs_kernel(gate gate.comp)

@@ -28,8 +28,10 @@ Session::Session(model::Model& model, int32_t steps_per_batch)
   seen_ = device_.createBuffer({uint64_t(c.vocab / 32 + 1) * 4, BufferUsage::storage, "repetition bitmap"});
   control_ = device_.createBuffer({16, BufferUsage::upload, "host control"});
   // Slices of 2048 logits: argmax_parts' 256 invocations load 8 each, all at once.
-  argmax_slices_ = uint32_t((c.vocab + 2047) / 2048);
+  argmax_slices_ = uint32_t((c.vocab + kparams::kArgmaxSliceRows - 1) / kparams::kArgmaxSliceRows);
   argmax_parts_ = device_.createBuffer({uint64_t(argmax_slices_) * 8, BufferUsage::storage, "argmax slices"});
+  const std::vector<uint32_t> none(argmax_slices_ * 2, 0);  // key 0 (none): a folded head maxes into them
+  device_.queue().writeBuffer(argmax_parts_, 0, none.data(), none.size() * 4);
   std::vector<uint32_t> eos(c.eos_ids.begin(), c.eos_ids.end());
   eos.push_back(0xffffffffu);
   eos_ = device_.createBuffer({eos.size() * 4, BufferUsage::storage, "eos ids"});
@@ -50,6 +52,15 @@ static kparams::SampleParams sample_params(const model::Model& m, const Generate
           uint32_t(m.config().eos_ids.size()), o.ignore_eos ? 1u : 0u, ring_size};
 }
 
+// Greedy without a penalty takes the argmax over slices of the vocabulary (argmax keys: argmax_parts_) and a sampler
+// that reduces them (sample_parts): on the H200 the one-workgroup scan of a 128k vocabulary took 38 us a step.
+// BLUESHIFT_SAMPLE_SCAN=1 keeps the scan (A/B runs).
+bool Session::greedy_parts(const GenerateOptions& opts) const {
+  static const bool scan = env_switch("BLUESHIFT_SAMPLE_SCAN");
+  return !scan && opts.sampling.temperature <= 0.0f && opts.sampling.repeat_penalty == 1.0f &&
+         model_.kernels().has("argmax_parts") && model_.kernels().has("sample_parts");  // not in the WGSL set
+}
+
 void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
                             model::IndirectTable* indirect) {
   const auto& a = device_.adapter();
@@ -64,13 +75,10 @@ void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, con
     if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(groups, 1, 1)) * 12);
     else pass.dispatchWorkgroups(groups);
   };
-  // Greedy without a penalty: the argmax over slices of the vocabulary by many workgroups first, then the sampler
-  // reduces the slices (H200: the one-workgroup scan of a 128k vocabulary took 38 us a step).
-  // BLUESHIFT_SAMPLE_SCAN=1 keeps the scan (A/B runs).
-  static const bool scan = env_switch("BLUESHIFT_SAMPLE_SCAN");
-  const bool parts = !scan && opts.sampling.temperature <= 0.0f && opts.sampling.repeat_penalty == 1.0f &&
-                     model_.kernels().has("argmax_parts") && model_.kernels().has("sample_parts");  // not in the WGSL set
-  if (parts) {
+  // Greedy without a penalty: the argmax over slices of the vocabulary by many workgroups first (argmax_parts, or the
+  // head itself where record_forward folded it in: Recording::head_argmax), then the sampler reduces the slices.
+  const bool parts = greedy_parts(opts);
+  if (parts && !rec.head_argmax) {
     const auto& ap = model_.kernels().get("argmax_parts", {{0, 256}});
     const gpu::BindGroupEntry e[] = {{0, &model_.logits(), 0, logits_bytes}, {1, &argmax_parts_}};
     run(ap, e, "argmax", kparams::ArgmaxParams{uint32_t(model_.config().vocab), 0, 0, 0}, argmax_slices_);
@@ -115,6 +123,7 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
     decode_rec_.groups.push_back(device_.createBindGroup(*gate, 0, ge, "gate"));
   }
   auto enc = device_.createCommandEncoder("decode batch", true);
+  decode_rec_.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // the head may take greedy's argmax
   uint64_t dispatch0 = 0, barrier0 = 0;
   for (int32_t s = 0; s < steps_per_batch_; ++s) {
     uint64_t d0 = enc.dispatchCount(), b0 = enc.barrierCount();
@@ -153,6 +162,7 @@ std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateO
   device_.queue().waitIdle();
   gpu::Profiler prof(device_, 4096);
   model::Recording rec;
+  rec.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // as the decode loop records it
   auto enc = device_.createCommandEncoder("profile step");
   uint32_t st[5] = {0, uint32_t(pos), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st, sizeof st);

@@ -61,6 +61,10 @@ Device::Device(int adapter_index, int enable_validation)
   vkGetPhysicalDeviceFeatures(physical_, &supported);
   f2.features.shaderInt16 = supported.shaderInt16;
   f2.features.shaderInt64 = supported.shaderInt64;
+  // 64-bit atomics on storage buffers (the *_argmax head matvecs), wherever offered: BLUESHIFT_NO_INT64_ATOMICS=1 leaves
+  // them off, and greedy decode then takes its argmax in a dispatch of its own.
+  int64_atomics_ = adapter_.int64_atomics && !env_switch("BLUESHIFT_NO_INT64_ATOMICS");
+  f12.shaderBufferInt64Atomics = int64_atomics_;
 
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   std::vector<const char*> exts;

@@ -247,6 +247,8 @@ class Device {
   // shaderBufferFloat32AtomicAdd is enabled (AdapterInfo::atomic_float_add): kernels with float atomicAdd on storage
   // buffers (decode_persistent*_fold) can run here.
   bool has_atomic_float_add() const { return atomic_float_add_; }
+  // shaderBufferInt64Atomics is enabled (AdapterInfo::int64_atomics): the *_argmax matvecs can run here.
+  bool has_int64_atomics() const { return int64_atomics_; }
   // BLUESHIFT_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: every compute
   // pipeline is created with its statistics captured, and they go to stderr as one line per executable
   // ("pipeline-stats LABEL: Register Count=96, ..."), to see what bounds a kernel's occupancy.
@@ -282,6 +284,7 @@ class Device {
   bool buffer_device_address_ = false;
   bool int_dot_ = false;
   bool atomic_float_add_ = false;
+  bool int64_atomics_ = false;
   PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;
   PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics_ = nullptr;
   PFN_vkCmdBeginConditionalRenderingEXT begin_conditional_ = nullptr;

@@ -221,6 +221,7 @@ static AdapterInfo query_adapter(VkInstance instance, VkPhysicalDevice pd, uint3
   a.storage8 = f12.storageBuffer8BitAccess;
   a.timeline = f12.timelineSemaphore;
   a.buffer_device_address = f12.bufferDeviceAddress;
+  a.int64_atomics = f12.shaderBufferInt64Atomics && feats.features.shaderInt64;
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);

@@ -40,6 +40,9 @@ struct AdapterInfo {
   // VK_EXT_shader_atomic_float with shaderBufferFloat32AtomicAdd: the persistent decode kernel's folded o projection
   // (decode_persistent*_fold) adds into x with float atomics.
   bool atomic_float_add = false;
+  // shaderBufferInt64Atomics (Vulkan 1.2 feature) with shaderInt64: greedy decode's argmax folded into the head
+  // (the *_argmax matvecs) takes a 64-bit atomicMax on storage buffers.
+  bool int64_atomics = false;
   // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver's statistics of each
   // compiled kernel (registers and shared memory on NVIDIA), printed with BLUESHIFT_PIPELINE_STATS=1.
   bool pipeline_stats = false;

@@ -17,11 +17,13 @@ const char* kernel_source_name(KernelSource s) { return s == KernelSource::wgsl 
 
 // Kernels that need an optional device feature: the tensor-core matmuls and attention (matmul_cm_*,
 // matmul_rows_cm_*, attention_fa_*) need cooperative matrices, and creating their pipelines elsewhere
-// (lavapipe) would fail; the *_i8* kernels (SPV_KHR_integer_dot_product) need shaderIntegerDotProduct.
+// (lavapipe) would fail; the *_i8* kernels (SPV_KHR_integer_dot_product) need shaderIntegerDotProduct, the
+// *_argmax ones (a 64-bit atomicMax) shaderBufferInt64Atomics.
 static bool device_can_run(const Device& device, std::string_view name) {
   const bool coopmat = name.starts_with("matmul_cm_") || name.starts_with("matmul_rows_cm_") ||
                        name.starts_with("attention_fa_");
   if (name.find("_i8") != std::string_view::npos && !device.has_int_dot()) return false;
+  if (name.ends_with("_argmax") && !device.has_int64_atomics()) return false;
   return !coopmat || device.has_coopmat_f16();
 }
 
@@ -50,8 +52,9 @@ static std::map<std::string, double> parse_overrides(std::string_view list, std:
 
 const ShaderModule& KernelCache::module(const std::string& name) {
   if (!device_can_run(device_, name))
-    fail_kind(ErrorKind::internal, "kernel '{}' needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 f16), "
-              "which {} lacks; check KernelCache::has first", name, device_.adapter().name);
+    fail_kind(ErrorKind::internal, "kernel '{}' needs a device feature that {} lacks or has turned off (cooperative "
+              "matrices, integer dot products or 64-bit atomics: see device_can_run); check KernelCache::has first",
+              name, device_.adapter().name);
   auto& m = modules_[name];
   if (m) return *m;
   if (source_ == KernelSource::wgsl) {

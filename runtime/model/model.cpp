@@ -514,6 +514,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   if (rows < 1 || rows > max_batch_) fail_kind(ErrorKind::internal, "record_forward: {} rows (max {})", rows, max_batch_);
   uint32_t M = uint32_t(rows);
   last_rows_ = rows;
+  rec.head_argmax = false;
   auto pass = enc.beginComputePass();
   const uint32_t wg = 128;
   // Matvec workgroup size: about one invocation per part of a row (a part is what one invocation reads
@@ -1248,9 +1249,20 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       } else if (!(skip & 2u)) {
         rms(x_, first, *find("output_norm"), xn_, 0, c.dim, 1, false);
       }
-      dispatch(i8 ? "matvec_q6k_wide_i8" : wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype),
-               {{0, inv}, {1, rows}}, {{0, &head.buffer}, x_in, {2, &logits_, 0, uint64_t(m) * 4}},
-               MatvecParams{m, k, 1, 0}, (m + rows - 1) / rows, 1, shape_label("matvec", head));
+      // Greedy decode (Recording::argmax_keys): the argmax folded into the head (matvec.glsl MV_ARGMAX), where a
+      // workgroup's rows lie in one slice of keys.
+      std::string kernel = i8 ? "matvec_q6k_wide_i8" : wide ? "matvec_q6k_wide" : weight_kernel("matvec", head.dtype);
+      std::vector<BindGroupEntry> e = {{0, &head.buffer}, x_in, {2, &logits_, 0, uint64_t(m) * 4}};
+      // BLUESHIFT_HEAD_ARGMAX=0 keeps the argmax_parts dispatch (A/B runs).
+      static const bool head_argmax = env_uint("BLUESHIFT_HEAD_ARGMAX", 1) != 0;
+      const bool fold_argmax = head_argmax && rec.argmax_keys && M == 1 && kArgmaxSliceRows % rows == 0;
+      if (fold_argmax && kernels_.has(kernel + "_argmax")) {
+        kernel += "_argmax";
+        e.push_back({10, rec.argmax_keys});
+        rec.head_argmax = true;
+      }
+      dispatch(kernel, {{0, inv}, {1, rows}}, e, MatvecParams{m, k, 1, 0}, (m + rows - 1) / rows, 1,
+               shape_label("matvec", head));
     } else {
       normed_matvec(*find("output_norm"), head, logits_, cpu ? 0 : head_rows, cpu || wg_override ? 0 : head_wg);
     }

@@ -505,7 +505,7 @@ TEST_F(KernelsModel, SamplerMatchesFloat64Reference) {
 // Greedy decoding's argmax in two dispatches (argmax_parts over slices of the vocabulary, then sample_parts):
 // torch.argmax's pick (the lowest id of the largest logit) for odd vocabularies and slice counts, with the largest
 // value repeated across slices, -inf logits, all logits equal, and the slices' buffer poisoned first. The step's
-// bookkeeping as the one-workgroup sampler does it.
+// bookkeeping as the one-workgroup sampler does it, and the slices' keys left 0 (none).
 TEST_F(KernelsModel, GreedyArgmaxInSlicesTakesTheFirstMaximum) {
   const uint32_t wg = std::min<uint32_t>({256u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
   const auto& sampler = kernels().get("sample_parts", {{0, wg}});
@@ -543,6 +543,8 @@ TEST_F(KernelsModel, GreedyArgmaxInSlicesTakesTheFirstMaximum) {
         EXPECT_EQ(st[4], step + 1);
         EXPECT_EQ(download<uint32_t>(bh, pos + 2)[pos + 1], tok);
         EXPECT_EQ(download<uint32_t>(btok, 1)[0], tok);
+        auto left = download<uint64_t>(parts, slices);  // cleared for a head that maxes into them (matvec_*_argmax)
+        EXPECT_EQ(std::count(left.begin(), left.end(), 0u), long(slices)) << "V " << V << " slices " << slices;
       }
 }
 
