@@ -15,11 +15,12 @@
 #include "params.h"
 #include "weight_fetch.glsl"
 layout(local_size_x = 128, local_size_x_id = 0) in;
-const uint R = 8u;
 layout(constant_id = 1) const uint TOKEN_STRIDE = 1;
 layout(push_constant) uniform PC { EmbedParams p; };
 layout(std430, binding = 1) readonly buffer Tokens { int tokens[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
+void embed_store(uint i, float v) { out_rows[i] = v; }
+#include "embed_row.glsl"
 #ifdef W_I4
 layout(std430, binding = 3) readonly buffer Scales { float row_scales[]; };  // [rows], indexed by token id
 #endif
@@ -36,14 +37,5 @@ void main() {
 #else
   float scale = p.scale;
 #endif
-  // R values an invocation, all their loads issued before the first store: one trip to memory per R x WG values.
-  // (One value a loop trip was a chain of dependent round trips: the decode step's embed took 35 us for a
-  // 4096-wide F16 row on the H200, 2026-11-28-h200-session17.md.)
-  uint wg = gl_WorkGroupSize.x;
-  for (uint i0 = gl_LocalInvocationID.x; i0 < p.dim; i0 += R * wg) {
-    float v[R];
-    [[unroll]] for (uint r = 0u; r < R; ++r) v[r] = i0 + r * wg < p.dim ? weight_at(uint(row), p.dim, i0 + r * wg) : 0.0;
-    [[unroll]] for (uint r = 0u; r < R; ++r)
-      if (i0 + r * wg < p.dim) out_rows[t * p.dim + i0 + r * wg] = v[r] * scale;
-  }
+  embed_row(uint(row), p.dim, scale, t * p.dim);
 }

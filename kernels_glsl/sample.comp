@@ -12,6 +12,17 @@ layout(local_size_x = 256, local_size_x_id = 0) in;
 // serve's batched decode: each sequence's sampling options sit in a buffer the host writes when the
 // sequence joins, so the recorded batch is replayed unchanged (push constants would be baked into it).
 layout(std430, binding = 8) readonly buffer SlotParams { SampleParams p; };
+#elif defined(SAMPLE_EMBED)
+// sample_parts_embed_<dtype> (with ARGMAX_PARTS; W_<dtype>): the sampled token's embedding row, times pe.scale, into
+// x (binding 12) for the next decode step, from the table bound whole at binding 11 (embed_row.glsl): the decode loop
+// then records no embed dispatch (Recording::x_embedded). pe.dim is the row's length; a token past the rows the
+// binding holds writes nothing (the host binds the table whole).
+layout(push_constant) uniform PC { SampleParams p; EmbedParams pe; };
+#define WEIGHT_BINDING 11
+#include "weight_fetch.glsl"
+layout(std430, binding = 12) writeonly buffer X { float x_rows[]; };
+void embed_store(uint i, float v) { x_rows[i] = v; }
+#include "embed_row.glsl"
 #else
 layout(push_constant) uniform PC { SampleParams p; };
 #endif
@@ -261,4 +272,8 @@ void main() {
     ring[1] = stop ? 1u : 0u;
     ring[0] = n + 1u;
   }
+#ifdef SAMPLE_EMBED
+  uint rows = (uint(wt.length()) * kWeightElemBytes + 2u) / weight_row_bytes(pe.dim);  // as embed.comp counts them
+  if (token < rows) embed_row(token, pe.dim, pe.scale, 0u);
+#endif
 }

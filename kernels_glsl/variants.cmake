@@ -207,6 +207,11 @@ bs_kernel(repack_q4k_col_f16 repack_q4k_col_f16.comp)
 bs_kernel(sample sample.comp)
 bs_kernel(sample_slots sample.comp DEFINES SLOT_PARAMS)  # serve --parallel: options per sequence from a buffer
 bs_kernel(sample_parts sample.comp DEFINES ARGMAX_PARTS)  # greedy without a penalty: the argmax from argmax_parts' slices
+# ... and the sampled token's embedding row into x for the next step (the table's dtype; sample.comp SAMPLE_EMBED)
+bs_kernel(sample_parts_embed_f16 sample.comp DEFINES ARGMAX_PARTS SAMPLE_EMBED W_F16)
+bs_kernel(sample_parts_embed_q8_0 sample.comp DEFINES ARGMAX_PARTS SAMPLE_EMBED W_Q8_0)
+bs_kernel(sample_parts_embed_q4k sample.comp DEFINES ARGMAX_PARTS SAMPLE_EMBED W_Q4K)
+bs_kernel(sample_parts_embed_q6k sample.comp DEFINES ARGMAX_PARTS SAMPLE_EMBED W_Q6K)
 bs_kernel(argmax_parts argmax_parts.comp)
 # Decode heads with greedy's argmax folded in (matvec.glsl MV_ARGMAX; 64-bit atomics: offered only where
 # Device::has_int64_atomics): then the loop records no argmax_parts dispatch.

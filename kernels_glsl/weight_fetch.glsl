@@ -1,16 +1,20 @@
 // One weight at a time, for kernels that are not bandwidth-bound on the weights (embedding rows,
 // matmul tiles that are reused by every token of the tile). The includer defines one of W_F16, W_Q8_0,
-// W_Q4K, W_Q6K; this file declares binding 0 accordingly and weight_at(row, k, e) = W[row, e] of a
-// matrix with rows of k elements. Exact decoding (float(code)), f32 arithmetic as the CPU reference.
+// W_Q4K, W_Q6K; this file declares binding WEIGHT_BINDING (0 unless the includer defines it) accordingly and
+// weight_at(row, k, e) = W[row, e] of a matrix with rows of k elements. Exact decoding (float(code)), f32 arithmetic
+// as the CPU reference.
 //
 // The binding's range must be a multiple of 4 bytes: a word straddling its end reads as zero under
 // robust buffer access. Q4_K rows are 16-byte aligned and read as uvec4; the others as words.
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #include "dequant.glsl"
+#ifndef WEIGHT_BINDING
+#define WEIGHT_BINDING 0
+#endif
 
 #if defined(W_F16)
-layout(std430, binding = 0) readonly buffer Wt { f16vec2 wt[]; };
+layout(std430, binding = WEIGHT_BINDING) readonly buffer Wt { f16vec2 wt[]; };
 const uint kWeightElemBytes = 4;
 uint weight_row_bytes(uint k) { return 2u * k; }
 float weight_at(uint row, uint k, uint e) {
@@ -19,7 +23,7 @@ float weight_at(uint row, uint k, uint e) {
 }
 
 #elif defined(W_Q4K)
-layout(std430, binding = 0) readonly buffer Wt { uvec4 wt[]; };
+layout(std430, binding = WEIGHT_BINDING) readonly buffer Wt { uvec4 wt[]; };
 const uint kWeightElemBytes = 16;
 // Rows of k not a multiple of 256 are padded to whole blocks (DOPPLER's "row" layout); e < k only.
 uint weight_row_bytes(uint k) { return (k + 255u) / 256u * 144u; }
@@ -34,7 +38,7 @@ float weight_at(uint row, uint k, uint e) {
 }
 
 #else
-layout(std430, binding = 0) readonly buffer Wt { uint wt[]; };
+layout(std430, binding = WEIGHT_BINDING) readonly buffer Wt { uint wt[]; };
 const uint kWeightElemBytes = 4;
 uint byte_at(uint o) { return (wt[o >> 2] >> (8u * (o & 3u))) & 0xFFu; }
 float sbyte_at(uint o) { return float(int(wt[o >> 2] << (24u - 8u * (o & 3u))) >> 24); }

@@ -87,11 +87,29 @@ void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, con
   // single workgroup walks the vocabulary, so more invocations keep more loads in flight. With the slices, 256.
   uint32_t wg = std::min<uint32_t>({parts ? 256u : 1024u, 64u * std::max(a.subgroup_size, 1u),
                                     std::max(a.max_workgroup_invocations, 64u)});
-  const auto& p = model_.kernels().get(parts ? "sample_parts" : "sample", {{0, wg}});
   std::vector<gpu::BindGroupEntry> e = {{0, &model_.logits(), 0, logits_bytes}, {1, &model_.state()}, {2, &history_},
                                         {3, &ring_}, {4, &eos_}, {5, &seen_}, {6, &model_.tokens(), 0, 4}, {7, &control_}};
   if (parts) e.front() = {9, &argmax_parts_};  // sample_parts reads the slices, not the logits
-  run(p, e, "sample", sample_params(model_, opts, uint32_t(ring_size_)), 1);
+  const auto params = sample_params(model_, opts, uint32_t(ring_size_));
+  // Greedy, where the model allows: the sampler writes the token's embedding row into x too, and the next step's
+  // forward records no embed dispatch (sampler_embeds; ensure_decode_graph sets Recording::x_embedded). So every
+  // sample this session records writes it, the prefill's included: the first decode step reads that row.
+  if (auto se = parts ? model_.sampler_embed() : std::nullopt) {
+    e.push_back(se->table);
+    e.push_back(se->x);
+    struct {
+      kparams::SampleParams s;
+      kparams::EmbedParams e;
+    } both{params, se->params};
+    run(model_.kernels().get(se->kernel, {{0, wg}}), e, "sample", both, 1);
+    return;
+  }
+  run(model_.kernels().get(parts ? "sample_parts" : "sample", {{0, wg}}), e, "sample", params, 1);
+}
+
+// Whether record_sample writes the next step's embedding (the decode graph then records none).
+bool Session::sampler_embeds(const GenerateOptions& opts) {
+  return greedy_parts(opts) && model_.sampler_embed().has_value();
 }
 
 void Session::ensure_decode_graph(const GenerateOptions& opts) {
@@ -124,6 +142,7 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
   }
   auto enc = device_.createCommandEncoder("decode batch", true);
   decode_rec_.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // the head may take greedy's argmax
+  decode_rec_.x_embedded = sampler_embeds(opts);  // the step before's sampler (or the prefill's) wrote x
   uint64_t dispatch0 = 0, barrier0 = 0;
   for (int32_t s = 0; s < steps_per_batch_; ++s) {
     uint64_t d0 = enc.dispatchCount(), b0 = enc.barrierCount();
@@ -163,6 +182,7 @@ std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateO
   gpu::Profiler prof(device_, 4096);
   model::Recording rec;
   rec.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // as the decode loop records it
+  rec.x_embedded = sampler_embeds(opts);  // x as the loop finds it: whatever the last sampler wrote
   auto enc = device_.createCommandEncoder("profile step");
   uint32_t st[5] = {0, uint32_t(pos), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st, sizeof st);

@@ -73,6 +73,7 @@ class Session {
  private:
   void ensure_decode_graph(const GenerateOptions& opts);
   bool greedy_parts(const GenerateOptions& opts) const;  // argmax keys and sample_parts, not the one-workgroup scan
+  bool sampler_embeds(const GenerateOptions& opts);
   void record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
                      model::IndirectTable* indirect);
 

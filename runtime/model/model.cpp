@@ -863,7 +863,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // dispatch (bit 0) or the head's output norm (bit 1), to time what a dispatch costs in the loop.
   static const uint32_t decode_skip = env_uint("BLUESHIFT_DECODE_SKIP", 0);
   const uint32_t skip = M == 1 ? decode_skip : 0;
-  for (auto [r0, r1] : skip & 1u ? decltype(row_ranges(embed)){} : row_ranges(embed))
+  const bool embedded = M == 1 && rec.x_embedded;  // the sampler of the step before wrote the row (sampler_embed)
+  for (auto [r0, r1] : skip & 1u || embedded ? decltype(row_ranges(embed)){} : row_ranges(embed))
     dispatch(weight_kernel("embed", embed.dtype), {{0, embed_wg}},
              {{0, &embed.buffer, range_offset(embed, r0), range_bytes(embed, r0, r1)}, {1, &tokens_, 0, M * 4},
               {2, &x_, 0, uint64_t(M) * c.dim * 4}},
@@ -1276,6 +1277,20 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              grid_x(n), grid_y(n), "softcap");
   }
   if (!pending_planes.empty()) flush_pending();  // outputs no dispatch read after their GEMMs: whole after the forward
+}
+
+std::optional<SamplerEmbed> Model::sampler_embed() {
+  // BLUESHIFT_SAMPLER_EMBED=0 keeps the embed dispatch in every decode step (A/B runs).
+  static const bool on = env_uint("BLUESHIFT_SAMPLER_EMBED", 1) != 0;
+  const Weight& embed = *find("embed");
+  const auto ranges = row_ranges(embed);
+  const std::string kernel = "sample_parts_" + weight_kernel("embed", embed.dtype);
+  if (!on || ranges.size() != 1 || !kernels_.has(kernel)) return std::nullopt;
+  const auto [r0, r1] = ranges.front();
+  return SamplerEmbed{kernel,
+                      {11, &embed.buffer, range_offset(embed, r0), range_bytes(embed, r0, r1)},
+                      {12, &x_, 0, uint64_t(cfg_.dim) * 4},
+                      kparams::EmbedParams{uint32_t(cfg_.dim), 1, cfg_.embed_scale, r0}};
 }
 
 std::vector<float> Model::prefill(std::span<const int32_t> tokens, int32_t pos0, bool all_rows) {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels_glsl/params.h"
 #include "runtime/gpu/gpu.h"
 #include "runtime/gpu/kernel_cache.h"
 #include "runtime/model/source.h"
@@ -50,6 +52,17 @@ struct Recording {
   // head_argmax, in which case the sampler reads these keys and no argmax_parts dispatch is needed.
   gpu::Buffer* argmax_keys = nullptr;
   bool head_argmax = false;  // record_forward's last call folded the argmax into its head
+  // Set by the caller: x already holds the embedding row of tokens()[0] (the decode loop's sampler wrote it:
+  // Model::sampler_embed), so a one-row forward records no embed dispatch.
+  bool x_embedded = false;
+};
+
+// What a sampler needs to write the sampled token's embedding row into x for the next decode step (sample.comp
+// SAMPLE_EMBED): its kernel, the table's binding (11) and x's (12), and the row's push constants.
+struct SamplerEmbed {
+  std::string kernel;
+  gpu::BindGroupEntry table, x;
+  kparams::EmbedParams params;
 };
 
 // Indirect mode for replayed decode steps: every dispatch reads its workgroup counts from `args`
@@ -124,6 +137,9 @@ class Model {
   // persistent_why() gives (bench --json reports both).
   const PersistentDecode* persistent() const { return persistent_.get(); }
   const std::string& persistent_why() const { return persistent_why_; }
+  // The greedy sampler's embedding write (Recording::x_embedded), where the table is one binding and the device has
+  // the kernel; else nothing, and each decode step embeds its token in a dispatch of its own.
+  std::optional<SamplerEmbed> sampler_embed();
   // After a forward: the last row's final hidden state before the final norm, and after it (not after decode()).
   std::vector<float> last_hidden();
   std::vector<float> last_normed();

@@ -1,7 +1,8 @@
 // embed_{f16,q8_0,q4k,q6k}: out[t, :] = W[tokens[t] - token_offset, :] * scale, with repeated tokens,
 // odd row counts and widths, a poisoned output, a table split over two bindings (token_offset), and tokens
 // read with a stride (TOKEN_STRIDE: serve's batched decode reads them from the sequences' step states).
-// Reference: the dequantized rows (rdrr's dequantize_row) times scale, in float64.
+// Reference: the dequantized rows (rdrr's dequantize_row) times scale, in float64. Greedy's sampler writes the next
+// step's row the same way (sample_parts_embed_*, last test).
 #include <gtest/gtest.h>
 
 #include "tests/kernels/kernel_test.h"
@@ -97,6 +98,58 @@ TEST_F(Embed, OutOfRangeTokenLeavesRowUnwritten) {
         ASSERT_EQ(got[t * 64 + j], 0xffffffffu) << "token " << t << " was written";
     }
   }
+}
+
+
+// sample_parts_embed_<dtype> (sample.comp SAMPLE_EMBED): greedy's sampler picks the token from the argmax keys, then
+// writes that token's embedding row times scale into x (binding 12) for the next decode step, as embed.comp would:
+// odd widths, a poisoned x, past-the-row x left alone, and a vocabulary whose largest key sits in a later slice. A
+// stopped step (state[2] set) writes nothing.
+TEST_F(Embed, GreedySamplerWritesTheNextRow) {
+  struct C {
+    DType t;
+    uint32_t vocab, dim;
+  };
+  for (C c : {C{DType::F16, 4099, 130}, C{DType::Q8_0, 37, 160}, C{DType::Q4_K, 2100, 640}, C{DType::Q6_K, 41, 768}})
+    for (bool stopped : {false, true}) {
+      Weights w = random_weights(c.t, c.vocab, c.dim);
+      const uint32_t slices = (c.vocab + kparams::kArgmaxSliceRows - 1) / kparams::kArgmaxSliceRows;
+      const uint32_t want = uint32_t(rng()() % c.vocab);
+      // Keys as argmax_key gives them (argmax.glsl): value 2.0 for want, 1.0 for id 0 of every other slice.
+      auto key = [](uint32_t hi, uint32_t id) { return uint64_t(hi) << 32 | uint32_t(~id); };
+      std::vector<uint64_t> keys(slices);
+      for (uint32_t g = 0; g < slices; ++g) keys[g] = key(0x80000000u | 0x3f800000u, g * kparams::kArgmaxSliceRows);
+      keys[want / kparams::kArgmaxSliceRows] = key(0x80000000u | 0x40000000u, want);
+      const float scale = random_floats(1, 0.5f, 3.0f)[0];
+      auto bkeys = upload(keys), btab = upload(row_range(w, 0, c.vocab)), bx = poisoned((c.dim + 64) * 4);
+      auto bst = upload(std::vector<uint32_t>{7, 3, stopped ? 1u : 0u, 0, 0, 0, 0, 0});
+      auto bh = upload(std::vector<uint32_t>(8, 0)), bring = upload(std::vector<uint32_t>(18, 0xffffffffu));
+      auto beos = upload(std::vector<uint32_t>{c.vocab + 1}), btok = upload(std::vector<uint32_t>{0});
+      auto bseen = upload(std::vector<uint32_t>(c.vocab / 32 + 1, 0)), bctl = upload(std::vector<uint32_t>{0});
+      struct {
+        kparams::SampleParams s;
+        EmbedParams e;
+      } params{{c.vocab, 0, 0.0f, 1.0f, 0.0f, 1.0f, 0, 0, 100, 1, 0, 16}, {c.dim, 1, scale, 0}};
+      const uint32_t wg =
+          std::min<uint32_t>({256u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
+      run_once(kernels().get("sample_parts_embed_" + kernel_suffix(c.t), {{0, wg}}),
+               {{9, &bkeys}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl},
+                {11, &btab}, {12, &bx}},
+               params, 1);
+      auto x = download<uint32_t>(bx, c.dim + 64);
+      const std::string where = std::string(dtype_name(c.t)) + " vocab=" + std::to_string(c.vocab) + " dim=" +
+                                std::to_string(c.dim) + " stopped=" + std::to_string(stopped) + " seed=" +
+                                std::to_string(test_seed());
+      for (uint32_t i = c.dim; i < c.dim + 64; ++i) ASSERT_EQ(x[i], 0xffffffffu) << "wrote past the row, " << where;
+      if (stopped) {
+        EXPECT_EQ(std::count(x.begin(), x.end(), 0xffffffffu), long(x.size())) << "a stopped step wrote x, " << where;
+        continue;
+      }
+      EXPECT_EQ(download<uint32_t>(btok, 1)[0], want) << where;
+      std::vector<double> ref(c.dim);
+      for (uint32_t j = 0; j < c.dim; ++j) ref[j] = double(w.dq[size_t(want) * c.dim + j]) * scale;
+      EXPECT_LT(nmse(download<float>(bx, c.dim), ref), kEmbedNmse) << where;
+    }
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ class MatvecArgmax : public KernelTest {
                                   std::to_string(wg) + " rows=" + std::to_string(rows) + " ties=" +
                                   std::to_string(ties) + " seed=" + std::to_string(test_seed());
         auto got = download<float>(logits, m);
-        ASSERT_EQ(std::memcmp(got.data(), y.data(), size_t(m) * 4), 0) << "logits differ from the plain kernel's, " << where;
+        ASSERT_EQ(std::memcmp(got.data(), y.data(), size_t(m) * 4), 0)
+            << "logits differ from the plain kernel's, " << where;
         auto kv = download<uint64_t>(keys, slices);
         for (uint32_t g = 0; g < slices; ++g) {
           const uint32_t r0 = g * kArgmaxSliceRows, r1 = std::min(m, r0 + kArgmaxSliceRows);
@@ -79,7 +80,8 @@ class MatvecArgmax : public KernelTest {
         auto bh = upload(std::vector<uint32_t>(pos + 2, 0)), bring = upload(std::vector<uint32_t>(16 + 2, 0xffffffffu));
         auto beos = upload(std::vector<uint32_t>{m + 1}), bseen = upload(std::vector<uint32_t>(m / 32 + 1, 0)),
              btok = upload(std::vector<uint32_t>{0}), bctl = upload(std::vector<uint32_t>{0});
-        const uint32_t swg = std::min<uint32_t>({256u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
+        const uint32_t swg =
+            std::min<uint32_t>({256u, 64u * device().subgroupSize(), device().adapter().max_workgroup_invocations});
         run_once(kernels().get("sample_parts", {{0, swg}}),
                  {{9, &keys}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}},
                  kparams::SampleParams{m, 0, 0.0f, 1.0f, 0.0f, 1.0f, 0, 0, 100, 1, 0, 16}, 1);
