@@ -36,5 +36,5 @@ void main() {
     }
   }
   workgroup_argmax(best, best_i);
-  if (tid == 0u) parts[g] = argmax_key(best, best_i);
+  if (tid == 0u) parts[g * kArgmaxKeyStride] = argmax_key(best, best_i);
 }

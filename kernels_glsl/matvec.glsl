@@ -31,9 +31,9 @@
 // streams from memory about once for all batch rows and they share it through the cache.
 //
 // MV_ARGMAX (the head's *_argmax kernels: greedy decode, one batch row) also maxes each row's argmax key (argmax.glsl)
-// into keys[row / kArgmaxSliceRows] (binding 10) with a 64-bit atomicMax, a subgroup's largest key at once; the host
-// takes this form only where kArgmaxSliceRows % ROWS == 0 (a workgroup's rows in one slice). So greedy decode has no
-// argmax_parts dispatch: sample_parts reduces the keys and sets them back to 0.
+// into key row / kArgmaxSliceRows (binding 10; params.h) with a 64-bit atomicMax, a subgroup's largest key at once; the
+// host takes this form only where kArgmaxSliceRows % ROWS == 0 (a workgroup's rows in one slice). So greedy decode
+// has no argmax_parts dispatch: sample_parts reduces the keys and sets them back to 0.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef MV_ARGMAX
@@ -262,6 +262,7 @@ void mv_finish(uint row0, uint b) {
   }
 #ifdef MV_ARGMAX
   uint hi = subgroupMax(key.y), lo = subgroupMax(key.y == hi ? key.x : 0u);
-  if (subgroupElect() && hi != 0u) atomicMax(keys[row0 / kArgmaxSliceRows], packUint2x32(uvec2(lo, hi)));
+  if (subgroupElect() && hi != 0u)
+    atomicMax(keys[row0 / kArgmaxSliceRows * kArgmaxKeyStride], packUint2x32(uvec2(lo, hi)));
 #endif
 }

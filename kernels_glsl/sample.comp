@@ -37,9 +37,9 @@ layout(std430, binding = 6) buffer Tok { uint tokens[]; };
 layout(std430, binding = 7) readonly buffer Control { uint control[]; };  // host-visible; [0] != 0 cancels
 #ifdef ARGMAX_PARTS
 // sample_parts: greedy decoding without a repetition penalty only (the host records this variant only then). The
-// argmax comes from the argmax keys (argmax.glsl) of slices of the vocabulary, bound whole: its length is the slice
-// count. argmax_parts.comp writes every key, or the head's *_argmax matvec maxes into them (matvec.glsl); so each key
-// is read once here and set back to 0 (none), ready for the next step's head.
+// argmax comes from the argmax keys (argmax.glsl) of slices of the vocabulary, bound whole: its length is the key
+// count times kArgmaxKeyStride (params.h). argmax_parts.comp writes keys, or the head's *_argmax matvec maxes into
+// them (matvec.glsl); so each key is read once here and set back to 0 (none), ready for the next step's head.
 layout(std430, binding = 9) buffer Parts { uvec2 parts[]; };
 #endif
 
@@ -138,7 +138,8 @@ void main() {
       ring[1] = 1u;
     }
 #ifdef ARGMAX_PARTS
-    for (uint g = tid; g < uint(parts.length()); g += gl_WorkGroupSize.x) parts[g] = uvec2(0u);  // a head maxed into them
+    for (uint g = tid; g < uint(parts.length()) / kArgmaxKeyStride; g += gl_WorkGroupSize.x)
+      parts[g * kArgmaxKeyStride] = uvec2(0u);  // a head may have maxed into them
 #endif
     return;
   }
@@ -161,11 +162,11 @@ void main() {
   bool rewrite = penalize || inv_t != 1.0;  // greedy without a penalty reads the logits as they are
   uint wg = gl_WorkGroupSize.x;
 #ifdef ARGMAX_PARTS
-  for (uint g = tid; g < uint(parts.length()); g += wg) {
+  for (uint g = tid; g < uint(parts.length()) / kArgmaxKeyStride; g += wg) {
     float l;
     uint i;
-    argmax_unkey(parts[g], l, i);
-    parts[g] = uvec2(0u);
+    argmax_unkey(parts[g * kArgmaxKeyStride], l, i);
+    parts[g * kArgmaxKeyStride] = uvec2(0u);
     if (argmax_takes(l, i, best, best_i)) { best = l; best_i = i; }
   }
 #else

@@ -27,11 +27,14 @@ Session::Session(model::Model& model, int32_t steps_per_batch)
   ring_ = device_.createBuffer({uint64_t(ring_size_ + 2) * 4, BufferUsage::readback, "token ring"});
   seen_ = device_.createBuffer({uint64_t(c.vocab / 32 + 1) * 4, BufferUsage::storage, "repetition bitmap"});
   control_ = device_.createBuffer({16, BufferUsage::upload, "host control"});
-  // Slices of 2048 logits: argmax_parts' 256 invocations load 8 each, all at once.
-  argmax_slices_ = uint32_t((c.vocab + kparams::kArgmaxSliceRows - 1) / kparams::kArgmaxSliceRows);
-  argmax_parts_ = device_.createBuffer({uint64_t(argmax_slices_) * 8, BufferUsage::storage, "argmax slices"});
-  const std::vector<uint32_t> none(argmax_slices_ * 2, 0);  // key 0 (none): a folded head maxes into them
-  device_.queue().writeBuffer(argmax_parts_, 0, none.data(), none.size() * 4);
+  // argmax_parts takes slices of 2048 logits (its 256 invocations load 8 each, all at once), a key each; a head that
+  // folds the argmax in takes slices of kArgmaxSliceRows, so the keys are as many as those (params.h).
+  argmax_slices_ = uint32_t((c.vocab + 2047) / 2048);
+  const uint64_t keys = (uint64_t(c.vocab) + kparams::kArgmaxSliceRows - 1) / kparams::kArgmaxSliceRows;
+  const uint64_t key_bytes = keys * kparams::kArgmaxKeyStride * 8;
+  argmax_parts_ = device_.createBuffer({key_bytes, BufferUsage::storage, "argmax keys"});
+  const std::vector<uint8_t> none(key_bytes, 0);  // key 0 (none): a folded head maxes into them
+  device_.queue().writeBuffer(argmax_parts_, 0, none.data(), none.size());
   std::vector<uint32_t> eos(c.eos_ids.begin(), c.eos_ids.end());
   eos.push_back(0xffffffffu);
   eos_ = device_.createBuffer({eos.size() * 4, BufferUsage::storage, "eos ids"});

@@ -83,8 +83,8 @@ class Session {
   int32_t pos_ = 0;
   int32_t pending_ = -1;  // the last generated token, not yet in the KV cache: fed first next turn
   gpu::Buffer history_, ring_, eos_, seen_, control_, args_, nominal_;
-  // Greedy decoding's argmax in two dispatches (argmax_parts over slices of the vocabulary, then sample_parts):
-  // one (largest logit's bits, its lowest id) per slice.
+  // Greedy decoding's argmax keys (argmax.glsl; params.h kArgmaxKeyStride apart): argmax_parts' dispatch over slices of
+  // the vocabulary (argmax_slices_ workgroups) or the head itself writes them, and sample_parts reduces them.
   gpu::Buffer argmax_parts_;
   uint32_t argmax_slices_ = 0;
   int32_t ring_size_;

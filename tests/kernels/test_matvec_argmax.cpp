@@ -1,8 +1,9 @@
 // The decode heads with greedy's argmax folded in (matvec_*_argmax, matvec.glsl MV_ARGMAX): each writes the same
 // logits as its plain kernel, bit for bit, and maxes into key g the argmax key (argmax.glsl) of slice g's largest
-// logit and the lowest id holding it (rows g * kArgmaxSliceRows ..). sample_parts then picks torch.argmax's id from
+// logit and the lowest id holding it (rows g * kArgmaxSliceRows ..; key g at 64-bit word g * kArgmaxKeyStride, nothing
+// written between). sample_parts then picks torch.argmax's id from
 // the keys and leaves them 0 (none) for the next step's head. Ties are made by copying the largest row over earlier
-// rows (in the same workgroup and in an earlier slice): the lowest copy must win. Several slices (m > 2 x 2048, an
+// rows (in the same workgroup and in an earlier slice): the lowest copy must win. Several slices (m > 8 x 512, an
 // odd last slice), workgroup sizes of one and several subgroups, 1, 2 and 4 rows a workgroup.
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 namespace bs::testing {
 namespace {
 
+using kparams::kArgmaxKeyStride;
 using kparams::kArgmaxSliceRows;
 using kparams::MatvecParams;
 
@@ -59,7 +61,7 @@ class MatvecArgmax : public KernelTest {
                    MatvecParams{m, k, 1, 0}, (m + rows - 1) / rows);
           y = download<float>(plain, m);
         }
-        auto logits = poisoned(size_t(m) * 4), keys = upload(std::vector<uint64_t>(slices, 0));
+        auto logits = poisoned(size_t(m) * 4), keys = upload(std::vector<uint64_t>(slices * kArgmaxKeyStride, 0));
         run_once(kernels().get(kernel + "_argmax", {{0, wg}, {1, rows}}),
                  {{0, &bw}, {1, &xin}, {2, &logits}, {10, &keys}}, MatvecParams{m, k, 1, 0}, (m + rows - 1) / rows);
         const std::string where = kernel + " m=" + std::to_string(m) + " k=" + std::to_string(k) + " wg=" +
@@ -68,11 +70,13 @@ class MatvecArgmax : public KernelTest {
         auto got = download<float>(logits, m);
         ASSERT_EQ(std::memcmp(got.data(), y.data(), size_t(m) * 4), 0)
             << "logits differ from the plain kernel's, " << where;
-        auto kv = download<uint64_t>(keys, slices);
+        auto kv = download<uint64_t>(keys, slices * kArgmaxKeyStride);
         for (uint32_t g = 0; g < slices; ++g) {
           const uint32_t r0 = g * kArgmaxSliceRows, r1 = std::min(m, r0 + kArgmaxSliceRows);
           const uint32_t best = uint32_t(std::max_element(y.begin() + r0, y.begin() + r1) - y.begin());
-          EXPECT_EQ(kv[g], key_of(y[best], best)) << "slice " << g << ", " << where;
+          EXPECT_EQ(kv[g * kArgmaxKeyStride], key_of(y[best], best)) << "slice " << g << ", " << where;
+          for (uint32_t j = 1; j < kArgmaxKeyStride; ++j)
+            ASSERT_EQ(kv[g * kArgmaxKeyStride + j], 0u) << "wrote between the keys, slice " << g << ", " << where;
         }
         // sample_parts reduces the keys to torch.argmax's id and clears them.
         const uint32_t want = uint32_t(std::max_element(y.begin(), y.end()) - y.begin()), pos = 3, n = 0;
@@ -86,8 +90,8 @@ class MatvecArgmax : public KernelTest {
                  {{9, &keys}, {1, &bst}, {2, &bh}, {3, &bring}, {4, &beos}, {5, &bseen}, {6, &btok}, {7, &bctl}},
                  kparams::SampleParams{m, 0, 0.0f, 1.0f, 0.0f, 1.0f, 0, 0, 100, 1, 0, 16}, 1);
         EXPECT_EQ(download<uint32_t>(bring, 18)[2 + n], want) << where;
-        kv = download<uint64_t>(keys, slices);
-        EXPECT_EQ(std::count(kv.begin(), kv.end(), 0u), long(slices)) << "keys left set, " << where;
+        kv = download<uint64_t>(keys, slices * kArgmaxKeyStride);
+        EXPECT_EQ(std::count(kv.begin(), kv.end(), 0u), long(kv.size())) << "keys left set, " << where;
       }
   }
 };
