@@ -12,7 +12,8 @@ void embed_row(uint row, uint dim, float scale, uint first) {
 #ifdef W_Q6K
   // Q6_K (dim % 256 == 0): a part is 4 consecutive l of half h of a block, 16 values (quarters qq = 0..3) from one
   // word each of ql, ql + 32 and qh (q6k_codes), their 4 scales' 8 bytes and d: 6 loads, all issued at once, where
-  // weight_at takes 4 a value. The values are weight_at's, bit for bit: d * scale * (q - 32), then * the row's scale.
+  // weight_at takes 4 a value. The values are weight_at's, bit for bit: d * the quarter's scale * (q - 32), then *
+  // scale.
   for (uint part = gl_LocalInvocationID.x; part < dim / 16u; part += wg) {
     uint blk = part >> 4, h = (part >> 3) & 1u, l = 4u * (part & 7u), bo = (row * (dim >> 8) + blk) * 56u;  // words
     uvec4 q = q6k_codes(wt[bo + 16u * h + l / 4u], wt[bo + 16u * h + 8u + l / 4u], wt[bo + 32u + 8u * h + l / 4u]);
@@ -26,12 +27,12 @@ void embed_row(uint row, uint dim, float scale, uint first) {
                     d * sc * (float((q[qq] >> (8u * b)) & 0xFFu) - 32.0) * scale);
     }
   }
-  return;
-#endif
+#else
   for (uint i0 = gl_LocalInvocationID.x; i0 < dim; i0 += kEmbedR * wg) {
     float v[kEmbedR];
     [[unroll]] for (uint r = 0u; r < kEmbedR; ++r) v[r] = i0 + r * wg < dim ? weight_at(row, dim, i0 + r * wg) : 0.0;
     [[unroll]] for (uint r = 0u; r < kEmbedR; ++r)
       if (i0 + r * wg < dim) embed_store(first + i0 + r * wg, v[r] * scale);
   }
+#endif
 }
