@@ -22,7 +22,7 @@ struct Args {
   std::string model;
   int32_t prompt_tokens = 512, gen_tokens = 128, reps = 5, ctx = 0;
   std::string precision = "f16";
-  bool json = false, load_only = false, profile = false;
+  bool json = false, load_only = false, profile = false, deterministic = false;
   int32_t parallel = 0;  // --parallel N: cli/bench_parallel.cpp
   bs::generate::SamplingOptions sampling;  // greedy unless set: the sampler's cost is part of a token
 };
@@ -130,7 +130,7 @@ void run(const Args& a) {
   Peak pk;
   auto lm = bs::cli::load_for_generation(a.model, a.ctx > 0 ? a.ctx : a.prompt_tokens + a.gen_tokens + 8, 512,
                                          bs::gpu::KernelSource::glsl, [&](bs::gpu::Device& d) { pk = measure_peak(d); },
-                                         bs::cli::parse_precision(a.precision));
+                                         bs::cli::parse_precision(a.precision), a.deterministic);
   auto& model = *lm.model;
   auto& dev = *lm.device;
   const auto& c = model.config();
@@ -222,6 +222,7 @@ void run(const Args& a) {
   nlohmann::ordered_json j = {
       {"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name}, {"driver", dev.adapter().driver},
       {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens}, {"reps", a.reps},
+      {"deterministic", a.deterministic},
       {"sampling", {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.top_k}, {"top_p", a.sampling.top_p},
                     {"min_p", a.sampling.min_p}, {"repeat_penalty", a.sampling.repeat_penalty}, {"seed", a.sampling.seed}}},
       {"prefill_tok_s", percentile(prefill_tok_s, 0.5)}, {"decode_tok_s", tok_s},
@@ -274,6 +275,7 @@ bs::cli::Command bench_cmd{"bench", "Benchmark prefill and decode throughput", [
   app.add_option("--reps", a->reps, "timed repetitions; medians are reported (default 5)");
   app.add_option("--ctx", a->ctx, "context length (default prompt + gen)");
   bs::cli::add_precision_option(app, a->precision);
+  bs::cli::add_deterministic_flag(app, a->deterministic);
   bs::cli::add_sampling_options(app, a->sampling);
   app.add_flag("--json", a->json, "print one JSON object");
   app.add_flag("--load-only", a->load_only,

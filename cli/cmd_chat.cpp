@@ -23,7 +23,7 @@ void on_sigint(int) { g_interrupted = true; }
 
 void run(Args& a) {
   auto lm = bs::cli::load_for_generation(a.model, a.flags.ctx, 256, bs::gpu::KernelSource::glsl, {},
-                                         bs::cli::parse_precision(a.flags.precision));
+                                         bs::cli::parse_precision(a.flags.precision), a.flags.deterministic);
   if (!lm.tokenizer) bs::fail("{}: chat needs tokenizer.json in the model directory", a.model);
   auto& tok = *lm.tokenizer;
   if (tok.chat_template().empty()) bs::fail("{}: tokenizer_config.json has no chat_template", a.model);

@@ -18,7 +18,7 @@ struct Args {
 
 void run(Args& a) {
   auto lm = bs::cli::load_for_generation(a.model, a.flags.ctx, 256, bs::gpu::parse_kernel_source(a.kernels), {},
-                                         bs::cli::parse_precision(a.flags.precision));
+                                         bs::cli::parse_precision(a.flags.precision), a.flags.deterministic);
   std::vector<int32_t> ids;
   if (!a.prompt_tokens.empty()) {
     ids = bs::cli::parse_ids(a.prompt_tokens, "--prompt-tokens");

@@ -20,7 +20,7 @@ struct Args {
   bs::serve::ServerOptions server;
   int32_t ctx = 0, parallel = 1;
   size_t max_body = 1 << 20;
-  bool no_prefix_cache = false;
+  bool no_prefix_cache = false, deterministic = false;
 };
 
 void run(Args& a) {
@@ -45,6 +45,7 @@ void run(Args& a) {
   mo.logits_rows = a.parallel;
   mo.kv_slots = a.parallel;
   mo.kv_f32 = mo.f32_prefill_matmul = bs::cli::parse_precision(a.precision);
+  mo.deterministic = a.deterministic;
   bs::model::Model model(*device, source, mo);
   if (!std::filesystem::exists(std::filesystem::path(a.model) / "tokenizer.json"))
     bs::fail("{}: serve needs tokenizer.json in the model directory", a.model);
@@ -87,6 +88,7 @@ bs::cli::Command serve_cmd{"serve", "OpenAI-compatible HTTP server (chat/complet
   app.add_option("--threads", a->server.threads, "connections served at once (default 64)");
   app.add_flag("--no-prefix-cache", a->no_prefix_cache, "always prefill the whole prompt");
   bs::cli::add_precision_option(app, a->precision);
+  bs::cli::add_deterministic_flag(app, a->deterministic);
   app.callback([a] {
     a->server.api_key = a->api_key;
     run(*a);

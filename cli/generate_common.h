@@ -21,6 +21,7 @@ struct SamplingFlags {
   generate::GenerateOptions opts;
   int32_t ctx = 0;
   std::string precision = "f16";  // --precision f16|f32
+  bool deterministic = false;     // --deterministic (ModelOptions::deterministic)
   void add_to(CLI::App& app);
 };
 
@@ -38,14 +39,18 @@ struct LoadedModel {
 // decode path one token per forward (still one submit), whatever max_batch says.
 // `before_load` runs on the new device before any weight is uploaded (bench measures its peak
 // there); its time is not part of load_s.
+// `deterministic`: ModelOptions::deterministic (`--deterministic`).
 LoadedModel load_for_generation(const std::string& dir, int32_t ctx, int32_t max_batch = 256,
                                 gpu::KernelSource kernels = gpu::KernelSource::glsl,
-                                const std::function<void(gpu::Device&)>& before_load = {}, bool f32 = false);
+                                const std::function<void(gpu::Device&)>& before_load = {}, bool f32 = false,
+                                bool deterministic = false);
 
 // --precision VALUE: "f16" (default) or "f32" (ModelOptions::kv_f32 and f32_prefill_matmul); anything else is
 // a usage error naming the value.
 bool parse_precision(const std::string& v);
 // Adds --precision to a command (generate, chat, bench, logits).
 void add_precision_option(CLI::App& app, std::string& v);
+// Adds --deterministic to a command (generate, chat, bench, serve).
+void add_deterministic_flag(CLI::App& app, bool& v);
 
 }  // namespace bs::cli

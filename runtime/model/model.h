@@ -35,6 +35,9 @@ struct ModelOptions {
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
+  // `--deterministic`: decode bitwise reproducible from run to run, without the sums that float atomics add in any
+  // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode ~4%.
+  bool deterministic = false;
 };
 
 struct Weight {

@@ -157,9 +157,11 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // differ from run to run at the h16 kernel's rounding level (4e-3 rel L2). Where W_o is Q4_K in every layer, head_dim
   // divides 256 (a group of heads is one block column) and the device adds floats atomically. On the H200
   // (benchmarks/results/2026-11-29-h200-session30.md, Q3-Q4), against no fold: 1B q4_k_m 1162 -> 1215 tok/s, 8B 323 ->
-  // 336, 3B 542 -> 583. BLUESHIFT_PERSISTENT_FOLD_O=0 keeps the o phase (a bitwise reproducible decode).
+  // 336, 3B 542 -> 583. BLUESHIFT_PERSISTENT_FOLD_O=0 or ModelOptions::deterministic (`--deterministic`) keeps the o
+  // phase (a bitwise reproducible decode).
   const uint32_t hd = uint32_t(c.head_dim), fold_heads = hd <= 256 && 256 % hd == 0 ? 256 / hd : 0;
-  if (env_uint("BLUESHIFT_PERSISTENT_FOLD_O", 1) && o_q4k && fold_heads && uint32_t(c.n_heads) % fold_heads == 0 &&
+  if (!m.opts_.deterministic && env_uint("BLUESHIFT_PERSISTENT_FOLD_O", 1) && o_q4k && fold_heads &&
+      uint32_t(c.n_heads) % fold_heads == 0 &&
       uint32_t(c.n_heads) / fold_heads <= kPkMaxGroups && dev.has_atomic_float_add() &&
       m.kernels_.has(pk->kernel_ + "_fold"))
     pk->kernel_ += "_fold";

@@ -300,6 +300,31 @@ TEST(PersistentPlan, DownProjectionPasses) {
   }
 }
 
+// ModelOptions::deterministic (`--deterministic`) keeps the o projection as a phase of its own: no float atomics
+// add into x in any order, so decode is bitwise the same from run to run. Without it, the fold is taken where the
+// device adds floats atomically (lavapipe does).
+TEST(PersistentFold, DeterministicKeepsTheOPhase) {
+  TempDir tmp;
+  auto r = synth_into(tmp.path, llama(256, 768, 4, 2, 64).dump(), {"--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_PERSISTENT", "1"}});
+  for (bool deterministic : {false, true}) {
+    model::ModelOptions opts;
+    opts.max_ctx = 32;
+    opts.deterministic = deterministic;
+    model::Model m(device(), model::open_model(tmp / "rdrr"), opts);
+    ASSERT_NE(m.persistent(), nullptr) << m.persistent_why();
+    const bool fold = m.persistent()->kernel().ends_with("_fold");
+    if (deterministic) {
+      EXPECT_FALSE(fold) << m.persistent()->kernel();
+    } else if (device().has_atomic_float_add()) {
+      EXPECT_TRUE(fold) << m.persistent()->kernel();
+    }
+  }
+}
+
 // A workgroup of more subgroups than the kernel's reductions hold (MAX_SUBGROUPS, 64) is refused with its reason:
 // 1024 invocations on lavapipe's subgroups of 8 are 128 (before the check they decoded at rel L2 1.1-1.4).
 TEST(PersistentWidth, RefusesMoreSubgroupsThanItsReductionsHold) {
