@@ -16,7 +16,7 @@ namespace bs::cli {
 // --temperature, --top-k, --top-p, --min-p, --repeat-penalty, --seed.
 void add_sampling_options(CLI::App& app, generate::SamplingOptions& s);
 
-// The sampling options plus --max-tokens, --ignore-eos, --ctx and --precision (generate, chat).
+// The sampling options plus --max-tokens, --ignore-eos, --ctx, --precision and --deterministic (generate, chat).
 struct SamplingFlags {
   generate::GenerateOptions opts;
   int32_t ctx = 0;
