@@ -29,9 +29,7 @@ void main() {
   uint t = gl_WorkGroupID.x;
   if (t >= p.n_tokens) return;
   int tok = tokens[t * TOKEN_STRIDE], row = tok - int(p.token_offset);
-  // Bytes the binding holds, rounded up to cover a final half word (see above).
-  uint bound = uint(wt.length()) * kWeightElemBytes + 2u;
-  if (row < 0 || uint(row) >= bound / weight_row_bytes(p.dim)) return;
+  if (row < 0 || uint(row) >= embed_rows(p.dim)) return;
 #ifdef W_I4
   float scale = p.scale * row_scales[tok];
 #else

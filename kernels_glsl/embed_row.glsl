@@ -7,6 +7,10 @@
 #extension GL_EXT_control_flow_attributes : require
 const uint kEmbedR = 8u;
 
+// The rows of `dim` values the table's binding holds, read off its length rounded up to cover a final half word (the
+// binding must be whole rows, optionally padded by fewer than row_bytes - 2 bytes; embed.comp).
+uint embed_rows(uint dim) { return (uint(wt.length()) * kWeightElemBytes + 2u) / weight_row_bytes(dim); }
+
 void embed_row(uint row, uint dim, float scale, uint first) {
   uint wg = gl_WorkGroupSize.x;
 #ifdef W_Q6K

@@ -274,7 +274,6 @@ void main() {
     ring[0] = n + 1u;
   }
 #ifdef SAMPLE_EMBED
-  uint rows = (uint(wt.length()) * kWeightElemBytes + 2u) / weight_row_bytes(pe.dim);  // as embed.comp counts them
-  if (token < rows) embed_row(token, pe.dim, pe.scale, 0u);
+  if (token < embed_rows(pe.dim)) embed_row(token, pe.dim, pe.scale, 0u);
 #endif
 }

@@ -50,9 +50,10 @@ struct Weight {
 struct Recording {
   std::deque<gpu::BindGroup> groups;  // a deque: recorded commands keep references to its elements
   std::vector<std::unique_ptr<gpu::Buffer>> scratch;
-  // Greedy decode's argmax keys (argmax.glsl; ceil(vocab / kArgmaxSliceRows) of them, 8 bytes each), set by the caller:
-  // a one-row logits_only forward may then fold the argmax into its head (the *_argmax matvecs), and says so in
-  // head_argmax, in which case the sampler reads these keys and no argmax_parts dispatch is needed.
+  // Greedy decode's argmax keys (argmax.glsl; ceil(vocab / kArgmaxSliceRows) of them, kArgmaxKeyStride 64-bit words
+  // apart: params.h), set by the caller: a one-row logits_only forward may then fold the argmax into its head (the
+  // *_argmax matvecs), and says so in head_argmax, in which case the sampler reads these keys and no argmax_parts
+  // dispatch is needed.
   gpu::Buffer* argmax_keys = nullptr;
   bool head_argmax = false;  // record_forward's last call folded the argmax into its head
   // Set by the caller: x already holds the embedding row of tokens()[0] (the decode loop's sampler wrote it:

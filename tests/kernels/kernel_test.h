@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -91,6 +92,16 @@ inline Weights random_weights(DType t, uint32_t m, uint32_t k) {
     else q6k_pad_blocks(reinterpret_cast<const std::byte*>(q.data()), rb, reinterpret_cast<std::byte*>(w.bytes.data() + r * gb));
   }
   return w;
+}
+
+// The argmax key (kernels_glsl/argmax.glsl's argmax_key) of a finite value v at id i: the value's bits ordered as an
+// unsigned integer (negatives inverted, the sign bit set on the rest; -0 as +0) above the inverted id.
+inline uint64_t argmax_key_of(float v, uint32_t i) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  if ((b & 0x7fffffffu) == 0) b = 0;
+  const uint32_t hi = (b & 0x80000000u) ? ~b : b | 0x80000000u;
+  return uint64_t(hi) << 32 | uint32_t(~i);
 }
 
 // Kernel-name suffix of a weight dtype, as in variants.cmake.

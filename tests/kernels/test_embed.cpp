@@ -115,13 +115,11 @@ TEST_F(Embed, GreedySamplerWritesTheNextRow) {
       Weights w = random_weights(c.t, c.vocab, c.dim);
       const uint32_t slices = (c.vocab + kparams::kArgmaxSliceRows - 1) / kparams::kArgmaxSliceRows;
       const uint32_t want = uint32_t(rng()() % c.vocab);
-      // Keys as argmax_key gives them (argmax.glsl): value 2.0 for want, 1.0 for id 0 of every other slice.
-      auto key = [](uint32_t hi, uint32_t id) { return uint64_t(hi) << 32 | uint32_t(~id); };
+      // The keys (argmax.glsl): value 2.0 for want, 1.0 for the first id of every other slice.
       const uint32_t stride = kparams::kArgmaxKeyStride;
       std::vector<uint64_t> keys(slices * stride);
-      for (uint32_t g = 0; g < slices; ++g)
-        keys[g * stride] = key(0x80000000u | 0x3f800000u, g * kparams::kArgmaxSliceRows);
-      keys[want / kparams::kArgmaxSliceRows * stride] = key(0x80000000u | 0x40000000u, want);
+      for (uint32_t g = 0; g < slices; ++g) keys[g * stride] = argmax_key_of(1.0f, g * kparams::kArgmaxSliceRows);
+      keys[want / kparams::kArgmaxSliceRows * stride] = argmax_key_of(2.0f, want);
       const float scale = random_floats(1, 0.5f, 3.0f)[0];
       auto bkeys = upload(keys), btab = upload(row_range(w, 0, c.vocab)), bx = poisoned((c.dim + 64) * 4);
       auto bst = upload(std::vector<uint32_t>{7, 3, stopped ? 1u : 0u, 0, 0, 0, 0, 0});

@@ -21,15 +21,6 @@ using kparams::MatvecParams;
 
 class MatvecArgmax : public KernelTest {
  protected:
-  // The key argmax.glsl's argmax_key gives a finite value v at id i.
-  static uint64_t key_of(float v, uint32_t i) {
-    uint32_t b;
-    std::memcpy(&b, &v, 4);
-    if ((b & 0x7fffffffu) == 0) b = 0;
-    const uint32_t hi = (b & 0x80000000u) ? ~b : b | 0x80000000u;
-    return uint64_t(hi) << 32 | uint32_t(~i);
-  }
-
   void check(const std::string& kernel, DType t, uint32_t m, uint32_t k) {
     if (!kernels().has(kernel + "_argmax"))
       GTEST_SKIP() << device().adapter().name << " cannot run " << kernel << "_argmax (64-bit atomics or int8 dots)";
@@ -74,7 +65,7 @@ class MatvecArgmax : public KernelTest {
         for (uint32_t g = 0; g < slices; ++g) {
           const uint32_t r0 = g * kArgmaxSliceRows, r1 = std::min(m, r0 + kArgmaxSliceRows);
           const uint32_t best = uint32_t(std::max_element(y.begin() + r0, y.begin() + r1) - y.begin());
-          EXPECT_EQ(kv[g * kArgmaxKeyStride], key_of(y[best], best)) << "slice " << g << ", " << where;
+          EXPECT_EQ(kv[g * kArgmaxKeyStride], argmax_key_of(y[best], best)) << "slice " << g << ", " << where;
           for (uint32_t j = 1; j < kArgmaxKeyStride; ++j)
             ASSERT_EQ(kv[g * kArgmaxKeyStride + j], 0u) << "wrote between the keys, slice " << g << ", " << where;
         }
