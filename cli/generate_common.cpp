@@ -38,7 +38,7 @@ void add_precision_option(CLI::App& app, std::string& v) {
 void add_deterministic_flag(CLI::App& app, bool& v) {
   app.add_flag("--deterministic", v,
                "decode bitwise the same from run to run: without the sums a GPU's float atomics add in any order (the "
-               "persistent kernel's folded o projection), for ~4% of q4_k_m decode speed (H200); by default two greedy "
+               "persistent kernel's folded o projection), for 5-6% of q4_k_m decode speed (H200); by default two greedy "
                "runs may part after tens of tokens where logits nearly tie");
 }
 

@@ -36,7 +36,8 @@ struct ModelOptions {
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
   // `--deterministic`: decode bitwise reproducible from run to run, without the sums that float atomics add in any
-  // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode ~4%.
+  // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode
+  // 5-6% (benchmarks/results/2026-11-30-h200-session35.md, T1: 1B -6.4%, 8B -4.9%).
   bool deterministic = false;
 };
 
