@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # T1 (session 35): session 34's next-t1 in one command with two more A/Bs.
 # - DOWN_SPLIT (t1-down-split.patch, session 34's next-down-split.patch, on 26a42df): the down projection's tasks
-#   split in S column parts that add into x by float atomics, so the 8B's 2,048 tasks of 14 steps on 2,640 subgroups (22% idle) spread over the whole grid.
+#   split in S column parts that add into x by float atomics, so the 8B's 2,048 tasks of 14 steps on 2,640 subgroups
+#   (22% idle) spread over the whole grid.
 #   Predicted: 8B +3-4.5% at S 7-14 if the steps bind P5; even or worse if 1-2 step tasks lose PIPE's overlap.
 # - $OLD = the same tree with kArgmaxSliceRows 128 (params.h; 512 in $BS): ~4x fewer atomics on each key's line in
 #   the head. Predicted: head -1 to -2 us, +0.1-0.2% tok/s (1B), within noise on the 8B.
