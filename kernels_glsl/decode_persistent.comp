@@ -56,6 +56,10 @@ layout(constant_id = 16) const uint NORM_SLOTS = 0;
 // without its dispatch. Leaving that dispatch out saved 11 us a token on the 1B (session 33, R6); this costs the kernel
 // ~5 us, and the 1B ran 1,281 -> 1,287 tok/s (R8).
 layout(constant_id = 17) const uint HEAD_Q8X = 0;
+// EXTRA_SYNC (BLUESHIFT_PERSISTENT_EXTRA_SYNC; timing breakdowns only, 0 in every kernel that runs for its logits): at
+// the end of each layer, n = bits 0-7 extra synchronizations of kind bits 8-9: 0 a grid barrier, 1 a workgroup's count
+// alone (its fence and atomic, no wait), 2 a fence and a workgroup barrier. What n of them add is n times their cost.
+layout(constant_id = 18) const uint EXTRA_SYNC = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 layout(std430, binding = 1) coherent buffer X { float x[]; };
@@ -248,12 +252,12 @@ void stage_slots(uint off, uint n) {}
 void stage_quantize(uint n) { stage_quantize_scaled(n, 1.0); }
 
 // ---------------------------------------------------------------------------------------- grid barrier
-// Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived; the last
-// arriver (its atomicAdd returns b x grid - 1) raises the release word, on its own 128-byte line, to b,
-// and the others poll that word. No reset between barriers: one L2 round trip from the last arrival to
-// the release (the earlier generation scheme reset the count and fenced first), and the polls do not
-// share a line with the arrivals (a count polled where it is incremented measured 6.5 us a barrier on
-// the H100). The counts go back to zero at the end of the dispatch (kernel_done). A wait longer than
+// Counted per dispatch: barrier b (1-based) is passed when b x grid workgroups have arrived. With POLL_COUNT (the
+// default) every workgroup polls that count; else the last arriver (its atomicAdd returns b x grid - 1) raises the
+// release word, on its own 128-byte line, to b, and the others poll that word. No reset between barriers (the earlier
+// generation scheme reset the count and fenced first). In that scheme a count polled where it was incremented
+// measured 6.5 us a barrier on the H100; on the H200 polling the count is a round trip cheaper than the release word
+// (POLL_COUNT, below). The counts go back to zero at the end of the dispatch (kernel_done). A wait longer than
 // p.spin_limit polls means the grid is not co-resident: raise the flag and stop waiting from then on
 // (wrong logits, no hang; the host reads the flag). lavapipe polls with atomics, not volatile loads:
 // its LLVM hoisted a volatile load out of the loop.
@@ -268,6 +272,11 @@ layout(constant_id = 3) const uint POLL_LOAD = 0;
 // fences after it, for the whole workgroup (a fence after a workgroup barrier is cumulative on NVIDIA,
 // as CUDA's grid sync relies on): 511 fences fewer per barrier.
 layout(constant_id = 4) const uint FENCE_ALL = 0;
+// POLL_COUNT = 1: the workgroups poll the arrival count itself (b x grid at barrier b), each adding its arrival
+// without waiting for the count back; 0: the last arriver, seeing the count come back full, raises the release word,
+// which the others poll (a round trip more from the last arrival to the release). On the H200 1 took the 1B q4_k_m
+// 1,282 -> 1,329 tok/s, the 3B 607 -> 619, the 8B 351 -> 354 (benchmarks/results/2026-11-30-h200-session36.md, T2).
+layout(constant_id = 19) const uint POLL_COUNT = 1;
 // PARTS: Q4_K parts per lane per step, their loads issued together (dot2; the host's default is 1 for the f16 and
 // integer forms, 2 for the float form; BLUESHIFT_PERSISTENT_PARTS).
 layout(constant_id = 5) const uint PARTS = 2;
@@ -338,6 +347,10 @@ void await_word(uint i, uint target, bool poll) {
 // grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
 uint grid_arrive() {
   uint b = ++n_barriers, last = 0u;
+  if (POLL_COUNT != 0u) {
+    count_in(kPkSyncArrive);  // its count unused: an add the workgroup does not wait for
+    return 2u * b;
+  }
   if (count_in(kPkSyncArrive) == b * gl_NumWorkGroups.x - 1u && gl_LocalInvocationIndex == 0u) {
     atomicMax(sync_w[kPkSyncRelease], b);
     last = 1u;
@@ -346,6 +359,10 @@ uint grid_arrive() {
 }
 void grid_wait(uint ticket) {
   uint b = ticket / 2u;
+  if (POLL_COUNT != 0u) {
+    await_word(kPkSyncArrive, b * gl_NumWorkGroups.x, true);
+    return;
+  }
   await_word(kPkSyncRelease, b, (ticket & 1u) == 0u && POLL_ALL == 0u);
   if (POLL_ALL != 0u) {
     wait_release(b);
@@ -1122,6 +1139,18 @@ void main() {
         barrier();  // the staging area is rewritten by the next pass
       }
       sx_at0 = kSxAt;
+    }
+    for (uint i = 0u; i < (EXTRA_SYNC & 255u); ++i) {
+      uint kind = EXTRA_SYNC >> 8;
+      if (kind == 0u) {
+        grid_barrier();
+      } else if (kind == 1u) {
+        count_in(kPkSyncWords - 1u);  // a word no one polls (the last group's line)
+        barrier();
+      } else {
+        memoryBarrier();
+        barrier();
+      }
     }
     if (l + 1u < p.n_layers) grid_barrier();
   }

@@ -236,9 +236,16 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // HEAD_Q8X), where the head takes it (Model's head_i8_); BLUESHIFT_PERSISTENT_HEAD_NORM=0 leaves it to rms_norm_q8x.
   const uint32_t head_q8x = m.head_i8_ && env_uint("BLUESHIFT_PERSISTENT_HEAD_NORM", 1) ? 1 : 0;
   pk->head_norm_ = head_q8x != 0;
+  // BLUESHIFT_PERSISTENT_EXTRA_SYNC=N: N extra synchronizations at each layer's end (decode_persistent.comp EXTRA_SYNC;
+  // timing breakdowns only: what a grid barrier, a count or a fence costs inside the kernel).
+  const uint32_t extra_sync = env_uint("BLUESHIFT_PERSISTENT_EXTRA_SYNC", 0) & 0x3FFu;
+  // Grid barriers that poll the arrival count, not a release word the last arriver raises (decode_persistent.comp
+  // POLL_COUNT: a round trip less a barrier). On the H200, where a grid barrier costs 1.3-1.5 us inside the kernel
+  // (session 36, T1): 1B q4_k_m +3.6%, 3B +2.0%, 8B +0.6% (T2). BLUESHIFT_PERSISTENT_POLL_COUNT=0 for A/B runs.
+  const uint32_t poll_count = env_uint("BLUESHIFT_PERSISTENT_POLL_COUNT", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
-               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}};
+               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
