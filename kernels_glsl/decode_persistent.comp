@@ -265,6 +265,7 @@ void stage_quantize(uint n) { stage_quantize_scaled(n, 1.0); }
 // per workgroup); 1: every invocation polls. Neither makes grids > 1 reliable on lavapipe (the
 // legacy memory barriers are not honoured there: grid-2 decode went wrong in some steps), so the
 // CPU device runs a grid of 1, where the barrier never waits.
+// (POLL_ALL acts on the release word alone: under POLL_COUNT invocation 0 polls.)
 layout(constant_id = 2) const uint POLL_ALL = 0;
 // POLL_LOAD = 1 (GPUs): poll with volatile loads; 0 polls with atomics (lavapipe, above).
 layout(constant_id = 3) const uint POLL_LOAD = 0;
