@@ -36,8 +36,8 @@ const uint kPkLocal = 43u;    // 1: the layer's RoPE uses the local (sliding) in
 const uint kPkF16 = 0u, kPkQ8_0 = 1u, kPkQ4K = 2u, kPkQ6K = 3u;
 const uint kPkQ6KSlots = 4u;  // not in the table: a Q6_K matrix against the f16 slots (decode_persistent.comp P5)
 // Sync words (binding 4): arrivals at this dispatch's grid barriers (what the workgroups poll, POLL_COUNT), the last
-// barrier released (on a line of its own; polled where POLL_COUNT is 0), the error flag (a barrier timed out: workgroups not co-resident), workgroups done (the last
-// zeroes the three counts for the next dispatch).
+// barrier released (on a line of its own; polled where POLL_COUNT is 0), the error flag (a barrier timed out:
+// workgroups not co-resident), workgroups done (the last zeroes the three counts for the next dispatch).
 // With the o projection folded into the attention phase (decode_persistent.comp PK_FOLD_O), one count a head group
 // follows, each on a line of its own: the group's attention items done in this dispatch.
 const uint kPkSyncArrive = 0u, kPkSyncError = 2u, kPkSyncDone = 3u, kPkSyncRelease = 32u;
