@@ -26,7 +26,8 @@
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
-// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS (below).
+// 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
+// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
