@@ -119,6 +119,10 @@ std::vector<Case> cases() {
       // Grid-stride tasks dealt a workgroup's subgroups (or teams) at a time (SPREAD 0; the default deals them across
       // the workgroups first), with TEAM 2's column passes too.
       {"q4_k_wide_no_spread", llama(1280, 512, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPREAD", "0"}}, 70, kHalfTol},
+      // Grid barriers released by the last arriver through a word of their own (POLL_COUNT 0; the default polls the
+      // arrival count).
+      {"q4_k_m_release_word", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_POLL_COUNT", "0"}}, 70,
+       kHalfTol},
       // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
       // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head and W_o's rows in 5
       // parts a group (heads of 32: 8 a group), and with two groups (8 heads of 64) in 3 parts each.
