@@ -345,8 +345,9 @@ void await_word(uint i, uint target, bool poll) {
 }
 // The grid barrier in two halves, for work between them that reads nothing another workgroup writes in this dispatch
 // (the weights). grid_arrive fences and counts the workgroup in; its ticket is the barrier's number, doubled, plus 1 in
-// invocation 0 of the last workgroup to arrive, which raised the release itself and so does not poll for it.
-// grid_wait(ticket) waits for the release and publishes the other workgroups' writes to this one.
+// invocation 0 of the last workgroup to arrive where POLL_COUNT is 0 (it raised the release itself and so does not poll
+// for it). grid_wait(ticket) waits for the full count (POLL_COUNT) or the release, and publishes the other workgroups'
+// writes to this one.
 uint grid_arrive() {
   uint b = ++n_barriers, last = 0u;
   if (POLL_COUNT != 0u) {
