@@ -27,7 +27,7 @@
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
-// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT (below).
+// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -63,6 +63,23 @@ layout(constant_id = 17) const uint HEAD_Q8X = 0;
 layout(constant_id = 18) const uint EXTRA_SYNC = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
+// TBL_SMEM = 1: the layer table's row of the layer that runs is read from shared memory (s_tbl, two rows: layer l's at
+// l % 2), copied there from binding 0 in the wait of the grid barrier before the layer (layer 0's at the start). A
+// phase's first weight loads then wait on no table load: binding 0's lines are long out of L1 by the time a phase
+// reads them (the weights stream through it), so each read was an L2 round trip ahead of the loads that depend on it.
+// On the H200: 1B q4_k_m 1,331 -> 1,354 tok/s, 3B 622 -> 630, 8B 355.5 -> 360.4, ~1 us a layer (session 37, U1).
+// 0 reads the table from binding 0 (A/B runs).
+layout(constant_id = 20) const uint TBL_SMEM = 1;
+shared uint s_tbl[2u * kPkStride];
+// Word e of layer l's row of the table.
+uint tb(uint l, uint e) { return TBL_SMEM != 0u ? s_tbl[(l & 1u) * kPkStride + e] : tbl[l * kPkStride + e]; }
+// Layer l's row into s_tbl (the workgroup's last invocations, so that invocation 0, which polls at the barriers, does
+// not wait on the loads); a workgroup barrier must follow before any tb(l, ..).
+void tbl_fetch(uint l) {
+  if (TBL_SMEM == 0u || l >= p.n_layers) return;
+  for (uint i = gl_WorkGroupSize.x - 1u - gl_LocalInvocationIndex; i < kPkStride; i += gl_WorkGroupSize.x)
+    s_tbl[(l & 1u) * kPkStride + i] = tbl[l * kPkStride + i];
+}
 layout(std430, binding = 1) coherent buffer X { float x[]; };
 layout(std430, binding = 2) coherent buffer Sc { float sc[]; };
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
@@ -91,7 +108,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer KV4
 // plain float array all fall in banks 0 and 16 (16-way conflicts: the first H100 run's matvecs ran at
 // ~0.6 TB/s); skewed, 8 lanes' 16-byte reads hit 8 different bank groups.
 uint sx_at(uint i) { return (i >> 2) + (i >> 6); }  // vec4 slot of float i
-uvec2 addr(uint l, uint e) { return uvec2(tbl[l * kPkStride + e], tbl[l * kPkStride + e + 1u]); }
+uvec2 addr(uint l, uint e) { return uvec2(tb(l, e), tb(l, e + 1u)); }
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 // The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
 // PK_SMEM_WORDS). A down projection may take the whole array in P5: a Q4_K or Q6_K one its slots alone (stage_slots),
@@ -1025,18 +1042,19 @@ void main() {
 #ifdef PK_FOLD_O
   uint fold_done = 0u;  // the count every group's word reaches once this layer's items are done (uniform)
 #endif
+  tbl_fetch(0u);
+  barrier();
   for (uint l = 0u; l < p.n_layers; ++l) {
-    uint base = l * kPkStride;
     // P1: q, k, v.
-    if (NORM_SLOTS != 0u && kQ4kSlots && tbl[base + kPkQ + 2u] == kPkQ4K && tbl[base + kPkK + 2u] == kPkQ4K &&
-        tbl[base + kPkV + 2u] == kPkQ4K)
+    if (NORM_SLOTS != 0u && kQ4kSlots && tb(l, kPkQ + 2u) == kPkQ4K && tb(l, kPkK + 2u) == kPkQ4K &&
+        tb(l, kPkV + 2u) == kPkQ4K)
       stage_norm_slots(addr(l, kPkAttnNorm));
     else
-      stage_norm(addr(l, kPkAttnNorm), tbl[base + kPkQ + 2u] == kPkQ4K || tbl[base + kPkK + 2u] == kPkQ4K ||
-                                           tbl[base + kPkV + 2u] == kPkQ4K);
+      stage_norm(addr(l, kPkAttnNorm), tb(l, kPkQ + 2u) == kPkQ4K || tb(l, kPkK + 2u) == kPkQ4K ||
+                                           tb(l, kPkV + 2u) == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
-      bool local_freq = tbl[base + kPkLocal] != 0u;
+      bool local_freq = tb(l, kPkLocal) != 0u;
       for (uint t = (p.skip & 1u) != 0u ? n_tasks : gsub; t < n_tasks; t += nsub) {
         uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
         uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
@@ -1048,7 +1066,7 @@ void main() {
           ra = (tt / half_hd) * hd + tt % half_hd, rb = ra + half_hd;
         }
         uvec2 w = addr(l, e);
-        vec2 s = dot2(tbl[base + e + 2u], w, ra, w, rb, p.dim, 0u, 0u, p.dim);
+        vec2 s = dot2(tb(l, e + 2u), w, ra, w, rb, p.dim, 0u, 0u, p.dim);
         uvec2 bias = addr(l, kPkBiasQ + 2u * which);
         if (lane0) {
           if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
@@ -1069,7 +1087,7 @@ void main() {
     }
     grid_barrier();
     // P2: attention items (head, chunk); the chunking follows the position so that the grid is filled.
-    uint window = tbl[base + kPkWindow];
+    uint window = tb(l, kPkWindow);
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
     uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
     uint n_act = (len + chunk - 1u) / chunk;
@@ -1098,13 +1116,13 @@ void main() {
     grid_barrier();
     // P3: x += W_o att.
     stage_attention(n_act);
-    if (tbl[base + kPkO + 2u] == kPkQ4K) stage_quantize(p.q_dim);
-    add_matvec(tbl[base + kPkO + 2u], addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
+    if (tb(l, kPkO + 2u) == kPkQ4K) stage_quantize(p.q_dim);
+    add_matvec(tb(l, kPkO + 2u), addr(l, kPkO), p.q_dim, 0u, p.q_dim, 4u);
 #endif
     // P4: h = act(W_gate xn) * (W_up xn).
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
-      uint dt = tbl[base + kPkGate + 2u], t0 = (p.skip & 8u) != 0u ? ~0u : gsub;
+      uint dt = tb(l, kPkGate + 2u), t0 = (p.skip & 8u) != 0u ? ~0u : gsub;
       bool streamed = STREAM != 0u && dt == kPkQ4K;
       if (!streamed || EARLY != 2u) grid_barrier();  // else gate_up_q4k takes it
       if (streamed) {
@@ -1125,7 +1143,7 @@ void main() {
     // its floats alone, from word 0.
     {
       uvec2 w = addr(l, kPkDown);
-      uint dt = tbl[base + kPkDown + 2u];
+      uint dt = tb(l, kPkDown + 2u);
       bool slots_only = pk_down_on_slots(SH, p.ffn_dim, kQ4kSlots, kQ6kSlots, dt);
       if (kQ4kSlots && !slots_only) sx_at0 = 0u;
       uint kc = pk_pass_cols(p.ffn_dim, pk_down_cap(SH, p.ffn_dim, kQ4kSlots, slots_only));
@@ -1155,7 +1173,11 @@ void main() {
         barrier();
       }
     }
-    if (l + 1u < p.n_layers) grid_barrier();
+    if (l + 1u < p.n_layers) {
+      uint gb = grid_arrive();
+      tbl_fetch(l + 1u);  // the next layer's row, in the wait (what the wait's workgroup barrier publishes)
+      grid_wait(gb);
+    }
   }
   if (HEAD_Q8X != 0u) {
     grid_barrier();

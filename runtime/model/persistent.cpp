@@ -130,7 +130,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   bool q4k_slots = any_q4k && q4k_kernel != "decode_persistent";
 
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
-  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, slack). The down
+  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_tbl two rows of the layer table, slack). The down
   // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
   // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
   // The int8 and f16 slots add 40 bytes per 16 floats (int8: q1, q2, d and sum; f16: the values, scale and sum), for
@@ -138,7 +138,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
   auto staging = [&](bool with_slots) -> uint32_t {
-    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 256 + (with_slots ? 640 : 0);
+    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 8 * kPkStride + 256 + (with_slots ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_slots ? 27 : 17)) & ~3u;
     uint32_t sh = std::min(cap, need);
@@ -243,9 +243,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // POLL_COUNT: a round trip less a barrier). On the H200, where a grid barrier costs 1.3-1.5 us inside the kernel
   // (session 36, T1): 1B q4_k_m +3.6%, 3B +2.0%, 8B +0.6% (T2). BLUESHIFT_PERSISTENT_POLL_COUNT=0 for A/B runs.
   const uint32_t poll_count = env_uint("BLUESHIFT_PERSISTENT_POLL_COUNT", 1) ? 1 : 0;
+  // The running layer's row of the layer table read from shared memory (decode_persistent.comp TBL_SMEM), not from
+  // binding 0: no L2 round trip ahead of a phase's first weight loads. On the H200 1B q4_k_m +1.7%, 3B +1.4%, 8B +1.4%
+  // (session 37, U1). BLUESHIFT_PERSISTENT_TBL_SMEM=0 for A/B runs.
+  const uint32_t tbl_smem = env_uint("BLUESHIFT_PERSISTENT_TBL_SMEM", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
-               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}};
+               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

@@ -123,6 +123,10 @@ std::vector<Case> cases() {
       // arrival count).
       {"q4_k_m_release_word", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_POLL_COUNT", "0"}}, 70,
        kHalfTol},
+      // The layer table read from binding 0 at each use (TBL_SMEM 0; the default copies the running layer's row into
+      // shared memory at the grid barrier before the layer).
+      {"q4_k_m_tbl_binding", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_TBL_SMEM", "0"}}, 70,
+       kHalfTol},
       // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
       // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head and W_o's rows in 5
       // parts a group (heads of 32: 8 a group), and with two groups (8 heads of 64) in 3 parts each.
