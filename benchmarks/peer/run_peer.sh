@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # blueshift and llama.cpp's Vulkan backend on the same random-weight model, in one command:
 #   benchmarks/peer/run_peer.sh --bundle DIR --llama DIR|TAR.XZ --config CONFIG.json --quant q4_k_m[,f16] --out OUT
-#        [--work DIR] [--prompt-tokens 512] [--gen-tokens 128] [--reps 5] [--seed 1] [--keep]
+#        [--work DIR] [--prompt-tokens 512] [--gen-tokens 128] [--reps 5] [--rounds 1] [--seed 1] [--keep]
 # For the config (a published architecture, e.g. ../shared/data/configs/llama-3.1-8b.json): synthesize the
 # checkpoint (`blueshift synth`), convert it to each quant (`blueshift convert`), write it as GGUF
 # (`blueshift export-gguf`: the same blocks, llama.cpp's names and q/k row order), then run
 # `blueshift bench --json` and llama_bench_peer (the same prompt length, generated tokens, medians of reps)
 # and write OUT/NAME.QUANT.{blueshift,llama}.json and the table of every row in OUT: OUT/peer.md, OUT/peer.json.
+#   --rounds  run both engines N times, alternating (round k > 1 writes NAME.QUANT.rK.*.json): the table gives each
+#             figure's median over the rounds and the spread of every engine's rounds (llama.cpp's 1B decode moved
+#             8.7% between two rounds of one command on the H200: benchmarks/results/2026-11-30-h200-session37.md)
 #   --bundle  scripts/bundle.sh's output (bin/, lib/, run); or a build folder holding the blueshift binary
 #   --llama   benchmarks/peer/pack_peer.sh's output: llama_bench_peer + npm @node-llama-cpp/linux-x64-vulkan's
 #             libraries (a folder, or its .tar.xz, unpacked under --work)
@@ -20,7 +23,7 @@
 # skips CPU-type Vulkan devices unless named).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-bundle= llama= config= quants= out= work= keep=0 prompt=512 gen=128 reps=5 seed=1
+bundle= llama= config= quants= out= work= keep=0 prompt=512 gen=128 reps=5 rounds=1 seed=1
 while [ $# -gt 0 ]; do
   case $1 in
     --bundle) bundle=$2; shift ;;
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --prompt-tokens) prompt=$2; shift ;;
     --gen-tokens) gen=$2; shift ;;
     --reps) reps=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
     --seed) seed=$2; shift ;;
     --keep) keep=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -43,6 +47,9 @@ for v in bundle llama config quants out; do
   [ -n "${!v}" ] || { echo "run_peer.sh: --$v is required (see --help)" >&2; exit 2; }
 done
 [ -f "$config" ] || { echo "run_peer.sh: --config $config: no such file" >&2; exit 3; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "run_peer.sh: --rounds $rounds (expected a count >= 1)" >&2; exit 2; }
+# Round k's result files for a quant: NAME.QUANT (round 1) or NAME.QUANT.rK, then .blueshift.json / .llama.json.
+res_of() { if [ "$2" = 1 ]; then echo "$out/$name.$1"; else echo "$out/$name.$1.r$2"; fi; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=${work:-${TMPDIR:-/tmp}/bs-peer}
@@ -71,7 +78,12 @@ IFS=, read -r -a qs <<< "$quants"
 todo=()
 for q in "${qs[@]}"; do
   case $q in q4_k_m|f16|q8_0) ;; *) echo "run_peer.sh: --quant $q (expected q4_k_m, f16 or q8_0)" >&2; exit 2 ;; esac
-  [ -s "$out/$name.$q.blueshift.json" ] && [ -s "$out/$name.$q.llama.json" ] || todo+=("$q")
+  done_all=1
+  for k in $(seq 1 "$rounds"); do
+    r=$(res_of "$q" "$k")
+    [ -s "$r.blueshift.json" ] && [ -s "$r.llama.json" ] || done_all=0
+  done
+  [ $done_all = 1 ] || todo+=("$q")
 done
 logf=$out/$name.log
 log() { echo "[$(date +%T)] $*" | tee -a "$logf" >&2; }
@@ -99,16 +111,22 @@ for q in "${todo[@]}"; do
     step bs export-gguf --model "$m/$q" --out "$gguf.part" --json
     mv "$gguf.part" "$gguf"
   fi
-  log "bench blueshift $name $q"
-  res=$out/$name.$q
-  bs bench --model "$m/$q" --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" --json \
-    > "$res.blueshift.json.part" 2>> "$logf" || { tail -15 "$logf" >&2; exit 1; }
-  mv "$res.blueshift.json.part" "$res.blueshift.json"
-  log "bench llama.cpp $name $q"
-  LD_LIBRARY_PATH=$peer_path "$llama/llama_bench_peer" --model "$gguf" --backends "$llama" \
-    --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" > "$res.llama.json.part" 2>> "$logf" \
-    || { tail -15 "$logf" >&2; exit 1; }
-  mv "$res.llama.json.part" "$res.llama.json"
+  for k in $(seq 1 "$rounds"); do
+    res=$(res_of "$q" "$k")
+    if [ ! -s "$res.blueshift.json" ]; then
+      log "bench blueshift $name $q (round $k of $rounds)"
+      bs bench --model "$m/$q" --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" --json \
+        > "$res.blueshift.json.part" 2>> "$logf" || { tail -15 "$logf" >&2; exit 1; }
+      mv "$res.blueshift.json.part" "$res.blueshift.json"
+    fi
+    if [ ! -s "$res.llama.json" ]; then
+      log "bench llama.cpp $name $q (round $k of $rounds)"
+      LD_LIBRARY_PATH=$peer_path "$llama/llama_bench_peer" --model "$gguf" --backends "$llama" \
+        --prompt-tokens "$prompt" --gen-tokens "$gen" --reps "$reps" > "$res.llama.json.part" 2>> "$logf" \
+        || { tail -15 "$logf" >&2; exit 1; }
+      mv "$res.llama.json.part" "$res.llama.json"
+    fi
+  done
   [ $keep = 1 ] || rm -rf "$gguf" "$m/$q"
 done
 [ $keep = 1 ] || rmdir "$m" 2>/dev/null || true
