@@ -42,8 +42,11 @@ def main():
     for (name, quant), runs in sorted(rounds.items()):
         runs.sort(key=lambda r: r[0])
         b, p = runs[0][1], runs[0][2]  # round 1: the setup fields
-        bm = {k: statistics.median(r[1][k] for r in runs) for k in FIGURES}
-        pm = {k: statistics.median(r[2][k] for r in runs) for k in FIGURES}
+        # Each engine's figures, round by round, then their medians.
+        br = {k: [r[1][k] for r in runs] for k in FIGURES}
+        pr = {k: [r[2][k] for r in runs] for k in FIGURES}
+        bm = {k: statistics.median(v) for k, v in br.items()}
+        pm = {k: statistics.median(v) for k, v in pr.items()}
         rows.append({
             "model": name, "quant": quant,
             "prompt_tokens": b["prompt_tokens"], "gen_tokens": b["gen_tokens"], "reps": b["reps"],
@@ -56,10 +59,10 @@ def main():
                       "ttft": ratio(pm["ttft_ms"], bm["ttft_ms"]),
                       "decode": ratio(bm["decode_tok_s"], pm["decode_tok_s"])},
             # Each round's figures, and their spread (largest / smallest - 1; null for one round).
-            "blueshift_rounds": {k: [r[1][k] for r in runs] for k in FIGURES},
-            "llama_cpp_rounds": {k: [r[2][k] for r in runs] for k in FIGURES},
-            "spread": {"blueshift": {k: spread([r[1][k] for r in runs]) for k in FIGURES},
-                       "llama_cpp": {k: spread([r[2][k] for r in runs]) for k in FIGURES}},
+            "blueshift_rounds": br,
+            "llama_cpp_rounds": pr,
+            "spread": {"blueshift": {k: spread(v) for k, v in br.items()},
+                       "llama_cpp": {k: spread(v) for k, v in pr.items()}},
             "blueshift_bandwidth": {k: b.get(k) for k in ("weight_bytes_per_token", "achieved_gb_s", "peak_gb_s",
                                                           "pct_of_peak", "peak_error", "floor_tok_s")},
             "llama_model_bytes": p.get("model_bytes"),
