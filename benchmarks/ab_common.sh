@@ -10,6 +10,9 @@
 #                                            -> OUT/NAME.json (`bench --json`, 60 s at most) and one line: NAME,
 #                                               decode tok/s and decode_persistent's GPU ms a step (the run scripts
 #                                               of benchmarks/results/*-scripts each wrote this helper for itself)
+#   ab_ids FILE RUNNER MODEL [VAR=VAL ...]   -> FILE: the greedy ids of `generate --deterministic` on a fixed 6-token
+#                                               prompt, 64 tokens, one line (two settings whose files differ part the
+#                                               decode; the run scripts of sessions 36-37 each wrote this for itself)
 ab_model() {
   "$1" blueshift synth --config "$2" "$4/hf" --seed 1 >/dev/null
   "$1" blueshift convert "$4/hf" "$4/m" --quant "$3" >/dev/null
@@ -34,4 +37,12 @@ k = next((v for n, v in d["gpu_ms_by_dispatch"].items() if n.startswith("decode_
 print(f"{sys.argv[2]:36s} decode {d['decode_tok_s']:7.1f} tok/s, decode_persistent "
       + (f"{k:.4f} ms a step" if k is not None else f"not taken ({d['decode_kernel'].get('why', '')})"))
 PY
+}
+ab_ids() {
+  local file=$1 runner=$2 model=$3
+  shift 3
+  env "$@" "$runner" blueshift generate --model "$model" --prompt-tokens 1,5,77,1000,31000,9 --max-tokens 64 \
+    --deterministic --json 2>/dev/null |
+    python3 -c "import json,sys; print(' '.join(str(json.loads(l)['id']) for l in sys.stdin if l.startswith('{')))" \
+    > "$file"
 }

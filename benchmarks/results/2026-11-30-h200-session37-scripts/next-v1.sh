@@ -27,10 +27,7 @@ for cfg in llama-3.2-1b llama-3.1-8b llama-3.2-3b; do
   done
   if [ $cfg != llama-3.2-3b ]; then
     benchmarks/kernel_registers.sh $BS /tmp/m/m barrier:BLUESHIFT_PERSISTENT_QKV_FOLD=0
-    for v in 0 1; do
-      BLUESHIFT_PERSISTENT_QKV_FOLD=$v $BS blueshift generate --model /tmp/m/m --prompt-tokens 1,5,77,1000,31000,9 \
-        --max-tokens 64 --deterministic --json 2>/dev/null | python3 -c "import json,sys; print(' '.join(str(json.loads(l)['id']) for l in sys.stdin if l.startswith('{')))" > $o/ids-$v.txt
-    done
+    for v in 0 1; do ab_ids $o/ids-$v.txt $BS /tmp/m/m BLUESHIFT_PERSISTENT_QKV_FOLD=$v; done
     cmp -s $o/ids-0.txt $o/ids-1.txt && echo "  greedy ids --deterministic: same" || echo "  greedy ids --deterministic: DIFFER"
     wc -w $o/ids-*.txt | head -2
   fi
