@@ -27,7 +27,7 @@
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
-// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM (below).
+// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -70,6 +70,9 @@ layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 // On the H200: 1B q4_k_m 1,331 -> 1,354 tok/s, 3B 622 -> 630, 8B 355.5 -> 360.4, ~1 us a layer (session 37, U1).
 // 0 reads the table from binding 0 (A/B runs).
 layout(constant_id = 20) const uint TBL_SMEM = 1;
+// QKV_ORDER = 1: the q/k/v phase deals its tasks in an order that gives the subgroups with two of them two q tasks
+// (P1, below); 0: q, then k, then v (A/B runs). The sums are the same either way.
+layout(constant_id = 21) const uint QKV_ORDER = 1;
 shared uint s_tbl[2u * kPkStride];
 // Word e of layer l's row of the table.
 uint tb(uint l, uint e) { return TBL_SMEM != 0u ? s_tbl[(l & 1u) * kPkStride + e] : tbl[l * kPkStride + e]; }
@@ -1054,8 +1057,13 @@ void main() {
                                            tb(l, kPkV + 2u) == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
+      // QKV_ORDER: the first e places of the grid-stride order are q tasks, so the subgroups that take a task in the
+      // second round (places nsub..) took a q task in the first (places 0..e): two Q4_K tasks, never a q task and a
+      // Q6_K v task (the 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
+      uint e = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
       bool local_freq = tb(l, kPkLocal) != 0u;
-      for (uint t = (p.skip & 1u) != 0u ? n_tasks : gsub; t < n_tasks; t += nsub) {
+      for (uint i = (p.skip & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
+        uint t = i < e ? i : i < e + 2u * tk ? tq + (i - e) : i - 2u * tk;  // the task at place i
         uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
         uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
         uint e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;

@@ -247,9 +247,13 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // binding 0: no L2 round trip ahead of a phase's first weight loads. On the H200 1B q4_k_m +1.7%, 3B +1.4%, 8B +1.4%
   // (session 37, U1). BLUESHIFT_PERSISTENT_TBL_SMEM=0 for A/B runs.
   const uint32_t tbl_smem = env_uint("BLUESHIFT_PERSISTENT_TBL_SMEM", 1) ? 1 : 0;
+  // The q/k/v phase's tasks dealt so that a subgroup with two takes two q tasks (decode_persistent.comp QKV_ORDER).
+  // BLUESHIFT_PERSISTENT_QKV_ORDER=0 for A/B runs (q, then k, then v).
+  const uint32_t qkv_order = env_uint("BLUESHIFT_PERSISTENT_QKV_ORDER", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
-               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem}};
+               {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
+               {21, qkv_order}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

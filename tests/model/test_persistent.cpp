@@ -127,6 +127,10 @@ std::vector<Case> cases() {
       // shared memory at the grid barrier before the layer).
       {"q4_k_m_tbl_binding", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_TBL_SMEM", "0"}}, 70,
        kHalfTol},
+      // The q/k/v tasks in plain order (QKV_ORDER 0; the default deals q tasks to the places of the first round whose
+      // subgroups take a second).
+      {"q4_k_m_qkv_plain_order", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_QKV_ORDER", "0"}}, 70,
+       kHalfTol},
       // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
       // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head and W_o's rows in 5
       // parts a group (heads of 32: 8 a group), and with two groups (8 heads of 64) in 3 parts each.
