@@ -27,7 +27,7 @@
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
-// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER (below).
+// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -62,6 +62,11 @@ layout(constant_id = 17) const uint HEAD_Q8X = 0;
 // alone (its fence and atomic, no wait), 2 a fence and a workgroup barrier. What n of them add is n times their cost.
 layout(constant_id = 18) const uint EXTRA_SYNC = 0;
 layout(push_constant) uniform PC { PersistentParams p; };
+// STUB (BLUESHIFT_PERSISTENT_STUB; register attribution only, wrong logits; 0 in every kernel that computes): p.skip's
+// bits 0-5 at compile time, so that the code they skip is not in the kernel at all. What the driver's register count
+// falls by with a bit set is what that phase's code holds at the kernel's peak (benchmarks/kernel_registers.sh).
+layout(constant_id = 22) const uint STUB = 0;
+uint skip_mask() { return p.skip | STUB; }
 layout(std430, binding = 0) readonly buffer T { uint tbl[]; };
 // TBL_SMEM = 1: the layer table's row of the layer that runs is read from shared memory (s_tbl, two rows: layer l's at
 // l % 2), copied there from binding 0 in the wait of the grid barrier before the layer (layer 0's at the start). A
@@ -251,7 +256,7 @@ void stage_quantize_scaled(uint n, float scale) {
 // The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K or
 // Q6_K down projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
 void stage_slots(uint off, uint n) {
-  if ((p.skip & 32u) != 0u) {
+  if ((skip_mask() & 32u) != 0u) {
     barrier();
     return;
   }
@@ -669,7 +674,7 @@ const uint kU = 8u;
 // sx = RMSNorm(x) * (offset + w) over dim; with `slots` (a Q4_K matrix in the phase), the slots too, in the same
 // pass as the norm's scale.
 void stage_norm(uvec2 nw, bool slots) {
-  if ((p.skip & 32u) != 0u) {
+  if ((skip_mask() & 32u) != 0u) {
     barrier();
     return;
   }
@@ -704,7 +709,7 @@ void stage_norm(uvec2 nw, bool slots) {
 // the scaled values.
 void stage_norm_slots(uvec2 nw) {
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-  if ((p.skip & 32u) != 0u) {
+  if ((skip_mask() & 32u) != 0u) {
     barrier();
     return;
   }
@@ -755,7 +760,7 @@ void head_norm_q8x() {
 
 // sx = scratch[off .. off + n).
 void stage_copy(uint off, uint n) {
-  if ((p.skip & 32u) != 0u) {
+  if ((skip_mask() & 32u) != 0u) {
     barrier();
     return;
   }
@@ -780,7 +785,7 @@ void stage_copy(uint off, uint n) {
 const uint kMF = 4u;  // splits folded in a round (the grid's 132 workgroups make 4 a head at 32 heads)
 // stage_merged(i0, n, n_act): sx[0 .. n) = the merged values i0 .. i0 + n of the attention output.
 void stage_merged(uint i0, uint n, uint n_act) {
-  if ((p.skip & 32u) != 0u) {
+  if ((skip_mask() & 32u) != 0u) {
     barrier();
     return;
   }
@@ -977,7 +982,7 @@ float q4k_row_block(RU4 w, uint r, uint nb, uint blk) {
 void fold_o(uint l, uint g, uint part, uint parts, uint n_act) {
   stage_merged(g * 256u, 256u, n_act);
   stage_quantize(256u);  // the f16 slots (PK_HALF_DOT; nothing in the float form)
-  if ((p.skip & 4u) == 0u) {
+  if ((skip_mask() & 4u) == 0u) {
     RU4 w = RU4(addr(l, kPkO));
     uint nb = p.q_dim / 256u, r1 = (part + 1u) * p.dim / parts;
     for (uint r = part * p.dim / parts + gl_LocalInvocationIndex; r < r1; r += gl_WorkGroupSize.x)
@@ -1007,7 +1012,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
     uint nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
-    for (uint t = (p.skip & skip) != 0u ? ~0u : first_task(1u, gl_SubgroupID); t < (p.dim + 1u) / 2u; t += nsub) {
+    for (uint t = (skip_mask() & skip) != 0u ? ~0u : first_task(1u, gl_SubgroupID); t < (p.dim + 1u) / 2u; t += nsub) {
       uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
       vec2 x0 = X_EARLY != 0u && lane0 ? vec2(x[ra], x[rb]) : vec2(0.0);
       vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0, k1);
@@ -1017,7 +1022,7 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   }
   uint nt = (p.dim + 1u) / 2u, tpw = gl_NumSubgroups / TEAM, team = gl_SubgroupID / TEAM, m = gl_SubgroupID % TEAM;
   uint nteams = gl_NumWorkGroups.x * tpw, first = first_task(TEAM, team);
-  uint rounds = (p.skip & skip) != 0u ? 0u : (nt + nteams - 1u) / nteams, nbk = (k1 - k0 + 255u) / 256u;
+  uint rounds = (skip_mask() & skip) != 0u ? 0u : (nt + nteams - 1u) / nteams, nbk = (k1 - k0 + 255u) / 256u;
   uint c0 = k0 + (m * nbk / TEAM) * 256u, c1 = min(k1, k0 + ((m + 1u) * nbk / TEAM) * 256u);
   for (uint r = 0u; r < rounds; ++r) {
     uint t = first + r * nteams, ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row
@@ -1062,7 +1067,7 @@ void main() {
       // Q6_K v task (the 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
       uint e = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
       bool local_freq = tb(l, kPkLocal) != 0u;
-      for (uint i = (p.skip & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
+      for (uint i = (skip_mask() & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
         uint t = i < e ? i : i < e + 2u * tk ? tq + (i - e) : i - 2u * tk;  // the task at place i
         uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
         uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
@@ -1105,7 +1110,7 @@ void main() {
     fold_done += gh * n_act;
     for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
       uint h = item / n_act, sp = item % n_act;
-      if ((p.skip & 2u) == 0u) attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
+      if ((skip_mask() & 2u) == 0u) attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
       group_arrive(h / gh);
     }
     // The o rows in ng x parts tasks over the whole grid, whatever the items' count: at n_act 1-2 (the first ~100
@@ -1117,7 +1122,8 @@ void main() {
       fold_o(l, t / parts, t % parts, parts, n_act);
     }
 #else
-    for (uint item = (p.skip & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act; item += gl_NumWorkGroups.x) {
+    for (uint item = (skip_mask() & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act;
+         item += gl_NumWorkGroups.x) {
       uint h = item / n_act, sp = item % n_act;
       attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
     }
@@ -1130,7 +1136,7 @@ void main() {
     // P4: h = act(W_gate xn) * (W_up xn).
     {
       uvec2 wg_ = addr(l, kPkGate), wu = addr(l, kPkUp);
-      uint dt = tb(l, kPkGate + 2u), t0 = (p.skip & 8u) != 0u ? ~0u : gsub;
+      uint dt = tb(l, kPkGate + 2u), t0 = (skip_mask() & 8u) != 0u ? ~0u : gsub;
       bool streamed = STREAM != 0u && dt == kPkQ4K;
       if (!streamed || EARLY != 2u) grid_barrier();  // else gate_up_q4k takes it
       if (streamed) {

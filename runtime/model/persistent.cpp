@@ -250,10 +250,12 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The q/k/v phase's tasks dealt so that a subgroup with two takes two q tasks (decode_persistent.comp QKV_ORDER).
   // BLUESHIFT_PERSISTENT_QKV_ORDER=0 for A/B runs (q, then k, then v).
   const uint32_t qkv_order = env_uint("BLUESHIFT_PERSISTENT_QKV_ORDER", 1) ? 1 : 0;
+  // Register attribution only (wrong logits): p.skip's bits 0-5 at compile time (decode_persistent.comp STUB).
+  const uint32_t stub = env_uint("BLUESHIFT_PERSISTENT_STUB", 0) & 63u;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}};
+               {21, qkv_order}, {22, stub}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
