@@ -1062,13 +1062,13 @@ void main() {
                                            tb(l, kPkV + 2u) == kPkQ4K);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
-      // QKV_ORDER: the first e places of the grid-stride order are q tasks, so the subgroups that take a task in the
-      // second round (places nsub..) took a q task in the first (places 0..e): two Q4_K tasks, never a q task and a
-      // Q6_K v task (the 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
-      uint e = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
+      // QKV_ORDER: the first q_lead places of the grid-stride order are q tasks, so the subgroups that take a task in
+      // the second round (places nsub..) took a q task in the first (places 0..q_lead): two Q4_K tasks, never a q task
+      // and a Q6_K v task (the 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
+      uint q_lead = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
       bool local_freq = tb(l, kPkLocal) != 0u;
       for (uint i = (skip_mask() & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
-        uint t = i < e ? i : i < e + 2u * tk ? tq + (i - e) : i - 2u * tk;  // the task at place i
+        uint t = i < q_lead ? i : i < q_lead + 2u * tk ? tq + (i - q_lead) : i - 2u * tk;  // the task at place i
         uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
         uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
         uint e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;
