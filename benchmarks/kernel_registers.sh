@@ -13,13 +13,12 @@ set -euo pipefail
 runner=$1; model=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ab_common.sh"
+phases="p1:1 att:2 o:4 gateup:8 down:16"  # decode_persistent.comp's p.skip bits (STUB), the staging's 32 aside
 settings=()
 for a in "$@"; do
   if [[ $a == --phases ]]; then
-    for b in p1:1 att:2 o:4 gateup:8 down:16 staging:32; do settings+=("no_${b%%:*}:BLUESHIFT_PERSISTENT_STUB=${b#*:}"); done
-    for b in p1:1 att:2 o:4 gateup:8 down:16; do
-      settings+=("only_${b%%:*}:BLUESHIFT_PERSISTENT_STUB=$(( 63 & ~${b#*:} ))")
-    done
+    for b in $phases staging:32; do settings+=("no_${b%%:*}:BLUESHIFT_PERSISTENT_STUB=${b#*:}"); done
+    for b in $phases; do settings+=("only_${b%%:*}:BLUESHIFT_PERSISTENT_STUB=$(( 63 & ~${b#*:} ))"); done
     settings+=("skeleton:BLUESHIFT_PERSISTENT_STUB=63")
   else
     settings+=("$a")
