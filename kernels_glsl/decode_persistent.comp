@@ -27,7 +27,8 @@
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
-// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB (below).
+// 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
+// 24 = TOUCH_STEP (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -399,6 +400,37 @@ void grid_wait(uint ticket) {
   }
 }
 void grid_barrier() { grid_wait(grid_arrive()); }
+// TOUCH = n: in the wait of the grid barrier after q/k/v, the grid reads up to n words a lane of the layer's cached K
+// rows, then its V rows, TOUCH_STEP bytes apart (32: one a sector), so that they are in L2 when attention asks for
+// them.
+// Attention and the o fold are a chain of dependent round trips (K, the scores, V, the group's wait, W_o); the cached
+// rows were written steps ago, long since pushed out of L2 by the weights, so without this each K and V round trip
+// went to DRAM. A lane folds its words together and stores them nowhere (s_touch, on a value no word is expected to
+// take) before the wait's workgroup barrier: no register is held past the wait. Subgroup 0, whose invocation 0 polls,
+// does not touch. The row at pos is left out: P1 wrote it in this dispatch (it is in L2, and a non-coherent read of it
+// here would be a race). The touches stop at the rows' end: n caps them where the rows outgrow the grid's reach
+// (n x lanes x TOUCH_STEP: at 8, 16 MB on the 1B at 512 wide, 20.5 MB on the 8B at 640). On the H200, q4_k_m at
+// 512 + 128 tokens: 1B 1,341 -> 1,385 tok/s, 8B 361 -> 369; at 4,096 + 128: 1B 858 -> 970, 8B 253 -> 279 (session 39,
+// W5). Touching the streamed phases' weights too (gate/up, down, the next layer's q/k/v, W_o) lost up to 2% on the 1B
+// and held even on the 8B: their waits are short, and the touches' round trip held the last workgroup to arrive (W2).
+// 0: none.
+layout(constant_id = 23) const uint TOUCH = 8;
+layout(constant_id = 24) const uint TOUCH_STEP = 32;
+shared uint s_touch;
+// Layer l's K, then V, cache rows [lo, pos): touch k of the two goes to lane k % (the grid's touching lanes).
+void touch_kv(uint l, uint lo, uint pos) {
+  if (TOUCH == 0u || gl_SubgroupID == 0u || pos <= lo) return;
+  uvec2 kc = addr(l, kPkKCache), vc = addr(l, kPkVCache);
+  uint lanes = gl_NumWorkGroups.x * (gl_NumSubgroups - 1u) * gl_SubgroupSize, f = 0u;
+  uint j = (gl_WorkGroupID.x * (gl_NumSubgroups - 1u) + gl_SubgroupID - 1u) * gl_SubgroupSize + gl_SubgroupInvocationID;
+  uint row = p.kv_dim * 2u, n = ((pos - lo) * row + TOUCH_STEP - 1u) / TOUCH_STEP;  // touches a cache
+  [[unroll]] for (uint i = 0u; i < TOUCH; ++i) {
+    uint k = j + i * lanes;
+    if (k >= 2u * n) break;
+    f ^= RU(k < n ? kc : vc).v[(lo * row + (k < n ? k : k - n) * TOUCH_STEP) >> 2];
+  }
+  if (f == 0x9E3779B9u) s_touch = f;
+}
 #ifdef PK_FOLD_O
 // Heads a group (PK_FOLD_O, below): the heads whose columns of W_o make one Q4_K block (the host folds only where
 // head_dim divides 256).
@@ -1098,11 +1130,13 @@ void main() {
         }
       }
     }
-    grid_barrier();
-    // P2: attention items (head, chunk); the chunking follows the position so that the grid is filled.
     uint window = tb(l, kPkWindow);
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
     uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
+    uint qkv_done = grid_arrive();
+    touch_kv(l, lo, pos);
+    grid_wait(qkv_done);
+    // P2: attention items (head, chunk); the chunking follows the position so that the grid is filled.
     uint n_act = (len + chunk - 1u) / chunk;
 #ifdef PK_FOLD_O
     // P2 + P3: the items, each counted on its group's word, then each item's part of x += W_o att (above).

@@ -252,10 +252,15 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const uint32_t qkv_order = env_uint("BLUESHIFT_PERSISTENT_QKV_ORDER", 1) ? 1 : 0;
   // Register attribution only (wrong logits): p.skip's bits 0-5 at compile time (decode_persistent.comp STUB).
   const uint32_t stub = env_uint("BLUESHIFT_PERSISTENT_STUB", 0) & 63u;
+  // The layer's cached K and V rows read into L2 in the wait after q/k/v, up to TOUCH words a lane, TOUCH_STEP bytes
+  // apart (decode_persistent.comp TOUCH): on the H200, q4_k_m at 512 + 128 tokens, 1B +3.3%, 8B +2.1%; at 4,096 + 128
+  // +13% and +11% (session 39, W5). BLUESHIFT_PERSISTENT_TOUCH=0 for A/B runs.
+  const uint32_t touch = std::min(env_uint("BLUESHIFT_PERSISTENT_TOUCH", 8), 16u);
+  const uint32_t touch_step = std::clamp(env_uint("BLUESHIFT_PERSISTENT_TOUCH_STEP", 32), 4u, 4096u) & ~3u;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

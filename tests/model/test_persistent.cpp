@@ -131,6 +131,12 @@ std::vector<Case> cases() {
       // subgroups take a second).
       {"q4_k_m_qkv_plain_order", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_QKV_ORDER", "0"}}, 70,
        kHalfTol},
+      // No K/V rows touched in the wait after q/k/v (TOUCH 0); and 16 touches a lane 512 bytes apart, which reach
+      // past the rows' end even from one subgroup of 8 lanes (8 x 16 x 512 = 64 KiB against the 36 KiB of 70 rows of
+      // K and V): the bound on the touches' count is what stops them there.
+      {"q4_k_m_no_touch", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_TOUCH", "0"}}, 70, kHalfTol},
+      {"q4_k_m_touch_past_end", llama(256, 768, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_PERSISTENT_TOUCH", "16"}, {"BLUESHIFT_PERSISTENT_TOUCH_STEP", "512"}}, 70, kHalfTol},
       // The o projection as its own phase after a grid barrier (FOLD_O 0; the default folds it into the attention
       // phase where W_o is Q4_K), in the f16 and float forms; and folded with 3 chunks a head and W_o's rows in 5
       // parts a group (heads of 32: 8 a group), and with two groups (8 heads of 64) in 3 parts each.
