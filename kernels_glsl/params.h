@@ -13,6 +13,9 @@ using uint = uint32_t;
 
 // stream_read: sums n_vec4 vec4s (bandwidth probe).
 BS_PARAMS(StreamParams) { uint n_vec4; uint iters; };
+// kv_touch: a layer's K and V caches by address (lo, hi words), a cache row's bytes, the sliding window (0: none) and
+// the bytes between touches.
+BS_PARAMS(KvTouchParams) { uint k_lo; uint k_hi; uint v_lo; uint v_hi; uint row_bytes; uint window; uint step; uint pad0; };
 
 // rms_norm: rows of n; y = x * rsqrt(mean(x^2) + eps) * (offset + w).
 BS_PARAMS(RmsNormParams) { uint n; uint rows; float eps; float offset; };

@@ -4,6 +4,7 @@
 # --- runtime plumbing and micro-benchmarks ---
 bs_kernel(noop noop.comp)
 bs_kernel(stream_read stream_read.comp)
+bs_kernel(kv_touch kv_touch.comp)  # decode: a layer's K/V rows read into L2 ahead of attention
 bs_kernel(stream_rows stream_rows.comp)
 bs_kernel(grid_sync grid_sync.comp)
 bs_kernel(reduce_sum_f32 reduce.comp)

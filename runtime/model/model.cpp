@@ -895,7 +895,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                            c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
   // Each read of a phase writes its own slot of the sink (a value a workgroup), so none waits for another.
   constexpr uint32_t sink_slots = 3;  // a phase reads at most 3 weights (q, k, v)
-  const uint64_t slot_bytes = uint64_t(prefetch_wg) * 4;
+  const uint64_t slot_bytes = (uint64_t(prefetch_wg) * 4 + 255) & ~uint64_t(255);  // binding offsets: 256-aligned
   if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < sink_slots * slot_bytes))
     prefetch_sink_ = device_.createBuffer({sink_slots * slot_bytes, BufferUsage::storage, "prefetch sink"});
   static const uint32_t prefetch_phases = env_uint("BLUESHIFT_PREFETCH_PHASES", 15);
@@ -915,6 +915,33 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                StreamParams{uint32_t(bytes / 16), 1}, prefetch_wg, 1, "prefetch");
     }
   };
+  // Decode on the per-phase path: the layer's cached K and V rows [lo, pos) read into L2 (kv_touch.comp) beside its
+  // q, k and v matvecs, where the GPU drains, so that attention's chain of K and V reads finds them there. The persistent
+  // kernel does the same in a barrier's wait (TOUCH). On the H200 (2026-11-30-h200-session40.md, W8) the 1B f16 went
+  // from 876 to 879 tok/s at 512 + 128 and from 597 to 613 at 4,096 + 128, the 8B f16 from 193.8 to 194.6 and from
+  // 157.2 to 159.0; before the q, k and v dispatches it lost (873, 193.1). BLUESHIFT_KV_TOUCH: 1 after the q, k and v
+  // dispatches (the default), 2 before them (beside the layer before's last phase), 0 none (A/B runs);
+  // ModelOptions::kv_touch sets it over the env. BLUESHIFT_KV_TOUCH_WG: the workgroups (default: twice the SM count);
+  // BLUESHIFT_KV_TOUCH_LANE: the words a lane at most (default 8).
+  static const uint32_t kv_touch_env = env_uint("BLUESHIFT_KV_TOUCH", 1);
+  const uint32_t kv_touch_mode = opts_.kv_touch >= 0 ? uint32_t(opts_.kv_touch) : kv_touch_env;
+  static const uint32_t kv_touch_lane = std::clamp(env_uint("BLUESHIFT_KV_TOUCH_LANE", 8), 1u, 32u);
+  const uint32_t kv_touch_wg = std::max(1u, env_uint("BLUESHIFT_KV_TOUCH_WG", 2 * device_.adapter().sm_count));
+  const bool kv_touching = M == 1 && !persistent && kv_touch_mode != 0 && device_.hasBufferDeviceAddress() &&
+                           kernels_.has("kv_touch");
+  if (kv_touching && (!kv_touch_sink_ || kv_touch_sink_.size() < uint64_t(kv_touch_wg) * 4))
+    kv_touch_sink_ = device_.createBuffer({uint64_t(kv_touch_wg) * 4, BufferUsage::storage, "kv touch sink"});
+  // Layer l's touches, where `mode` is the one chosen.
+  auto kv_touch = [&](int32_t l, uint32_t mode) {
+    if (!kv_touching || mode != kv_touch_mode || c.kind(l) != LayerKind::attention) return;
+    const int32_t src = c.kv_source(l);
+    const uint64_t ka = kcache_[size_t(src)].deviceAddress(), va = vcache_[size_t(src)].deviceAddress();
+    const uint32_t row = uint32_t(c.kv_dim_of(l)) * (opts_.kv_f32 ? 4u : 2u);
+    const uint32_t window = c.sliding(l) ? uint32_t(c.sliding_window) : 0u;
+    dispatch("kv_touch", {{0, kv_touch_lane}}, {{0, &state_}, {1, &kv_touch_sink_}},
+             KvTouchParams{uint32_t(ka), uint32_t(ka >> 32), uint32_t(va), uint32_t(va >> 32), row, window, 32, 0},
+             kv_touch_wg, 1, "kv_touch");
+  };
   if (persistent)
     dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
              persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
@@ -923,6 +950,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = c.sliding(l);
+    kv_touch(l, 2);
     if (c.kind(l) == LayerKind::short_conv) {
       record_short_conv(l, M, fold_norm, recorder);
     } else if (c.kind(l) == LayerKind::linear_attention) {
@@ -980,6 +1008,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         if (together && qkv_fold && kernels_.has("rope_kv_f32_planes")) hold_for_readers();
         flush_reductions();
       }
+      kv_touch(l, 1);
       if (c.attn_output_gate) {
         uint32_t n = M * uint32_t(c.q_dim());
         dispatch("attn_gate_split_f32", {},

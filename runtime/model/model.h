@@ -35,6 +35,7 @@ struct ModelOptions {
   gpu::KernelSource kernels = gpu::KernelSource::glsl;  // embedded GLSL kernels, or their WGSL twins
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
+  int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
   // `--deterministic`: decode bitwise reproducible from run to run, without the sums that float atomics add in any
   // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode
   // 5-6% (benchmarks/results/2026-11-30-h200-session35.md, T1: 1B -6.4%, 8B -4.9%).
@@ -213,6 +214,7 @@ class Model {
   // Activations, planned once for max_batch rows.
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer prefetch_sink_;  // decode's L2 prefetches write one value a workgroup here (record_forward)
+  gpu::Buffer kv_touch_sink_;  // decode's K/V touches (kv_touch.comp) would write here: they never do
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
   gpu::Buffer x16_;

@@ -427,6 +427,43 @@ TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
   for (size_t s = 0; s < ids.size(); ++s) EXPECT_EQ(logits[0][s], logits[1][s]) << "step " << s;
 }
 
+// The per-phase decode's K/V touches (ModelOptions::kv_touch: kv_touch.comp reads a layer's cached rows into L2,
+// beside its q, k and v matvecs or before them) change no value: the logits of every step are the same bits in each
+// form. One workgroup (256 lanes) takes the 640 touches of a layer at 40 positions in three rounds, so the lanes'
+// rounds and the bound at the rows' end both run; the sliding model's window (7) moves the rows' start.
+TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
+  const auto all = cases();
+  json phi3 = std::find_if(all.begin(), all.end(), [](const Case& c) { return std::string(c.name) == "phi3_sliding"; })
+                  ->config;
+  for (const json& config : {llama(256, 344, 4, 2, 64), phi3}) {
+    SCOPED_TRACE(config["model_type"].get<std::string>());
+    TempDir tmp;
+    auto r = synth_into(tmp.path, config.dump(), {"--seed", "7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % config["vocab_size"].get<uint32_t>()));
+    auto src = model::open_model(tmp / "hf");
+    std::vector<std::vector<float>> logits[3];
+    uint64_t dispatches[3];
+    for (int mode = 0; mode < 3; ++mode) {
+      ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"},
+                                                                     {"BLUESHIFT_KV_TOUCH_WG", "1"}});
+      model::ModelOptions opts;
+      opts.max_ctx = 64;
+      opts.kv_touch = mode;
+      model::Model m(device(), src, opts);
+      const uint64_t before = device().counters().dispatches;
+      logits[mode] = decode_all(m, ids);
+      dispatches[mode] = device().counters().dispatches - before;
+    }
+    EXPECT_GT(dispatches[1], dispatches[0]) << "no touches were recorded";
+    EXPECT_EQ(dispatches[2], dispatches[1]);
+    for (int mode = 1; mode < 3; ++mode)
+      for (size_t s = 0; s < ids.size(); ++s)
+        EXPECT_EQ(logits[0][s], logits[mode][s]) << "mode " << mode << ", step " << s;
+  }
+}
+
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
