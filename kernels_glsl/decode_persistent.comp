@@ -896,7 +896,11 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
 }
 
 // ----------------------------------------------------------------------------------------- attention
-const uint TPP = 4u, MAX_HD4 = 64u;
+// TPP (1, 2 or 4; persistent.cpp picks it by head_dim): invocations a position in the scores, so a block of positions
+// is wg / TPP long. An item's blocks run one after another, each a chain of K loads, 5 barriers and V loads: fewer,
+// longer blocks won where an invocation's share of a key row stays at 8 pieces (head_dim 64 at TPP 2).
+layout(constant_id = 25) const uint TPP = 4u;
+const uint MAX_HD4 = 64u;
 shared vec4 s_q[MAX_HD4];
 shared float s_sc[gl_WorkGroupSize.x / TPP];
 shared vec4 s_part[gl_WorkGroupSize.x];
@@ -925,7 +929,9 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
     barrier();
     float bm = -3.402823466e38;
     if (quarter == 0u && i < n) {
-      s = (s_part[tid].x + s_part[tid + 1u].x + s_part[tid + 2u].x + s_part[tid + 3u].x) * p.scale;
+      s = s_part[tid].x;
+      [[unroll]] for (uint t = 1u; t < TPP; ++t) s += s_part[tid + t].x;
+      s *= p.scale;
       s_sc[i] = s;
       bm = s;
     }

@@ -129,16 +129,24 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   }
   bool q4k_slots = any_q4k && q4k_kernel != "decode_persistent";
 
+  // Invocations a position in attention's scores (decode_persistent.comp TPP): a block of positions is wg / TPP long,
+  // and an invocation loads head_dim / 4 / TPP pieces of a key row. 2 where head_dim is at most 64 (8 pieces), else 4.
+  // On the H200 (benchmarks/results/2026-11-30-h200-session40.md, W12), q4_k_m: the 1B (head_dim 64) +1.9% at 512 + 128
+  // and +5.0% at 4,096 + 128 with 2 against 4 (1: +1.2%, +1.5%); the 8B (head_dim 128) -2.3% and -1.3% with 2.
+  // BLUESHIFT_PERSISTENT_ATTN_TPP=1|2|4 fixes it.
+  const uint32_t tpp_env = env_uint("BLUESHIFT_PERSISTENT_ATTN_TPP", 0);
+  const uint32_t attn_tpp = tpp_env == 1 || tpp_env == 2 || tpp_env == 4 ? tpp_env : c.head_dim <= 64 ? 2 : 4;
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
-  // invocation, s_q 1 KiB, s_sc 1 B per invocation, bs_red 256 B, s_tbl two rows of the layer table, slack). The down
-  // projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
+  // invocation, s_q 1 KiB, s_sc 4 / TPP B per invocation, bs_red 256 B, s_tbl two rows of the layer table, slack).
+  // The down projection's input (ffn_dim) may exceed it: it is staged in passes of whole 256-column blocks.
   // sx4 holds SH / 4 + SH / 64 + 1 vec4s (one of skew per 16: decode_persistent.comp): 4.25 bytes a float.
   // The int8 and f16 slots add 40 bytes per 16 floats (int8: q1, q2, d and sum; f16: the values, scale and sum), for
   // ceil(SH / 256) blocks (640 bytes cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer
   // fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
   auto staging = [&](bool with_slots) -> uint32_t {
-    const uint64_t other = 16ull * wg + 1024 + wg + 256 + 8 * kPkStride + 256 + (with_slots ? 640 : 0);
+    const uint64_t other =
+        16ull * wg + 1024 + 4ull * wg / attn_tpp + 256 + 8 * kPkStride + 256 + (with_slots ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_slots ? 27 : 17)) & ~3u;
     uint32_t sh = std::min(cap, need);
@@ -260,7 +268,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
