@@ -132,8 +132,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // Invocations a position in attention's scores (decode_persistent.comp TPP): a block of positions is wg / TPP long,
   // and an invocation loads head_dim / 4 / TPP pieces of a key row. 2 where head_dim is at most 64 (8 pieces), else 4.
   // On the H200 (benchmarks/results/2026-11-30-h200-session40.md, W12), q4_k_m: the 1B (head_dim 64) +1.9% at 512 + 128
-  // and +5.0% at 4,096 + 128 with 2 against 4 (1: +1.2%, +1.5%); the 8B (head_dim 128) -2.3% and -1.3% with 2.
-  // BLUESHIFT_PERSISTENT_ATTN_TPP=1|2|4 fixes it.
+  // and +5.0% at 4,096 + 128 with 2 against 4 (1: +1.2%, +1.5%); the 8B (head_dim 128) -2.3% and -1.3% with 2. Where
+  // an item is one block either way, a longer block only costs more: Qwen2.5-0.5B's shape (14 heads, 57-72 positions an
+  // item at 512 + 128) -0.9% there, +2.8% at 4,096 (W14). BLUESHIFT_PERSISTENT_ATTN_TPP=1|2|4 fixes it.
   const uint32_t tpp_env = env_uint("BLUESHIFT_PERSISTENT_ATTN_TPP", 0);
   const uint32_t attn_tpp = tpp_env == 1 || tpp_env == 2 || tpp_env == 4 ? tpp_env : c.head_dim <= 64 ? 2 : 4;
   // Staging floats: what shared memory holds beside the kernel's other arrays (s_part: 16 B per
