@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Next (written in session 40, not run: no device time left): ATTN_TPP chosen per item (`next-tpp-per-item.patch`, on
-# 4876c0b). W14 found Qwen2.5-0.5B's shape -0.9% at 512 + 128 with TPP 2 (its items
-# of 57-72 positions are one block either way) and +2.8% at 4,096. Now an item takes TPP (2 at head_dim 64) only where
+# e7803d5; the lavapipe cases it needs are there: q4_k_m_long_items, q4_k_m_tpp4, f16_odd_tpp1). W14 found
+# Qwen2.5-0.5B's shape -0.9% at 512 + 128 with TPP 2 (its items of 57-72 positions are one block either way) and +2.8% at 4,096. Now an item takes TPP (2 at head_dim 64) only where
 # it is longer than one block of wg / 4 positions, else 4. The default against TPP 4, on the 1B and the 0.5B shape.
 # Predicted: 0.5B 512 + 128 even (W14: -0.9%), 4,096 + 128 +2.8%; the 1B as W12-W13 (+1.9-2.1%, +5.0%).
 # Carry .gl and .dev/carry.
