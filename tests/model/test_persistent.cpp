@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "runtime/gpu/gpu.h"
@@ -169,6 +170,13 @@ std::vector<Case> cases() {
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
   };
+}
+
+// The config of the case named `name`.
+json case_config(const std::string& name) {
+  for (const Case& c : cases())
+    if (name == c.name) return c.config;
+  throw std::out_of_range("no test case named " + name);
 }
 
 struct ScopedEnv {
@@ -439,9 +447,7 @@ TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
 // form. One workgroup (256 lanes) takes the 640 touches of a layer at 40 positions in three rounds, so the lanes'
 // rounds and the bound at the rows' end both run; the sliding model's window (7) moves the rows' start.
 TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
-  const auto all = cases();
-  json phi3 = std::find_if(all.begin(), all.end(), [](const Case& c) { return std::string(c.name) == "phi3_sliding"; })
-                  ->config;
+  const json phi3 = case_config("phi3_sliding");
   for (const json& config : {llama(256, 344, 4, 2, 64), phi3}) {
     SCOPED_TRACE(config["model_type"].get<std::string>());
     TempDir tmp;
@@ -474,9 +480,7 @@ TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
-  const auto all = cases();
-  json phi3 = std::find_if(all.begin(), all.end(), [](const Case& c) { return std::string(c.name) == "phi3_sliding"; })
-                  ->config;  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
+  const json phi3 = case_config("phi3_sliding");  // every layer sliding, window 7; 2 layers, kv_dim 2 x 64
   ASSERT_EQ(phi3["sliding_window"], 7);
   TempDir tmp;
   auto r = synth_into(tmp.path, phi3.dump());
