@@ -86,6 +86,162 @@ shared float s_sc[MAX_CHUNK];
 shared vec4 s_part[WG];  // score quarters, then the V groups' partial sums
 shared bool s_last;
 
+#ifdef ATTN_GQA
+// ATTN_GQA (the _gqa variant: the long-context decode recording's, Model::long_context_from; not with BATCH_SLOTS or
+// ATTN_SINKS): workgroup (kv head, split) takes the kv head's G = n_heads / n_kv_heads query heads (2-4) over its
+// chunk. Each K and V piece is loaded once for the G heads (the plain form loads it in G workgroups), into G scores (a
+// vec4) and G accumulators, and there are G times fewer workgroups: at long contexts the plain form's n_heads x splits
+// workgroups take more than one wave. The arrival count is the kv head's, and its last workgroup merges the G heads.
+// Each head's sums run in the plain form's order, so the outputs are the same bits. PROBE does not reach this form.
+// The grouped form's V positions a round (the plain form's VU is 16): at 4,096 + 128 on the H200, 4 against 16 took the
+// 1B f16 from 687.0 to 700.8 tok/s and the 8B f16 from 163.2 to 164.2 (benchmarks/results/2026-12-01-h200-session41.md,
+// W17), and the registers from 128 to 116.
+const uint VG = 4;
+shared vec4 s_qg[MAX_HEAD_DIM];   // the G heads' q rows, G x head_dim / 4 vec4s
+shared vec4 s_sc4[MAX_CHUNK];     // a position's G scores, then weights
+shared vec4 s_red4[MAX_SUBGROUPS];
+vec4 wg_max4(vec4 v) {
+  v = subgroupMax(v);
+  if (subgroupElect()) s_red4[gl_SubgroupID] = v;
+  barrier();
+  vec4 r = vec4(-3.402823466e38);
+  for (uint i = 0; i < gl_NumSubgroups; ++i) r = max(r, s_red4[i]);
+  barrier();
+  return r;
+}
+vec4 wg_sum4(vec4 v) {
+  v = subgroupAdd(v);
+  if (subgroupElect()) s_red4[gl_SubgroupID] = v;
+  barrier();
+  vec4 r = vec4(0.0);
+  for (uint i = 0; i < gl_NumSubgroups; ++i) r += s_red4[i];
+  barrier();
+  return r;
+}
+
+void main() {
+  uint kvh = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
+  uint G = p.n_heads / p.n_kv_heads, h0 = kvh * G, hd4 = p.head_dim / 4, kv_dim4 = p.n_kv_heads * hd4;
+  uint pos = state[1];
+  uint lo = bs_window_lo(pos, p.window);
+  uint len = pos + 1 - lo, chunk = max(MIN_CHUNK, (len + p.splits - 1) / p.splits);
+  uint n_act = (len + chunk - 1) / chunk;
+  if (sp >= n_act) return;  // uniform per workgroup: no barrier has been reached
+  uint j0 = lo + sp * chunk, j1 = lo + min((sp + 1) * chunk, len), n = j1 - j0;
+
+  for (uint d = tid; d < G * hd4; d += WG) {
+    uint b = h0 * p.head_dim + 4 * d;
+    s_qg[d] = vec4(q[b], q[b + 1], q[b + 2], q[b + 3]);
+  }
+  barrier();
+
+  // Scores: as the plain form's, each key piece dotted with the G heads' q pieces.
+  vec4 mx = vec4(-3.402823466e38);
+  uint quarter = tid % TPP;
+  for (uint i0 = 0; i0 < n; i0 += WG / TPP) {
+    uint i = i0 + tid / TPP;
+    vec4 s = vec4(0.0);
+    if (i < n) {
+      uint kb = (j0 + i) * kv_dim4 + kvh * hd4;
+      KV_T4 kk[KU];
+      [[unroll]] for (uint u = 0; u < KU; ++u)
+        if (quarter + u * TPP < hd4) kk[u] = K4(kb + quarter + u * TPP);
+      [[unroll]] for (uint u = 0; u < KU; ++u) {
+        uint dd = quarter + u * TPP;
+        if (dd < hd4) {
+          vec4 kf = vec4(kk[u]);
+          s.x += dot(s_qg[dd], kf);
+          if (G > 1u) s.y += dot(s_qg[hd4 + dd], kf);
+          if (G > 2u) s.z += dot(s_qg[2 * hd4 + dd], kf);
+          if (G > 3u) s.w += dot(s_qg[3 * hd4 + dd], kf);
+        }
+      }
+    }
+    s_part[tid] = s;
+    barrier();
+    if (quarter == 0 && i < n) {
+      s = (s_part[tid] + s_part[tid + 1] + s_part[tid + 2] + s_part[tid + 3]) * p.scale;
+      if (p.softcap > 0.0) s = p.softcap * tanh(s / p.softcap);
+      s_sc4[i] = s;
+      mx = max(mx, s);
+    }
+    barrier();
+  }
+  mx = wg_max4(mx);  // its barriers also publish s_sc4
+  vec4 sum = vec4(0.0);
+  for (uint i = tid; i < n; i += WG) {
+    vec4 e = exp(s_sc4[i] - mx);
+    s_sc4[i] = e;
+    sum += e;
+  }
+  sum = wg_sum4(sum);
+
+  // Weighted sums of v: the plain form's groups, each V piece weighed for the G heads.
+  uint groups = WG / hd4, g = tid / hd4, d = tid % hd4;
+  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  if (g < groups)
+    for (uint i0 = g; i0 < n; i0 += groups * VG) {
+      KV_T4 vv[VG];
+      [[unroll]] for (uint u = 0; u < VG; ++u)
+        if (i0 + u * groups < n) vv[u] = V4((j0 + i0 + u * groups) * kv_dim4 + kvh * hd4 + d);
+      [[unroll]] for (uint u = 0; u < VG; ++u)
+        if (i0 + u * groups < n) {
+          vec4 w = s_sc4[i0 + u * groups], vf = vec4(vv[u]);
+          [[unroll]] for (uint k = 0; k < 4; ++k) acc[k] += w[k] * vf;
+        }
+    }
+  [[unroll]] for (uint k = 0; k < 4; ++k) {
+    if (k >= G) break;
+    s_part[tid] = g < groups ? acc[k] : vec4(0.0);
+    barrier();
+    uint pbase = ((h0 + k) * p.splits + sp) * (p.head_dim + 2);
+    if (tid < hd4) {
+      vec4 t = vec4(0.0);
+      for (uint c = 0; c < groups; ++c) t += s_part[c * hd4 + tid];
+      part[pbase + 4 * tid] = t.x;
+      part[pbase + 4 * tid + 1] = t.y;
+      part[pbase + 4 * tid + 2] = t.z;
+      part[pbase + 4 * tid + 3] = t.w;
+    }
+    if (tid == 0) {
+      part[pbase + p.head_dim] = mx[k];
+      part[pbase + p.head_dim + 1] = sum[k];
+    }
+    barrier();  // s_part is reused by the next head
+  }
+
+  // The last workgroup of this kv head merges its G heads, one element an invocation at a time.
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0) s_last = atomicAdd(counter[kvh], 1u) == n_act - 1u;
+  barrier();
+  if (!s_last) return;
+  memoryBarrierBuffer();
+  for (uint e = tid; e < G * p.head_dim; e += WG) {
+    uint hq = h0 + e / p.head_dim, dd = e % p.head_dim, base = hq * p.splits * (p.head_dim + 2);
+    float big = -3.402823466e38, den = 0.0, num = 0.0;
+    for (uint s0 = 0; s0 < n_act; s0 += MF) {
+      float ms[MF], ls[MF], ps[MF];
+      [[unroll]] for (uint u = 0; u < MF; ++u)
+        if (s0 + u < n_act) {
+          uint b = base + (s0 + u) * (p.head_dim + 2);
+          ms[u] = part[b + p.head_dim];
+          ls[u] = part[b + p.head_dim + 1];
+          ps[u] = part[b + dd];
+        }
+      [[unroll]] for (uint u = 0; u < MF; ++u)
+        if (s0 + u < n_act) {
+          float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
+          den = den * a + w * ls[u];
+          num = num * a + w * ps[u];
+          big = nb;
+        }
+    }
+    o[hq * p.head_dim + dd] = O_VALUE(num / den);
+  }
+  if (tid == 0) counter[kvh] = 0u;
+}
+#else
 void main() {
   if ((PROBE & 8u) != 0u) return;
   uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
@@ -223,3 +379,5 @@ void main() {
   }
   if (tid == 0) counter[hq] = 0u;
 }
+
+#endif

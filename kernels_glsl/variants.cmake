@@ -22,6 +22,7 @@ bs_kernel(rope_kv_f32_planes rope_kv.comp DEFINES QKV_PLANES)  # prefill: q, k, 
 bs_kernel(rope_kv_f32_slots rope_kv.comp DEFINES BATCH_SLOTS)  # serve's batched decode: every sequence in one dispatch
 bs_kernel(attention_f16kv attention.comp)
 bs_kernel(attention_split_f16kv attention_split.comp)
+bs_kernel(attention_split_f16kv_gqa attention_split.comp DEFINES ATTN_GQA)  # a kv head's query heads together
 bs_kernel(attention_split_f16kv_slots attention_split.comp DEFINES BATCH_SLOTS)
 bs_kernel(attention_split_f16kv_slots_f16o attention_split.comp DEFINES BATCH_SLOTS ATTN_OUT_F16)
 bs_kernel(attention_tiled_f16kv attention_tiled.comp)

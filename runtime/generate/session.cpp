@@ -119,65 +119,76 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
   auto sp = sample_params(model_, opts, uint32_t(ring_size_));
   std::vector<uint8_t> key(sizeof sp);
   std::memcpy(key.data(), &sp, sizeof sp);
-  if (decode_cb_ && key == decode_key_) return;
+  if (decode_.cb && key == decode_key_) return;
   device_.queue().waitIdle();
-  decode_cb_.reset();
-  decode_rec_ = {};
+  decode_ = {};
+  decode_long_ = {};
   decode_key_ = key;
+  record_decode_graph(decode_, opts, false);
+  // Where a long context records differently, a second graph for the batches from there (a second recording costs
+  // nothing per step; a kernel that chose its form by position cost the short contexts' form 2-4%).
+  long_from_ = model_.long_context_from();
+  if (long_from_ < model_.max_ctx()) record_decode_graph(decode_long_, opts, true);
+}
 
+void Session::record_decode_graph(DecodeGraph& g, const GenerateOptions& opts, bool long_context) {
   // Record K steps. Once the sampler has set the stop flag (state[2]: end of sequence, max_tokens, or a
   // host cancel), the remaining steps of the submit must cost next to nothing. Where the device has
   // conditional rendering, each step is one conditional block on that flag around direct dispatches;
   // otherwise a gate kernel at the start of each step zeroes the workgroup counts of the step's
   // indirect dispatches. On the H100 a barrier before an indirect dispatch costs 4.0 us against 1.4 us
-  // for compute -> compute (bs_micro), ~100 of them per step.
+  // for compute -> compute (bs_micro), ~100 of them per step. The graphs share args_: each step's gate
+  // rewrites it from its own graph's nominal counts.
   const bool conditional = device_.hasConditionalRendering();
   model::IndirectTable table;
   const size_t kMaxDispatches = 4096;
   const gpu::ComputePipeline* gate = nullptr;
   if (!conditional) {
-    args_ = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "indirect args"});
-    nominal_ = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "nominal args"});
+    if (!args_) args_ = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "indirect args"});
+    g.nominal = device_.createBuffer({kMaxDispatches * 12, BufferUsage::storage, "nominal args"});
     table.args = &args_;
     gate = &model_.kernels().get("gate");
-    gpu::BindGroupEntry ge[] = {{0, &nominal_}, {1, &args_}, {2, &model_.state()}, {3, &control_}};
-    decode_rec_.groups.push_back(device_.createBindGroup(*gate, 0, ge, "gate"));
+    gpu::BindGroupEntry ge[] = {{0, &g.nominal}, {1, &args_}, {2, &model_.state()}, {3, &control_}};
+    g.rec.groups.push_back(device_.createBindGroup(*gate, 0, ge, "gate"));
   }
-  auto enc = device_.createCommandEncoder("decode batch", true);
-  decode_rec_.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // the head may take greedy's argmax
-  decode_rec_.x_embedded = sampler_embeds(opts);  // the step before's sampler (or the prefill's) wrote x
+  auto enc = device_.createCommandEncoder(long_context ? "decode batch (long context)" : "decode batch", true);
+  g.rec.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // the head may take greedy's argmax
+  g.rec.x_embedded = sampler_embeds(opts);  // the step before's sampler (or the prefill's) wrote x
+  g.rec.long_context = long_context;
   uint64_t dispatch0 = 0, barrier0 = 0;
   for (int32_t s = 0; s < steps_per_batch_; ++s) {
     uint64_t d0 = enc.dispatchCount(), b0 = enc.barrierCount();
     table.cursor = 0;
     if (conditional) {
       enc.beginConditional(model_.state(), 8, true);  // state[2] != 0: skip the step
-      model_.record_forward(enc, 1, decode_rec_, nullptr, nullptr, true);
-      record_sample(enc, decode_rec_, opts, nullptr);
+      model_.record_forward(enc, 1, g.rec, nullptr, nullptr, true);
+      record_sample(enc, g.rec, opts, nullptr);
       enc.endConditional();
     } else {
       {
         auto pass = enc.beginComputePass();
         pass.setPipeline(*gate);
-        pass.setBindGroup(0, decode_rec_.groups.front());
+        pass.setBindGroup(0, g.rec.groups.front());
         pass.setPushConstants(kparams::GateParams{uint32_t(kMaxDispatches), 0, 0, 0});
         pass.dispatchWorkgroups(uint32_t((kMaxDispatches * 3 + 63) / 64));
       }
-      model_.record_forward(enc, 1, decode_rec_, nullptr, &table, true);
-      record_sample(enc, decode_rec_, opts, &table);
+      model_.record_forward(enc, 1, g.rec, nullptr, &table, true);
+      record_sample(enc, g.rec, opts, &table);
       if (table.nominal.size() / 3 > kMaxDispatches) fail_kind(ErrorKind::internal, "decode step has too many dispatches");
     }
     dispatch0 = enc.dispatchCount() - d0;  // every step records the same commands
     barrier0 = enc.barrierCount() - b0;
   }
-  dispatches_per_step_ = dispatch0;
-  barriers_per_step_ = barrier0;
+  if (!long_context) {
+    dispatches_per_step_ = dispatch0;
+    barriers_per_step_ = barrier0;
+  }
   if (!conditional) {
     std::vector<uint32_t> nominal(kMaxDispatches * 3, 0);
     std::copy(table.nominal.begin(), table.nominal.end(), nominal.begin());
-    device_.queue().writeBuffer(nominal_, 0, nominal.data(), nominal.size() * 4);
+    device_.queue().writeBuffer(g.nominal, 0, nominal.data(), nominal.size() * 4);
   }
-  decode_cb_ = std::make_unique<gpu::CommandBuffer>(enc.finish());
+  g.cb = std::make_unique<gpu::CommandBuffer>(enc.finish());
 }
 
 std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateOptions& opts) {
@@ -186,6 +197,7 @@ std::map<std::string, double> Session::profile_step(int32_t pos, const GenerateO
   model::Recording rec;
   rec.argmax_keys = greedy_parts(opts) ? &argmax_parts_ : nullptr;  // as the decode loop records it
   rec.x_embedded = sampler_embeds(opts);  // x as the loop finds it: whatever the last sampler wrote
+  rec.long_context = pos >= model_.long_context_from();  // the graph the loop would replay at pos
   auto enc = device_.createCommandEncoder("profile step");
   uint32_t st[5] = {0, uint32_t(pos), 0, 0, 0};
   enc.writeBuffer(model_.state(), 0, st, sizeof st);
@@ -300,7 +312,11 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   if (!stop && !cancelled && o.max_tokens > 1) {
     int32_t steps = o.max_tokens - 1;
     int32_t batches = (steps + steps_per_batch_ - 1) / steps_per_batch_;
-    std::vector<std::vector<const gpu::CommandBuffer*>> b(batches, {decode_cb_.get()});
+    // Batch i's steps start at position p0 + i K; from long_from_ on, the long-context graph.
+    const int64_t p0 = int64_t(pos_) + int64_t(prompt.size());
+    std::vector<std::vector<const gpu::CommandBuffer*>> b(batches, {decode_.cb.get()});
+    for (int32_t i = 0; i < batches; ++i)
+      if (decode_long_.cb && p0 + int64_t(i) * steps_per_batch_ >= long_from_) b[size_t(i)] = {decode_long_.cb.get()};
     // The submit runs on its own thread while this one streams: on the H100, vkQueueSubmit of the
     // batches (one command buffer, pending several times at once) returned only after about 6 of 8
     // had executed, so tokens reached the caller in one burst near the end. Tokens are read by polling

@@ -82,16 +82,25 @@ class Session {
   int32_t steps_per_batch_;
   int32_t pos_ = 0;
   int32_t pending_ = -1;  // the last generated token, not yet in the KV cache: fed first next turn
-  gpu::Buffer history_, ring_, eos_, seen_, control_, args_, nominal_;
+  gpu::Buffer history_, ring_, eos_, seen_, control_, args_;
   // Greedy decoding's argmax keys (argmax.glsl; params.h kArgmaxKeyStride apart): argmax_parts' dispatch over slices of
   // the vocabulary (argmax_slices_ workgroups) or the head itself writes them, and sample_parts reduces them.
   gpu::Buffer argmax_parts_;
   uint32_t argmax_slices_ = 0;
   int32_t ring_size_;
-  // The recorded decode batch and what it refers to; re-recorded when sampling options change.
-  std::unique_ptr<gpu::CommandBuffer> decode_cb_;
+  // A recorded decode batch: its commands, the objects they refer to, and (without conditional rendering) the
+  // workgroup counts the gate copies into args_ at each step.
+  struct DecodeGraph {
+    std::unique_ptr<gpu::CommandBuffer> cb;
+    model::Recording rec;
+    gpu::Buffer nominal;
+  };
+  void record_decode_graph(DecodeGraph& g, const GenerateOptions& opts, bool long_context);
+  // The decode batch, and where the model records a step differently at long contexts (Model::long_context_from) the
+  // one that batches from long_from_ on replay; both re-recorded when sampling options change.
+  DecodeGraph decode_, decode_long_;
+  int32_t long_from_ = INT32_MAX;
   std::unique_ptr<gpu::Profiler> prefill_prof_;  // the prefill's GPU time (GenerateStats::prefill_gpu_ms)
-  model::Recording decode_rec_;
   std::vector<uint8_t> decode_key_;
   uint64_t dispatches_per_step_ = 0, barriers_per_step_ = 0;
 };

@@ -507,6 +507,35 @@ uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
   return uint32_t(i);
 }
 
+// The per-phase decode's attention by kv head (attention_split.comp ATTN_GQA: a kv head's 2-4 query heads in one
+// workgroup, each K and V piece loaded once for them, and G times fewer workgroups) loses at short contexts, where
+// the plain form's n_heads x splits workgroups fill the GPU in one wave, and wins at long ones. On the H200, f16, 1B
+// (head_dim 64): 512 + 128 -4.4%, 1,024 +1.8%, 2,048 +3.5%, 4,096 +14%; 8B (head_dim 128): -1.7%, -1.1%, -0.5%, +3%
+// (benchmarks/results/2026-12-01-h200-session41.md, W15-W17). A kernel that switched form by position cost the
+// plain form 2-4% at 512 where it was not taken (W16-W17), so the decode loop records the step twice and replays the
+// long-context recording from 32 x head_dim positions: 2,048 at head_dim 64, 4,096 at 128.
+// ModelOptions::long_decode_from, else BLUESHIFT_LONG_DECODE_FROM=N, moves the position; 0 never replays it (A/B runs).
+int32_t Model::long_context_from() const {
+  const ModelConfig& c = cfg_;
+  static const int64_t from_env =
+      std::getenv("BLUESHIFT_LONG_DECODE_FROM") ? int64_t(env_uint("BLUESHIFT_LONG_DECODE_FROM", 0)) : -1;
+  const int64_t set = opts_.long_decode_from >= 0 ? opts_.long_decode_from : from_env;
+  if (set == 0 || persistent_) return INT32_MAX;
+  const int32_t from = set > 0 ? int32_t(std::min<int64_t>(set, INT32_MAX)) : 32 * c.head_dim;
+  for (int32_t l = 0; l < c.n_layers; ++l)
+    if (long_attention_layer(l, from)) return from;
+  return INT32_MAX;
+}
+
+bool Model::long_attention_layer(int32_t l, int32_t from) const {
+  const ModelConfig& c = cfg_;
+  const int32_t nkv = c.kv_heads_of(l), hd = c.head_dim_of(l);
+  const std::string kvt = opts_.kv_f32 ? "f32kv" : "f16kv";
+  return c.kind(l) == LayerKind::attention && attn_splits_ > 0 && !c.attn_sinks && hd <= 256 && nkv > 0 &&
+         c.n_heads % nkv == 0 && c.n_heads / nkv >= 2 && c.n_heads / nkv <= 4 &&
+         (!c.sliding(l) || c.sliding_window >= from) && kernels_.has("attention_split_" + kvt + "_gqa");
+}
+
 void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& rec, gpu::Profiler* prof,
                            IndirectTable* indirect, bool logits_only, const std::function<void(int32_t)>& after_layer) {
   using namespace kparams;
@@ -1077,7 +1106,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         static const uint32_t attn_probe = env_uint("BLUESHIFT_ATTN_PROBE", 0) & 15u;
         std::vector<gpu::SpecConstant> attn_spec;
         if (attn_probe) attn_spec.push_back({1, attn_probe});
-        dispatch("attention_split_" + kvt + sinks, attn_spec,
+        // The long-context recording's form: workgroups by kv head, its 2-4 query heads together (the _gqa variant;
+        // long_context_from says where), on layers whose window reaches that far.
+        const bool gqa = rec.long_context && attn_probe == 0 && long_attention_layer(l, long_context_from());
+        dispatch("attention_split_" + kvt + sinks + (gqa ? "_gqa" : ""), attn_spec,
                  with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
                   {1, &kcache_[src]},
                   {2, &vcache_[src]},
@@ -1087,7 +1119,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                   {6, &state_}}),
                  AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window,
                                       scale, c.attn_softcap, 0},
-                 c.n_heads, attn_splits_, "attention");
+                 gqa ? uint32_t(nkv) : uint32_t(c.n_heads), attn_splits_, "attention");
       } else if (tiled_attention && (hd == 64 || hd == 128) && !c.attn_sinks && fa_attention &&
                  kernels_.has(fmt::format("attention_fa_f16kv_hd{}", hd))) {
         // Prefill on tensor cores: 16 query rows per subgroup, 64 per workgroup, K/V staged once per block.
@@ -1341,6 +1373,7 @@ std::vector<float> Model::forward_tokens(std::span<const int32_t> tokens, int32_
     int32_t n = int32_t(std::min<size_t>(chunk, tokens.size() - done));
     std::vector<uint32_t> ids(tokens.begin() + done, tokens.begin() + done + n);
     Recording rec;
+    rec.long_context = n == 1 && pos0 + int64_t(done) >= long_context_from();  // as the decode loop records it
     auto enc = device_.createCommandEncoder("prefill");
     uint32_t st[2] = {ids.back(), uint32_t(pos0 + done)};
     enc.writeBuffer(state_, 0, st, sizeof st);

@@ -36,6 +36,9 @@ struct ModelOptions {
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
   int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
+  // The position from which the decode loop replays its long-context recording (Model::long_context_from); -1: the
+  // env or 32 x head_dim, 0: never.
+  int32_t long_decode_from = -1;
   // `--deterministic`: decode bitwise reproducible from run to run, without the sums that float atomics add in any
   // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode
   // 5-6% (benchmarks/results/2026-11-30-h200-session35.md, T1: 1B -6.4%, 8B -4.9%).
@@ -61,6 +64,9 @@ struct Recording {
   // Set by the caller: x already holds the embedding row of tokens()[0] (the decode loop's sampler wrote it:
   // Model::sampler_embed), so a one-row forward records no embed dispatch.
   bool x_embedded = false;
+  // Set by the caller: the steps this recording replays are at positions Model::long_context_from() or later, so a
+  // one-row forward records the long-context forms (decode attention by kv head).
+  bool long_context = false;
 };
 
 // What a sampler needs to write the sampled token's embedding row into x for the next decode step (sample.comp
@@ -105,6 +111,9 @@ class Model {
 
   const ModelConfig& config() const { return cfg_; }
   int32_t max_ctx() const { return max_ctx_; }
+  // The position from which a decode step is faster recorded with Recording::long_context (the decode loop replays
+  // that second recording there); INT32_MAX where it would record nothing different.
+  int32_t long_context_from() const;
   int32_t max_batch() const { return max_batch_; }
   int32_t logits_rows() const { return logits_rows_; }
 
@@ -236,6 +245,8 @@ class Model {
   // per-head arrival count (zero between dispatches). 0 splits: the model's head_dim is too large.
   uint32_t attn_splits_ = 0;
   gpu::Buffer attn_part_, attn_count_;
+  // Layer l's decode attention has the long-context recording's form (attention by kv head; long_context_from).
+  bool long_attention_layer(int32_t l, int32_t from) const;
   std::vector<gpu::Buffer> kcache_, vcache_;  // one-token placeholders for layers without a cache of their own
   // kv_slots > 1: the other slots' caches (slot_k_[current_kv_slot_] is empty: its buffers are in kcache_).
   std::vector<std::vector<gpu::Buffer>> slot_k_, slot_v_;

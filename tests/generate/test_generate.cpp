@@ -132,6 +132,28 @@ TEST(Generate, StopsAtEosOnTheGpu) {
 // The two ways the recorded decode loop skips its steps after a stop (conditional rendering where the
 // device has it, else gated indirect dispatches) give the same tokens, stop at max-tokens and after an
 // EOS, and leave the session where the next turn continues.
+// The decode loop's long-context graph (Model::long_context_from), replayed by the batches of 16 steps from position
+// 20 on (BLUESHIFT_LONG_DECODE_FROM; 0: never), under both stop mechanisms: the same ids. Seeded sampling, not greedy:
+// the demo model's greedy ids repeat one token, and held with the long graph's attention output scaled by 1.3; the
+// sampled ids parted from position 23.
+TEST(Generate, LongContextGraphGivesTheSameIds) {
+  std::vector<std::string> args = {"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7,8",
+                                   "--max-tokens", "60", "--ignore-eos", "--temperature", "1", "--seed", "7", "--json"};
+  std::vector<int32_t> first;
+  for (const char* conditional : {"0", "1"})
+    for (const char* from : {"0", "20"}) {
+      auto r = run_blueshift(args, {{"BLUESHIFT_NO_PERSISTENT", "1"}, {"BLUESHIFT_NO_CONDITIONAL", conditional},
+                                    {"BLUESHIFT_LONG_DECODE_FROM", from}});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      std::vector<int32_t> ids;
+      std::istringstream in(r.out);
+      for (std::string line; std::getline(in, line);) ids.push_back(json::parse(line)["id"]);
+      EXPECT_EQ(ids.size(), 60u);
+      if (first.empty()) first = ids;
+      else EXPECT_EQ(ids, first) << "no conditional " << conditional << ", from " << from;
+    }
+}
+
 TEST(Generate, BothStopMechanismsAgree) {
   std::vector<std::string> args = {"generate", "--model", demo_model().string(), "--prompt-tokens", "5,6,7", "--max-tokens",
                                    "21", "--temperature", "0", "--json"};

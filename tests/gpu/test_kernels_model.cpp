@@ -351,6 +351,14 @@ TEST_F(KernelsModel, SplitAttentionMatchesFloat64) {
           }
           EXPECT_LT(nmse(got, ref), 1e-10) << "hd " << c.hd << " splits " << splits << " pos " << pos
                                            << " window " << window << " sinks " << with_sinks;
+          // The _gqa variant (a kv head's query heads in one workgroup; the long-context decode's): the same values,
+          // from a fresh poison.
+          if (with_sinks || c.heads / c.kvh > 4) continue;
+          auto out_g = poisoned(c.heads * c.hd * 4);
+          e[3] = {3, &out_g};
+          run_once(kernels().get("attention_split_f16kv_gqa"), e, ap, c.kvh, splits);
+          EXPECT_LT(nmse(download<float>(out_g, c.heads * c.hd), ref), 1e-10)
+              << "gqa: hd " << c.hd << " splits " << splits << " pos " << pos << " window " << window;
         }
     EXPECT_EQ(download<uint32_t>(count, c.heads), std::vector<uint32_t>(c.heads, 0));
   }

@@ -477,6 +477,44 @@ TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
   }
 }
 
+// The per-phase decode's long-context recording (Model::long_context_from: attention by kv head, attention_split.comp
+// ATTN_GQA) changes no value: every step's logits are the same bits as the short recording's, from position 8 on
+// (ModelOptions::long_decode_from), for 2 and 4 query heads a kv head. Where no layer would record differently (one
+// query head a kv head; every layer's window shorter than the position), there is no long recording.
+TEST(PerPhaseLongContext, LeavesTheLogitsAsTheyWere) {
+  for (const json& config : {llama(256, 344, 4, 2, 64), llama(256, 344, 8, 2, 32)}) {
+    SCOPED_TRACE(config.dump());
+    TempDir tmp;
+    auto r = synth_into(tmp.path, config.dump(), {"--seed", "5"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % config["vocab_size"].get<uint32_t>()));
+    auto src = model::open_model(tmp / "hf");
+    std::vector<std::vector<float>> logits[2];
+    for (int from : {0, 8}) {
+      ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
+      model::ModelOptions opts;
+      opts.max_ctx = 64;
+      opts.long_decode_from = from;
+      model::Model m(device(), src, opts);
+      EXPECT_EQ(m.long_context_from(), from ? from : INT32_MAX);
+      logits[from ? 1 : 0] = decode_all(m, ids);
+    }
+    for (size_t s = 0; s < ids.size(); ++s) EXPECT_EQ(logits[0][s], logits[1][s]) << "step " << s;
+  }
+  for (const json& config : {llama(256, 344, 4, 4, 64), case_config("phi3_sliding")}) {
+    TempDir tmp;
+    auto r = synth_into(tmp.path, config.dump(), {"--seed", "5"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
+    model::ModelOptions opts;
+    opts.max_ctx = 64;
+    opts.long_decode_from = 8;  // phi3_sliding's window is 7
+    model::Model m(device(), model::open_model(tmp / "hf"), opts);
+    EXPECT_EQ(m.long_context_from(), INT32_MAX) << config.dump();
+  }
+}
+
 // bench's KV term (Model::kv_read_bytes): a decode step reads each attention layer's K and V over the
 // positions it attends to: a sliding layer at most its window, in the cache's element size.
 TEST(KvReadBytes, CountsEachLayersWidthWindowAndElementSize) {
