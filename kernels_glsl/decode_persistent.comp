@@ -967,6 +967,110 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
   barrier();  // s_q and s_part are reused by the next item
 }
 
+// ATTN_GQA = n (1 in the long-context recording's pipeline, Model::long_context_from; 0 in the other): where a head's
+// item would take more than n positions, an item is (kv head, chunk) instead and takes the kv head's G = n_heads /
+// n_kv_heads query heads (G <= 4) together. Each K row piece is loaded once for the G heads, and the grid's workgroups
+// go to G times the chunks a head (p.splits is grid / n_kv_heads; a head's items take p.splits / G), so a long
+// context's chunk is G times shorter: fewer blocks, each a chain of K loads, 5 barriers and V loads; each V row piece
+// is loaded once too, into G accumulators. The G heads' q rows are staged in the staging area (free between P1's reads
+// and the o phase's merge; the host checks G x head_dim fits), their scores go in s_part's first slot of each
+// position's TPP, and s_q serves as the vec4 reductions' scratch (MAX_HD4 = 64 vec4s, one a subgroup). (V sums a head a
+// group of invocations, one accumulator each, lost to this at 4,096 + 128 on the H200: 1B +3.7% against +8.5%, 8B
+// +3.1% against +6.9%; session 40, W9-W10.)
+layout(constant_id = 26) const uint ATTN_GQA = 0;
+vec4 workgroup_sum4(vec4 v) {
+  v = subgroupAdd(v);
+  if (subgroupElect()) s_q[gl_SubgroupID] = v;
+  barrier();
+  vec4 s = vec4(0.0);
+  for (uint i = 0u; i < gl_NumSubgroups; ++i) s += s_q[i];
+  barrier();
+  return s;
+}
+vec4 workgroup_max4(vec4 v) {
+  v = subgroupMax(v);
+  if (subgroupElect()) s_q[gl_SubgroupID] = v;
+  barrier();
+  vec4 s = vec4(-3.402823466e38);
+  for (uint i = 0u; i < gl_NumSubgroups; ++i) s = max(s, s_q[i]);
+  barrier();
+  return s;
+}
+// Item (kvh, sp): positions [j0, j1) of kv head kvh's query heads kvh * G .. + G; each head's partial (o, m, l) to
+// scratch at its split sp, as attention_item writes it.
+void attention_group_item(uint l, uint kvh, uint sp, uint j0, uint j1) {
+  uint tid = gl_LocalInvocationIndex, wg = gl_WorkGroupSize.x;
+  uint G = p.n_heads / p.n_kv_heads, h0 = kvh * G, hd4 = p.head_dim / 4u, kv4 = p.kv_dim / 4u;
+  KV4 kc = KV4(addr(l, kPkKCache)), vc = KV4(addr(l, kPkVCache));
+  for (uint i = tid; i < G * hd4; i += wg) {
+    uint b = h0 * p.head_dim + 4u * i;
+    sx_set4(4u * i, vec4(sc[b], sc[b + 1u], sc[b + 2u], sc[b + 3u]));
+  }
+  barrier();
+  uint groups = wg / hd4, g = tid / hd4, d = tid % hd4, quarter = tid % TPP, bsz = wg / TPP;
+  vec4 m = vec4(-3.402823466e38), lsum = vec4(0.0);
+  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  for (uint b0 = j0; b0 < j1; b0 += bsz) {
+    uint n = min(bsz, j1 - b0), i = tid / TPP;
+    vec4 s = vec4(0.0);
+    if (i < n) {
+      uint kb = (b0 + i) * kv4 + kvh * hd4;
+      for (uint dd = quarter; dd < hd4; dd += TPP) {
+        vec4 k = vec4(kc.v[kb + dd]);
+        s.x += dot(xin4(4u * dd), k);
+        if (G > 1u) s.y += dot(xin4(4u * (hd4 + dd)), k);
+        if (G > 2u) s.z += dot(xin4(4u * (2u * hd4 + dd)), k);
+        if (G > 3u) s.w += dot(xin4(4u * (3u * hd4 + dd)), k);
+      }
+    }
+    s_part[tid] = s;
+    barrier();
+    vec4 bm = vec4(-3.402823466e38);
+    if (quarter == 0u && i < n) {
+      s = s_part[tid];
+      [[unroll]] for (uint t = 1u; t < TPP; ++t) s += s_part[tid + t];
+      s *= p.scale;
+      s_part[tid] = s;  // position i's scores: its own slot, which no other invocation reads
+      bm = s;
+    }
+    vec4 mn = max(m, workgroup_max4(bm));  // its barriers publish the scores
+    vec4 e = vec4(0.0);
+    if (tid < n) {
+      e = exp(s_part[TPP * tid] - mn);
+      s_part[TPP * tid] = e;
+    }
+    vec4 corr = exp(m - mn);
+    lsum = lsum * corr + workgroup_sum4(e);  // and these publish the weights
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) acc[k] *= corr[k];
+    if (g < groups)
+      for (uint j = g; j < n; j += groups) {
+        vec4 w = s_part[TPP * j], v = vec4(vc.v[(b0 + j) * kv4 + kvh * hd4 + d]);
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) acc[k] += w[k] * v;
+      }
+    m = mn;
+    barrier();  // s_part is reused by the next block
+  }
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    if (k >= G) break;
+    s_part[tid] = g < groups ? acc[k] : vec4(0.0);
+    barrier();
+    uint pbase = p.part_off + ((h0 + k) * p.splits + sp) * (p.head_dim + 2u);
+    if (tid < hd4) {
+      vec4 t = vec4(0.0);
+      for (uint q = 0u; q < groups; ++q) t += s_part[q * hd4 + tid];
+      sc[pbase + 4u * tid] = t.x;
+      sc[pbase + 4u * tid + 1u] = t.y;
+      sc[pbase + 4u * tid + 2u] = t.z;
+      sc[pbase + 4u * tid + 3u] = t.w;
+    }
+    if (tid == 0u) {
+      sc[pbase + p.head_dim] = m[k];
+      sc[pbase + p.head_dim + 1u] = lsum[k];
+    }
+    barrier();  // s_part is reused by the next head, and the staging area by the next item
+  }
+}
+
 #ifdef PK_FOLD_O
 // --------------------------------------------------------------------------- the o projection, folded in
 // PK_FOLD_O: the o projection runs in the attention phase, without a grid barrier between them (one fewer a layer).
@@ -1138,7 +1242,11 @@ void main() {
     }
     uint window = tb(l, kPkWindow);
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
-    uint len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
+    // ATTN_GQA: a head's items take p.splits / G chunks; grouped, (kv head, chunk) items take p.splits.
+    uint G = p.n_heads / p.n_kv_heads, len = pos + 1u - lo, head_splits = ATTN_GQA != 0u ? p.splits / G : p.splits;
+    uint chunk = max(32u, (len + head_splits - 1u) / head_splits);
+    bool grouped = ATTN_GQA != 0u && chunk > ATTN_GQA;
+    if (grouped) chunk = max(32u, (len + p.splits - 1u) / p.splits);
     uint qkv_done = grid_arrive();
     touch_kv(l, lo, pos);
     grid_wait(qkv_done);
@@ -1146,12 +1254,17 @@ void main() {
     uint n_act = (len + chunk - 1u) / chunk;
 #ifdef PK_FOLD_O
     // P2 + P3: the items, each counted on its group's word, then each item's part of x += W_o att (above).
-    uint gh = fold_heads(), items = p.n_heads * n_act;
+    uint gh = fold_heads(), items = (grouped ? p.n_kv_heads : p.n_heads) * n_act;
     fold_done += gh * n_act;
     for (uint item = gl_WorkGroupID.x; item < items; item += gl_NumWorkGroups.x) {
-      uint h = item / n_act, sp = item % n_act;
-      if ((skip_mask() & 2u) == 0u) attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
-      group_arrive(h / gh);
+      uint h = item / n_act, sp = item % n_act, j0 = lo + sp * chunk, j1 = lo + min((sp + 1u) * chunk, len);
+      if (grouped) {
+        if ((skip_mask() & 2u) == 0u) attention_group_item(l, h, sp, j0, j1);
+        for (uint k = 0u; k < G; ++k) group_arrive((h * G + k) / gh);  // each head's item counted, as below
+      } else {
+        if ((skip_mask() & 2u) == 0u) attention_item(l, h, sp, j0, j1);
+        group_arrive(h / gh);
+      }
     }
     // The o rows in ng x parts tasks over the whole grid, whatever the items' count: at n_act 1-2 (the first ~100
     // positions) a part an item left the 8B's o rows to 32-64 workgroups (P3 0.50 ms a step against 0.16 unfolded;
@@ -1162,10 +1275,13 @@ void main() {
       fold_o(l, t / parts, t % parts, parts, n_act);
     }
 #else
-    for (uint item = (skip_mask() & 2u) != 0u ? ~0u : gl_WorkGroupID.x; item < p.n_heads * n_act;
-         item += gl_NumWorkGroups.x) {
-      uint h = item / n_act, sp = item % n_act;
-      attention_item(l, h, sp, lo + sp * chunk, lo + min((sp + 1u) * chunk, len));
+    for (uint item = (skip_mask() & 2u) != 0u ? ~0u : gl_WorkGroupID.x;
+         item < (grouped ? p.n_kv_heads : p.n_heads) * n_act; item += gl_NumWorkGroups.x) {
+      uint h = item / n_act, sp = item % n_act, j0 = lo + sp * chunk, j1 = lo + min((sp + 1u) * chunk, len);
+      if (grouped)
+        attention_group_item(l, h, sp, j0, j1);
+      else
+        attention_item(l, h, sp, j0, j1);
     }
     grid_barrier();
     // P3: x += W_o att.

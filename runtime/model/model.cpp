@@ -507,21 +507,25 @@ uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
   return uint32_t(i);
 }
 
-// The per-phase decode's attention by kv head (attention_split.comp ATTN_GQA: a kv head's 2-4 query heads in one
-// workgroup, each K and V piece loaded once for them, and G times fewer workgroups) loses at short contexts, where
-// the plain form's n_heads x splits workgroups fill the GPU in one wave, and wins at long ones. On the H200, f16, 1B
-// (head_dim 64): 512 + 128 -4.4%, 1,024 +1.8%, 2,048 +3.5%, 4,096 +14%; 8B (head_dim 128): -1.7%, -1.1%, -0.5%, +3%
-// (benchmarks/results/2026-12-01-h200-session41.md, W15-W17). A kernel that switched form by position cost the
-// plain form 2-4% at 512 where it was not taken (W16-W17), so the decode loop records the step twice and replays the
-// long-context recording from 32 x head_dim positions: 2,048 at head_dim 64, 4,096 at 128.
+// Decode attention by kv head, a kv head's 2-4 query heads in one workgroup (or persistent item), each K and V piece
+// loaded once for them: it loses at short contexts, where the plain form's n_heads x splits workgroups (items) fill the
+// GPU, and wins at long ones. A kernel that switched form by position cost the plain form 2-4% at 512 + 128 where it
+// was not taken (benchmarks/results/2026-12-01-h200-session41.md, W16-W17; in the persistent kernel 1-3.5%: session
+// 40, W11), so the decode loop records the step twice and replays the long-context recording from here. On the H200
+// (W18), the long recording against the short at 2,048 + 128 and 4,096 + 128:
+//   per-phase (attention_split_f16kv_gqa), f16: 1B (head_dim 64) +6.4%, +16.5%; 8B (128) +0.1%, +3.7%;
+//   persistent (ATTN_GQA), q4_k_m: 1B -3.3%, +2.3%; 8B -1.4%, +4.0%.
+// So from 32 x head_dim positions on the per-phase path (2,048 at head_dim 64, 4,096 at 128), and from 3,072 in the
+// persistent kernel, between its two crossings (~3,250 and ~2,600, interpolated).
 // ModelOptions::long_decode_from, else BLUESHIFT_LONG_DECODE_FROM=N, moves the position; 0 never replays it (A/B runs).
 int32_t Model::long_context_from() const {
   const ModelConfig& c = cfg_;
-  static const int64_t from_env =
+  const int64_t from_env =
       std::getenv("BLUESHIFT_LONG_DECODE_FROM") ? int64_t(env_uint("BLUESHIFT_LONG_DECODE_FROM", 0)) : -1;
   const int64_t set = opts_.long_decode_from >= 0 ? opts_.long_decode_from : from_env;
-  if (set == 0 || persistent_) return INT32_MAX;
-  const int32_t from = set > 0 ? int32_t(std::min<int64_t>(set, INT32_MAX)) : 32 * c.head_dim;
+  if (set == 0) return INT32_MAX;
+  const int32_t from = set > 0 ? int32_t(std::min<int64_t>(set, INT32_MAX)) : persistent_ ? 3072 : 32 * c.head_dim;
+  if (persistent_) return persistent_->has_long() ? from : INT32_MAX;
   for (int32_t l = 0; l < c.n_layers; ++l)
     if (long_attention_layer(l, from)) return from;
   return INT32_MAX;
@@ -972,7 +976,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              kv_touch_wg, 1, "kv_touch");
   };
   if (persistent)
-    dispatch(persistent_->kernel(), persistent_->spec(), persistent_->entries(), persistent_->params(),
+    dispatch(persistent_->kernel(), persistent_->spec(rec.long_context), persistent_->entries(),
+             persistent_->params(rec.long_context),
              persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
   if (c.ple_dim > 0 && !persistent) record_per_layer_inputs(recorder, M);
 

@@ -37,7 +37,7 @@ struct ModelOptions {
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
   int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
   // The position from which the decode loop replays its long-context recording (Model::long_context_from); -1: the
-  // env or 32 x head_dim, 0: never.
+  // env or the measured default, 0: never.
   int32_t long_decode_from = -1;
   // `--deterministic`: decode bitwise reproducible from run to run, without the sums that float atomics add in any
   // order (the persistent kernel's folded o projection, persistent.cpp); costs the H200's q4_k_m decode

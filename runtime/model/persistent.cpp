@@ -332,7 +332,22 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
     const uint64_t on = m.find("output_norm")->buffer.deviceAddress();
     p.out_norm_lo = uint32_t(on), p.out_norm_hi = uint32_t(on >> 32);
   }
-  uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (c.head_dim + 2);
+  // The long-context recording's form (Model::long_context_from): attention items of a kv head's G query heads
+  // together (decode_persistent.comp ATTN_GQA 1: every item grouped), each K and V piece loaded once for them, and G
+  // times the chunks a head (p.splits is then the chunks of a kv head's items), so a long context's items are G times
+  // shorter. Where G is 2-4 and the G heads' q rows fit the staging area. In the kernel with the plain items it cost
+  // 1-3.5% at 512 + 128 where it was not taken (registers 113 -> 128 on the 1B; session 40, W11), so it is a pipeline of
+  // its own, which only the long recording dispatches.
+  const uint32_t group_heads = c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0 ? uint32_t(c.n_heads / c.n_kv_heads) : 0;
+  pk->has_long_ = group_heads >= 2 && group_heads <= 4 && group_heads * uint32_t(c.head_dim) <= sh;
+  if (pk->has_long_) {
+    pk->long_spec_ = pk->spec_;
+    pk->long_spec_.push_back({26, 1});
+    pk->long_params_ = p;
+    pk->long_params_.splits = splits * group_heads;
+  }
+  uint64_t scratch =
+      uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (pk->has_long_ ? group_heads : 1) * (c.head_dim + 2);
 
   using gpu::BufferUsage;
   pk->table_ = dev.createBuffer({tbl.size() * 4, BufferUsage::storage, "persistent layer table"});

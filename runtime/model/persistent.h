@@ -44,9 +44,16 @@ class PersistentDecode {
   // decode_persistent, or decode_persistent_i8 / _i8mx / _h16 (Q4_K rows on integer dot products or packed f16:
   // q4k_dot_kernel), with _fold where the o projection is folded into the attention phase (persistent.cpp).
   const std::string& kernel() const { return kernel_; }
-  const std::vector<gpu::SpecConstant>& spec() const { return spec_; }
+  // The kernel's constants and parameters; with `long_context`, the long-context recording's form (Model::
+  // long_context_from): attention items by kv head (ATTN_GQA), where has_long().
+  const std::vector<gpu::SpecConstant>& spec(bool long_context = false) const {
+    return long_context && has_long_ ? long_spec_ : spec_;
+  }
   std::vector<gpu::BindGroupEntry> entries() const;
-  const kparams::PersistentParams& params() const { return params_; }
+  const kparams::PersistentParams& params(bool long_context = false) const {
+    return long_context && has_long_ ? long_params_ : params_;
+  }
+  bool has_long() const { return has_long_; }
   uint32_t grid() const { return grid_; }
   uint32_t workgroup() const { return wg_; }
   // Floats of x (or h) each workgroup stages in shared memory, and the column passes the down projection's input
@@ -69,10 +76,10 @@ class PersistentDecode {
   Model& model_;
   std::string kernel_ = "decode_persistent";
   uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
-  bool norm_slots_ = false, head_norm_ = false;
+  bool norm_slots_ = false, head_norm_ = false, has_long_ = false;
   std::map<std::string, uint32_t> down_passes_;
-  std::vector<gpu::SpecConstant> spec_;
-  kparams::PersistentParams params_{};
+  std::vector<gpu::SpecConstant> spec_, long_spec_;
+  kparams::PersistentParams params_{}, long_params_{};
   gpu::Buffer table_, scratch_, sync_;
 };
 
