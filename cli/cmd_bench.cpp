@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -219,6 +220,10 @@ void run(const Args& a) {
                      {"workgroup", pk->workgroup()}, {"staging_floats", pk->staging_floats()},
                      {"down_passes", pk->down_passes()}, {"norm_slots", pk->norm_slots()},
                      {"head_norm", pk->head_norm()}};
+  // Where the decode loop replays its long-context recording (attention by kv head), or null where it has none.
+  const int32_t long_from = model.long_context_from();
+  decode_kernel["long_context_from"] =
+      long_from < INT32_MAX ? nlohmann::ordered_json(long_from) : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json j = {
       {"model", a.model}, {"quant", lm.quant}, {"device", dev.adapter().name}, {"driver", dev.adapter().driver},
       {"prompt_tokens", a.prompt_tokens}, {"gen_tokens", a.gen_tokens}, {"reps", a.reps},
@@ -263,6 +268,8 @@ void run(const Args& a) {
                   pk->workgroup());
     else
       std::printf("  decode: phase by phase (%s)\n", model.persistent_why().c_str());
+    if (long_from < INT32_MAX)
+      std::printf("  decode from position %d: the long-context recording (attention by kv head)\n", long_from);
     std::printf("  VRAM %.2f GiB, load %.2f s\n", dev.allocatedBytes() / 1073741824.0, lm.load_s);
   }
 }

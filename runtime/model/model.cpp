@@ -514,9 +514,10 @@ uint32_t IndirectTable::add(uint32_t x, uint32_t y, uint32_t z) {
 // 40, W11), so the decode loop records the step twice and replays the long-context recording from here. On the H200
 // (W18), the long recording against the short at 2,048 + 128 and 4,096 + 128:
 //   per-phase (attention_split_f16kv_gqa), f16: 1B (head_dim 64) +6.4%, +16.5%; 8B (128) +0.1%, +3.7%;
-//   persistent (ATTN_GQA), q4_k_m: 1B -3.3%, +2.3%; 8B -1.4%, +4.0%.
-// So from 32 x head_dim positions on the per-phase path (2,048 at head_dim 64, 4,096 at 128), and from 3,072 in the
-// persistent kernel, between its two crossings (~3,250 and ~2,600, interpolated).
+//   persistent (ATTN_GQA), q4_k_m: 1B -3.3%, +2.3%; 8B -1.4%, +4.0%; at 3,072 + 128 (W19) 1B +3.3%, 8B -1.9%;
+//   at 8,192 + 128 (W19) 1B q4_k_m +20.1%, 1B f16 +24.7%.
+// So from 32 x head_dim positions on the per-phase path (2,048 at head_dim 64, 4,096 at 128), and in the persistent
+// kernel from 3,072 at head_dim 64 or less, else 4,096: past each model's last measured loss.
 // ModelOptions::long_decode_from, else BLUESHIFT_LONG_DECODE_FROM=N, moves the position; 0 never replays it (A/B runs).
 int32_t Model::long_context_from() const {
   const ModelConfig& c = cfg_;
@@ -524,7 +525,10 @@ int32_t Model::long_context_from() const {
       std::getenv("BLUESHIFT_LONG_DECODE_FROM") ? int64_t(env_uint("BLUESHIFT_LONG_DECODE_FROM", 0)) : -1;
   const int64_t set = opts_.long_decode_from >= 0 ? opts_.long_decode_from : from_env;
   if (set == 0) return INT32_MAX;
-  const int32_t from = set > 0 ? int32_t(std::min<int64_t>(set, INT32_MAX)) : persistent_ ? 3072 : 32 * c.head_dim;
+  const int32_t from = set > 0           ? int32_t(std::min<int64_t>(set, INT32_MAX))
+                       : !persistent_    ? 32 * c.head_dim
+                       : c.head_dim <= 64 ? 3072
+                                         : 4096;
   if (persistent_) return persistent_->has_long() ? from : INT32_MAX;
   for (int32_t l = 0; l < c.n_layers; ++l)
     if (long_attention_layer(l, from)) return from;

@@ -227,6 +227,10 @@ TEST(Bench, JsonHasEveryFieldAndOneSubmitPerGeneration) {
   } else {
     EXPECT_FALSE(dk["why"].get<std::string>().empty()) << dk;
   }
+  // The demo model (4 query heads, 2 kv heads, head_dim 32) has a long-context recording: on the per-phase path, from
+  // 32 x head_dim; in the persistent kernel, from 3,072.
+  ASSERT_TRUE(dk.contains("long_context_from")) << dk;
+  EXPECT_EQ(dk["long_context_from"], dk["persistent"].get<bool>() ? 3072 : 1024) << dk;
   double p50 = j["decode_ms_per_token_p50"], p95 = j["decode_ms_per_token_p95"];
   EXPECT_GT(p50, 0);
   EXPECT_LE(p50, p95);
