@@ -125,10 +125,15 @@ void Session::ensure_decode_graph(const GenerateOptions& opts) {
   decode_long_ = {};
   decode_key_ = key;
   record_decode_graph(decode_, opts, false);
-  // Where a long context records differently, a second graph for the batches from there (a second recording costs
-  // nothing per step; a kernel that chose its form by position cost the short contexts' form 2-4%).
   long_from_ = model_.long_context_from();
-  if (long_from_ < model_.max_ctx()) record_decode_graph(decode_long_, opts, true);
+}
+
+// Where a long context records differently, a second graph for the batches from there (a second recording costs
+// nothing per step; a kernel that chose its form by position cost the short contexts' form 2-4%). Recorded the first
+// time a generation reaches that far, so that short ones never build its pipelines.
+void Session::ensure_long_decode_graph(const GenerateOptions& opts, int64_t last_pos) {
+  if (!decode_long_.cb && long_from_ < model_.max_ctx() && last_pos >= long_from_)
+    record_decode_graph(decode_long_, opts, true);
 }
 
 void Session::record_decode_graph(DecodeGraph& g, const GenerateOptions& opts, bool long_context) {
@@ -232,6 +237,7 @@ GenerateStats Session::generate(std::span<const int32_t> user_prompt, const Gene
   (void)need;
   st.prompt_tokens = int32_t(prompt.size());
   ensure_decode_graph(o);
+  ensure_long_decode_graph(o, int64_t(pos_) + int64_t(prompt.size()) + o.max_tokens - 1);
   std::memset(control_.mapped(), 0, 16);
   auto t0 = Clock::now();
   uint64_t submits0 = device_.counters().submits;

@@ -72,6 +72,7 @@ class Session {
 
  private:
   void ensure_decode_graph(const GenerateOptions& opts);
+  void ensure_long_decode_graph(const GenerateOptions& opts, int64_t last_pos);  // where a step reaches last_pos
   bool greedy_parts(const GenerateOptions& opts) const;  // argmax keys and sample_parts, not the one-workgroup scan
   bool sampler_embeds(const GenerateOptions& opts);
   void record_sample(gpu::CommandEncoder& enc, model::Recording& rec, const GenerateOptions& opts,
