@@ -28,4 +28,10 @@ prog=$1; shift
 LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/bin/$prog" "$@"
 EOS
 chmod +x "$out/run"
+# What it was built from: the commit, and a hash of the uncommitted changes where there were any (a patched tree's
+# bundle says so; session 41 found a carried bundle that was not the tree its notes named).
+{
+  git rev-parse --short HEAD 2>/dev/null || echo "not a git checkout"
+  git diff --quiet HEAD 2>/dev/null || echo "with uncommitted changes $(git diff HEAD | sha256sum | cut -c1-12)"
+} > "$out/BUILD"
 du -sh "$out"

@@ -5,6 +5,8 @@
 # Predicted: 0.5B shape 512 + 128: per-item = TPP 4 >= HEAD +0.9% (W14: TPP 2 -0.9%); 4,096 + 128: per-item = HEAD,
 # both +2.8% over TPP 4. 1B: per-item = HEAD at both (its items at 512 are 64+ positions: 512 / 8 splits; wg 256 / 4 = 64,
 # so items of 65+ take TPP 2 - at 512 + 128 items are 64-80 positions, most of the run above 64).
+# (Found afterwards: $OLD was not HEAD's bundle but the one session 40 left in .dev/carry, most likely the per-item tree;
+# see the results' W15.)
 # Then W16a: the 1B f16 with BLUESHIFT_ATTN_GQA 0/1 (next-w16.sh's 1B half).
 # Carry .gl, .dev/carry, .dev/carry2.
 set -uo pipefail
