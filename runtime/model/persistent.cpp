@@ -340,14 +340,17 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // its own, which only the long recording dispatches.
   const uint32_t group_heads = c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0 ? uint32_t(c.n_heads / c.n_kv_heads) : 0;
   pk->has_long_ = group_heads >= 2 && group_heads <= 4 && group_heads * uint32_t(c.head_dim) <= sh;
+  // BLUESHIFT_PERSISTENT_LONG_CHUNKS=N sets the chunks of a kv head's items in that form (A/B runs and tests; default
+  // G x splits, one item a workgroup as in the plain form).
+  uint32_t long_chunks = 0;
   if (pk->has_long_) {
+    long_chunks = std::max(1u, env_uint("BLUESHIFT_PERSISTENT_LONG_CHUNKS", splits * group_heads));
     pk->long_spec_ = pk->spec_;
     pk->long_spec_.push_back({26, 1});
     pk->long_params_ = p;
-    pk->long_params_.splits = splits * group_heads;
+    pk->long_params_.splits = long_chunks;
   }
-  uint64_t scratch =
-      uint64_t(p.part_off) + uint64_t(c.n_heads) * splits * (pk->has_long_ ? group_heads : 1) * (c.head_dim + 2);
+  uint64_t scratch = uint64_t(p.part_off) + uint64_t(c.n_heads) * std::max(splits, long_chunks) * (c.head_dim + 2);
 
   using gpu::BufferUsage;
   pk->table_ = dev.createBuffer({tbl.size() * 4, BufferUsage::storage, "persistent layer table"});

@@ -170,14 +170,18 @@ std::vector<Case> cases() {
       {"qwen2_bias", qwen2, nullptr, {}},
       {"phi3_sliding", phi3, nullptr, {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}},
       // The long-context form (attention items of a kv head's query heads together, ATTN_GQA), taken from position 1
-      // (BLUESHIFT_LONG_DECODE_FROM): 2 heads of 64 an item, in 2 chunks a head (4 grouped), and in 3 with the o
-      // projection not folded; 4 heads of 32 (G 4; one fold group of 8 heads takes two items' counts); odd F16 heads
+      // (BLUESHIFT_LONG_DECODE_FROM): 2 heads of 64 an item, in 2 chunks a kv head, in 3 (LONG_CHUNKS), and in 6 with
+      // the o projection not folded; 4 heads of 32 (G 4; one fold group of 8 heads takes two items' counts); odd F16 heads
       // of 36 in 6 chunks at 200 positions (the staging area's float form, the merge in two rounds); and the sliding
       // window.
       {"q4_k_m_long", llama(256, 768, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_LONG_DECODE_FROM", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "1"}}, 70, kHalfTol},
       {"q4_k_m_long_no_fold", llama(256, 768, 4, 2, 64), "q4_k_m",
        {{"BLUESHIFT_LONG_DECODE_FROM", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "3"}, {"BLUESHIFT_PERSISTENT_FOLD_O", "0"}},
+       70, kHalfTol},
+      {"q4_k_m_long_chunks3", llama(256, 768, 4, 2, 64), "q4_k_m",
+       {{"BLUESHIFT_LONG_DECODE_FROM", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "1"},
+        {"BLUESHIFT_PERSISTENT_LONG_CHUNKS", "3"}},
        70, kHalfTol},
       {"q4_k_m_long_g4", llama(256, 512, 8, 2, 32), "q4_k_m",
        {{"BLUESHIFT_LONG_DECODE_FROM", "1"}, {"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol},
