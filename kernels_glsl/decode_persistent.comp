@@ -967,16 +967,15 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
   barrier();  // s_q and s_part are reused by the next item
 }
 
-// ATTN_GQA = n (1 in the long-context recording's pipeline, Model::long_context_from; 0 in the other): where a head's
-// item would take more than n positions, an item is (kv head, chunk) instead and takes the kv head's G = n_heads /
-// n_kv_heads query heads (G <= 4) together. Each K row piece is loaded once for the G heads, and the grid's workgroups
-// go to G times the chunks a head (p.splits is grid / n_kv_heads; a head's items take p.splits / G), so a long
-// context's chunk is G times shorter: fewer blocks, each a chain of K loads, 5 barriers and V loads; each V row piece
-// is loaded once too, into G accumulators. The G heads' q rows are staged in the staging area (free between P1's reads
-// and the o phase's merge; the host checks G x head_dim fits), their scores go in s_part's first slot of each
-// position's TPP, and s_q serves as the vec4 reductions' scratch (MAX_HD4 = 64 vec4s, one a subgroup). (V sums a head a
-// group of invocations, one accumulator each, lost to this at 4,096 + 128 on the H200: 1B +3.7% against +8.5%, 8B
-// +3.1% against +6.9%; session 40, W9-W10.)
+// ATTN_GQA (1 in the long-context recording's pipeline, Model::long_context_from; 0 in the other): every item is
+// (kv head, chunk) and takes the kv head's G = n_heads / n_kv_heads query heads (G <= 4) together. Each K row piece is
+// loaded once for the G heads, and the grid's workgroups go to G times the chunks a head (p.splits is then a kv head's
+// chunks, grid / n_kv_heads by default), so a long context's chunk is G times shorter: fewer blocks, each a chain of K
+// loads, 5 barriers and V loads; each V row piece is loaded once too, into G accumulators. The G heads' q rows are
+// staged in the staging area (free between P1's reads and the o phase's merge; the host checks G x head_dim fits),
+// their scores go in s_part's first slot of each position's TPP, and s_q serves as the vec4 reductions' scratch
+// (MAX_HD4 = 64 vec4s, one a subgroup). (V sums a head a group of invocations, one accumulator each, lost to this at
+// 4,096 + 128 on the H200: 1B +3.7% against +8.5%, 8B +3.1% against +6.9%; session 40, W9-W10.)
 layout(constant_id = 26) const uint ATTN_GQA = 0;
 vec4 workgroup_sum4(vec4 v) {
   v = subgroupAdd(v);
@@ -1242,11 +1241,9 @@ void main() {
     }
     uint window = tb(l, kPkWindow);
     uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
-    // ATTN_GQA: a head's items take p.splits / G chunks; grouped, (kv head, chunk) items take p.splits.
-    uint G = p.n_heads / p.n_kv_heads, len = pos + 1u - lo, head_splits = ATTN_GQA != 0u ? p.splits / G : p.splits;
-    uint chunk = max(32u, (len + head_splits - 1u) / head_splits);
-    bool grouped = ATTN_GQA != 0u && chunk > ATTN_GQA;
-    if (grouped) chunk = max(32u, (len + p.splits - 1u) / p.splits);
+    // ATTN_GQA: the items are (kv head, chunk), and p.splits counts a kv head's chunks.
+    uint G = p.n_heads / p.n_kv_heads, len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
+    const bool grouped = ATTN_GQA != 0u;
     uint qkv_done = grid_arrive();
     touch_kv(l, lo, pos);
     grid_wait(qkv_done);

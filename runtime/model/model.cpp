@@ -985,6 +985,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              persistent_->grid(), 1, persistent_->kernel());  // the variant's name: profiles tell them apart
   if (c.ple_dim > 0 && !persistent) record_per_layer_inputs(recorder, M);
 
+  // The long-context recording's position (its per-phase attention by kv head), once for every layer below.
+  const int32_t long_from = rec.long_context && !persistent ? long_context_from() : INT32_MAX;
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
     bool sliding = c.sliding(l);
@@ -1117,7 +1119,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         if (attn_probe) attn_spec.push_back({1, attn_probe});
         // The long-context recording's form: workgroups by kv head, its 2-4 query heads together (the _gqa variant;
         // long_context_from says where), on layers whose window reaches that far.
-        const bool gqa = rec.long_context && attn_probe == 0 && long_attention_layer(l, long_context_from());
+        const bool gqa = rec.long_context && attn_probe == 0 && long_attention_layer(l, long_from);
         dispatch("attention_split_" + kvt + sinks + (gqa ? "_gqa" : ""), attn_spec,
                  with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
                   {1, &kcache_[src]},

@@ -191,6 +191,13 @@ std::vector<Case> cases() {
   };
 }
 
+// n token ids drawn from a vocabulary of `vocab` (fresh each run: rng()).
+std::vector<int32_t> random_ids(int n, uint64_t vocab) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(int32_t(rng()() % vocab));
+  return ids;
+}
+
 // The config of the case named `name`.
 json case_config(const std::string& name) {
   for (const Case& c : cases())
@@ -234,9 +241,8 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     ASSERT_EQ(cv.exit_code, 0) << cv.err;
     dir = out;
   }
-  std::vector<int32_t> ids;
   const int vocab = c.config["vocab_size"];
-  for (int i = 0; i < c.positions; ++i) ids.push_back(int32_t(rng()() % uint64_t(vocab)));
+  const std::vector<int32_t> ids = random_ids(c.positions, uint64_t(vocab));
   model::ModelOptions opts;
   opts.max_ctx = std::max(96, c.positions + 8);
   opts.max_batch = 8;
@@ -413,8 +419,7 @@ TEST(PerPhaseInt8, DecodeMatchesTheFloatMatvecs) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto cv = run_blueshift({"convert", (tmp / "hf").string(), (tmp / "rdrr").string(), "--quant", "q4_k_m"});
   ASSERT_EQ(cv.exit_code, 0) << cv.err;
-  std::vector<int32_t> ids;
-  for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % 300));
+  const std::vector<int32_t> ids = random_ids(40, 300);
   model::ModelOptions opts;
   opts.max_ctx = 64;
   auto src = model::open_model(tmp / "rdrr");
@@ -446,8 +451,7 @@ TEST(PerPhasePrefetch, LeavesTheLogitsAsTheyWere) {
   TempDir tmp;
   auto r = synth_into(tmp.path, llama(136, 344, 2, 1, 36).dump(), {"--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::vector<int32_t> ids;
-  for (int i = 0; i < 12; ++i) ids.push_back(int32_t(rng()() % 300));
+  const std::vector<int32_t> ids = random_ids(12, 300);
   auto src = model::open_model(tmp / "hf");
   std::vector<std::vector<float>> logits[2];
   uint64_t dispatches[2];
@@ -476,8 +480,7 @@ TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
     TempDir tmp;
     auto r = synth_into(tmp.path, config.dump(), {"--seed", "7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::vector<int32_t> ids;
-    for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % config["vocab_size"].get<uint32_t>()));
+    const std::vector<int32_t> ids = random_ids(40, config["vocab_size"].get<uint32_t>());
     auto src = model::open_model(tmp / "hf");
     std::vector<std::vector<float>> logits[3];
     uint64_t dispatches[3];
@@ -510,8 +513,7 @@ TEST(PerPhaseLongContext, LeavesTheLogitsAsTheyWere) {
     TempDir tmp;
     auto r = synth_into(tmp.path, config.dump(), {"--seed", "5"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::vector<int32_t> ids;
-    for (int i = 0; i < 40; ++i) ids.push_back(int32_t(rng()() % config["vocab_size"].get<uint32_t>()));
+    const std::vector<int32_t> ids = random_ids(40, config["vocab_size"].get<uint32_t>());
     auto src = model::open_model(tmp / "hf");
     std::vector<std::vector<float>> logits[2];
     for (int from : {0, 8}) {
