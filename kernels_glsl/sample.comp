@@ -8,6 +8,9 @@
 #include "params.h"
 #include "argmax.glsl"
 layout(local_size_x = 256, local_size_x_id = 0) in;
+// Timing breakdowns only (BLUESHIFT_SAMPLE_PROBE, wrong tokens): bit 0 leaves the argmax keys unread (token 0), bit 1
+// the embedding row unwritten, bit 2 the cancel word unread.
+layout(constant_id = 1) const uint PROBE = 0u;
 #ifdef SLOT_PARAMS
 // serve's batched decode: each sequence's sampling options sit in a buffer the host writes when the
 // sequence joins, so the recorded batch is replayed unchanged (push constants would be baked into it).
@@ -130,7 +133,7 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   // Stopped already, or cancelled by the host (read once, the host may write it at any time): a
   // cancel stops the loop here without a token.
-  if (tid == 0u) s_stop = state[2] != 0u ? 1u : control[0] != 0u ? 2u : 0u;
+  if (tid == 0u) s_stop = state[2] != 0u ? 1u : (PROBE & 4u) == 0u && control[0] != 0u ? 2u : 0u;
   barrier();
   if (s_stop != 0u) {
     if (s_stop == 2u && tid == 0u) {
@@ -162,7 +165,7 @@ void main() {
   bool rewrite = penalize || inv_t != 1.0;  // greedy without a penalty reads the logits as they are
   uint wg = gl_WorkGroupSize.x;
 #ifdef ARGMAX_PARTS
-  for (uint g = tid; g < uint(parts.length()) / kArgmaxKeyStride; g += wg) {
+  for (uint g = tid; (PROBE & 1u) == 0u && g < uint(parts.length()) / kArgmaxKeyStride; g += wg) {
     float l;
     uint i;
     argmax_unkey(parts[g * kArgmaxKeyStride], l, i);
@@ -274,6 +277,6 @@ void main() {
     ring[0] = n + 1u;
   }
 #ifdef SAMPLE_EMBED
-  if (token < embed_rows(pe.dim)) embed_row(token, pe.dim, pe.scale, 0u);
+  if ((PROBE & 2u) == 0u && token < embed_rows(pe.dim)) embed_row(token, pe.dim, pe.scale, 0u);
 #endif
 }

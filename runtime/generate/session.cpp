@@ -94,6 +94,11 @@ void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, con
                                         {3, &ring_}, {4, &eos_}, {5, &seen_}, {6, &model_.tokens(), 0, 4}, {7, &control_}};
   if (parts) e.front() = {9, &argmax_parts_};  // sample_parts reads the slices, not the logits
   const auto params = sample_params(model_, opts, uint32_t(ring_size_));
+  // BLUESHIFT_SAMPLE_PROBE=MASK: parts of the sampler left out (sample.comp PROBE; timing breakdowns only, wrong tokens;
+  // benchmarks/results/2026-12-01-h200-session42.md, W22). The WGSL set's sampler has no such constant.
+  static const uint32_t probe = env_uint("BLUESHIFT_SAMPLE_PROBE", 0) & 7u;
+  std::vector<gpu::SpecConstant> spec = {{0, wg}};
+  if (probe) spec.push_back({1, probe});
   // Greedy, where the model allows: the sampler writes the token's embedding row into x too, and the next step's
   // forward records no embed dispatch (sampler_embeds; ensure_decode_graph sets Recording::x_embedded). So every
   // sample this session records writes it, the prefill's included: the first decode step reads that row.
@@ -104,10 +109,10 @@ void Session::record_sample(gpu::CommandEncoder& enc, model::Recording& rec, con
       kparams::SampleParams s;
       kparams::EmbedParams e;
     } both{params, se->params};
-    run(model_.kernels().get(se->kernel, {{0, wg}}), e, "sample", both, 1);
+    run(model_.kernels().get(se->kernel, spec), e, "sample", both, 1);
     return;
   }
-  run(model_.kernels().get(parts ? "sample_parts" : "sample", {{0, wg}}), e, "sample", params, 1);
+  run(model_.kernels().get(parts ? "sample_parts" : "sample", spec), e, "sample", params, 1);
 }
 
 // Whether record_sample writes the next step's embedding (the decode graph then records none).
