@@ -86,6 +86,56 @@ shared float s_sc[MAX_CHUNK];
 shared vec4 s_part[WG];  // score quarters, then the V groups' partial sums
 shared bool s_last;
 
+// The partial (o, m, l) of query row hq's split sp into part: o the sum of the V groups' accumulators (each
+// invocation's acc, none past the groups), m the scores' max, l the weights' sum. In uniform control flow; s_part is
+// free after it.
+void store_partial(uint hq, uint sp, vec4 acc, float mx, float sum) {
+  uint tid = gl_LocalInvocationID.x, hd4 = p.head_dim / 4, groups = WG / hd4;
+  s_part[tid] = tid / hd4 < groups ? acc : vec4(0.0);
+  barrier();
+  uint pbase = (hq * p.splits + sp) * (p.head_dim + 2);
+  if (tid < hd4) {
+    vec4 t = vec4(0.0);
+    for (uint c = 0; c < groups; ++c) t += s_part[c * hd4 + tid];
+    part[pbase + 4 * tid] = t.x;
+    part[pbase + 4 * tid + 1] = t.y;
+    part[pbase + 4 * tid + 2] = t.z;
+    part[pbase + 4 * tid + 3] = t.w;
+  }
+  if (tid == 0) {
+    part[pbase + p.head_dim] = mx;
+    part[pbase + p.head_dim + 1] = sum;
+  }
+  barrier();
+}
+
+// Element dd of query row hq merged over its n_act splits' partials: MF splits' m, l and partial loaded at once, then
+// folded in with a running max (the sums rescaled by e^(old - new) as it grows). Returns (num, den, max): o is num /
+// den. Reducing the (m, l) pairs over the workgroup first took four barriers and a second round trip: 1B f16 864 -> 873
+// tok/s, 8B f16 192.6 -> 193.5 without them (benchmarks/results/2026-11-28-h200-session21.md, F1).
+vec3 merge_partials(uint hq, uint dd, uint n_act) {
+  uint base = hq * p.splits * (p.head_dim + 2);
+  float big = -3.402823466e38, den = 0.0, num = 0.0;
+  for (uint s0 = 0; s0 < n_act; s0 += MF) {
+    float ms[MF], ls[MF], ps[MF];
+    [[unroll]] for (uint u = 0; u < MF; ++u)
+      if (s0 + u < n_act) {
+        uint b = base + (s0 + u) * (p.head_dim + 2);
+        ms[u] = part[b + p.head_dim];
+        ls[u] = part[b + p.head_dim + 1];
+        ps[u] = part[b + dd];
+      }
+    [[unroll]] for (uint u = 0; u < MF; ++u)
+      if (s0 + u < n_act) {
+        float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
+        den = den * a + w * ls[u];
+        num = num * a + w * ps[u];
+        big = nb;
+      }
+  }
+  return vec3(num, den, big);
+}
+
 #ifdef ATTN_GQA
 // ATTN_GQA (the _gqa variant: the long-context decode recording's, Model::long_context_from; not with BATCH_SLOTS or
 // ATTN_SINKS): workgroup (kv head, split) takes the kv head's G = n_heads / n_kv_heads query heads (2-4) over its
@@ -192,22 +242,7 @@ void main() {
     }
   [[unroll]] for (uint k = 0; k < 4; ++k) {
     if (k >= G) break;
-    s_part[tid] = g < groups ? acc[k] : vec4(0.0);
-    barrier();
-    uint pbase = ((h0 + k) * p.splits + sp) * (p.head_dim + 2);
-    if (tid < hd4) {
-      vec4 t = vec4(0.0);
-      for (uint c = 0; c < groups; ++c) t += s_part[c * hd4 + tid];
-      part[pbase + 4 * tid] = t.x;
-      part[pbase + 4 * tid + 1] = t.y;
-      part[pbase + 4 * tid + 2] = t.z;
-      part[pbase + 4 * tid + 3] = t.w;
-    }
-    if (tid == 0) {
-      part[pbase + p.head_dim] = mx[k];
-      part[pbase + p.head_dim + 1] = sum[k];
-    }
-    barrier();  // s_part is reused by the next head
+    store_partial(h0 + k, sp, acc[k], mx[k], sum[k]);
   }
 
   // The last workgroup of this kv head merges its G heads, one element an invocation at a time.
@@ -218,26 +253,9 @@ void main() {
   if (!s_last) return;
   memoryBarrierBuffer();
   for (uint e = tid; e < G * p.head_dim; e += WG) {
-    uint hq = h0 + e / p.head_dim, dd = e % p.head_dim, base = hq * p.splits * (p.head_dim + 2);
-    float big = -3.402823466e38, den = 0.0, num = 0.0;
-    for (uint s0 = 0; s0 < n_act; s0 += MF) {
-      float ms[MF], ls[MF], ps[MF];
-      [[unroll]] for (uint u = 0; u < MF; ++u)
-        if (s0 + u < n_act) {
-          uint b = base + (s0 + u) * (p.head_dim + 2);
-          ms[u] = part[b + p.head_dim];
-          ls[u] = part[b + p.head_dim + 1];
-          ps[u] = part[b + dd];
-        }
-      [[unroll]] for (uint u = 0; u < MF; ++u)
-        if (s0 + u < n_act) {
-          float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
-          den = den * a + w * ls[u];
-          num = num * a + w * ps[u];
-          big = nb;
-        }
-    }
-    o[hq * p.head_dim + dd] = O_VALUE(num / den);
+    uint hq = h0 + e / p.head_dim, dd = e % p.head_dim;
+    vec3 r = merge_partials(hq, dd, n_act);
+    o[hq * p.head_dim + dd] = O_VALUE(r.x / r.y);
   }
   if (tid == 0) counter[kvh] = 0u;
 }
@@ -307,7 +325,6 @@ void main() {
   // striding over the chunk's positions; the groups' partials meet in shared memory.
   uint groups = WG / hd4;
   uint g = tid / hd4, d = tid % hd4;
-  uint pbase = (hq * p.splits + sp) * (p.head_dim + 2);
   // VU positions a round, loaded before any is weighed: one round trip for a whole chunk at head_dim 64-128.
   vec4 acc = vec4(0.0);
   if (g < groups)
@@ -321,20 +338,7 @@ void main() {
           acc += s_sc[i0 + u * groups] * vec4(vv[u]);
         }
     }
-  s_part[tid] = acc;
-  barrier();
-  if (tid < hd4) {
-    vec4 t = vec4(0.0);
-    for (uint k = 0; k < groups; ++k) t += s_part[k * hd4 + tid];
-    part[pbase + 4 * tid] = t.x;
-    part[pbase + 4 * tid + 1] = t.y;
-    part[pbase + 4 * tid + 2] = t.z;
-    part[pbase + 4 * tid + 3] = t.w;
-  }
-  if (tid == 0) {
-    part[pbase + p.head_dim] = mx;
-    part[pbase + p.head_dim + 1] = sum;
-  }
+  store_partial(hq, sp, acc, mx, sum);
 
   // The last workgroup of this head merges.
   if ((PROBE & 1u) != 0u) return;
@@ -346,32 +350,12 @@ void main() {
   barrier();
   if (!s_last) return;
   memoryBarrierBuffer();
-  uint base = hq * p.splits * (p.head_dim + 2);
-  // Merge, one dim an invocation (head_dim <= WG): MF splits' m, l and partial loaded at once, then
-  // folded in with a running max (the sums rescaled by e^(old - new) as it grows). Reducing the (m, l)
-  // pairs over the workgroup first took four barriers and a second round trip: 1B f16 864 -> 873 tok/s,
-  // 8B f16 192.6 -> 193.5 without them (benchmarks/results/2026-11-28-h200-session21.md, F1).
+  // Merge, one dim an invocation (head_dim <= WG).
   if (tid < p.head_dim) {
-    float big = -3.402823466e38, den = 0.0, num = 0.0;
-    for (uint s0 = 0; s0 < n_act; s0 += MF) {
-      float ms[MF], ls[MF], ps[MF];
-      [[unroll]] for (uint u = 0; u < MF; ++u)
-        if (s0 + u < n_act) {
-          uint b = base + (s0 + u) * (p.head_dim + 2);
-          ms[u] = part[b + p.head_dim];
-          ls[u] = part[b + p.head_dim + 1];
-          ps[u] = part[b + tid];
-        }
-      [[unroll]] for (uint u = 0; u < MF; ++u)
-        if (s0 + u < n_act) {
-          float nb = max(big, ms[u]), a = exp(big - nb), w = exp(ms[u] - nb);
-          den = den * a + w * ls[u];
-          num = num * a + w * ps[u];
-          big = nb;
-        }
-    }
+    vec3 r = merge_partials(hq, tid, n_act);
+    float num = r.x, den = r.y;
 #ifdef ATTN_SINKS
-    float nb = max(big, sinks[h]), a = exp(big - nb);
+    float nb = max(r.z, sinks[h]), a = exp(r.z - nb);
     den = den * a + exp(sinks[h] - nb);
     num *= a;
 #endif

@@ -905,6 +905,28 @@ shared vec4 s_q[MAX_HD4];
 shared float s_sc[gl_WorkGroupSize.x / TPP];
 shared vec4 s_part[gl_WorkGroupSize.x];
 
+// The partial (o, m, l) of head h's split sp to scratch: o the sum of the V groups' accumulators (each invocation's acc,
+// none past the groups), m the scores' max, l the weights' sum. In uniform control flow; s_part is free after it.
+void store_partial(uint h, uint sp, vec4 acc, float m, float lsum) {
+  uint tid = gl_LocalInvocationIndex, hd4 = p.head_dim / 4u, groups = gl_WorkGroupSize.x / hd4;
+  s_part[tid] = tid / hd4 < groups ? acc : vec4(0.0);
+  barrier();
+  uint pbase = p.part_off + (h * p.splits + sp) * (p.head_dim + 2u);
+  if (tid < hd4) {
+    vec4 t = vec4(0.0);
+    for (uint k = 0u; k < groups; ++k) t += s_part[k * hd4 + tid];
+    sc[pbase + 4u * tid] = t.x;
+    sc[pbase + 4u * tid + 1u] = t.y;
+    sc[pbase + 4u * tid + 2u] = t.z;
+    sc[pbase + 4u * tid + 3u] = t.w;
+  }
+  if (tid == 0u) {
+    sc[pbase + p.head_dim] = m;
+    sc[pbase + p.head_dim + 1u] = lsum;
+  }
+  barrier();
+}
+
 // Item (h, sp): positions [j0, j1) of head h, in blocks of WG / 4 positions (4 invocations per
 // position for the scores), with an online softmax across blocks; the partial (o, m, l) to scratch.
 void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
@@ -949,22 +971,7 @@ void attention_item(uint l, uint h, uint sp, uint j0, uint j1) {
     m = mn;
     barrier();  // s_sc and s_part are reused by the next block
   }
-  s_part[tid] = g < groups ? acc : vec4(0.0);
-  barrier();
-  uint pbase = p.part_off + (h * p.splits + sp) * (p.head_dim + 2u);
-  if (tid < hd4) {
-    vec4 t = vec4(0.0);
-    for (uint k = 0u; k < groups; ++k) t += s_part[k * hd4 + tid];
-    sc[pbase + 4u * tid] = t.x;
-    sc[pbase + 4u * tid + 1u] = t.y;
-    sc[pbase + 4u * tid + 2u] = t.z;
-    sc[pbase + 4u * tid + 3u] = t.w;
-  }
-  if (tid == 0u) {
-    sc[pbase + p.head_dim] = m;
-    sc[pbase + p.head_dim + 1u] = lsum;
-  }
-  barrier();  // s_q and s_part are reused by the next item
+  store_partial(h, sp, acc, m, lsum);  // its last barrier: s_q and s_part are reused by the next item
 }
 
 // ATTN_GQA (1 in the long-context recording's pipeline, Model::long_context_from; 0 in the other): every item is
@@ -1051,22 +1058,7 @@ void attention_group_item(uint l, uint kvh, uint sp, uint j0, uint j1) {
   }
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
     if (k >= G) break;
-    s_part[tid] = g < groups ? acc[k] : vec4(0.0);
-    barrier();
-    uint pbase = p.part_off + ((h0 + k) * p.splits + sp) * (p.head_dim + 2u);
-    if (tid < hd4) {
-      vec4 t = vec4(0.0);
-      for (uint q = 0u; q < groups; ++q) t += s_part[q * hd4 + tid];
-      sc[pbase + 4u * tid] = t.x;
-      sc[pbase + 4u * tid + 1u] = t.y;
-      sc[pbase + 4u * tid + 2u] = t.z;
-      sc[pbase + 4u * tid + 3u] = t.w;
-    }
-    if (tid == 0u) {
-      sc[pbase + p.head_dim] = m[k];
-      sc[pbase + p.head_dim + 1u] = lsum[k];
-    }
-    barrier();  // s_part is reused by the next head, and the staging area by the next item
+    store_partial(h0 + k, sp, acc[k], m[k], lsum[k]);  // its last barrier: the staging area is free for the next item
   }
 }
 
