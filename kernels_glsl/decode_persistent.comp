@@ -1231,8 +1231,7 @@ void main() {
         }
       }
     }
-    uint window = tb(l, kPkWindow);
-    uint lo = (window > 0u && pos + 1u > window) ? pos + 1u - window : 0u;
+    uint lo = bs_window_lo(pos, tb(l, kPkWindow));
     // ATTN_GQA: the items are (kv head, chunk), and p.splits counts a kv head's chunks.
     uint G = p.n_heads / p.n_kv_heads, len = pos + 1u - lo, chunk = max(32u, (len + p.splits - 1u) / p.splits);
     const bool grouped = ATTN_GQA != 0u;
