@@ -22,7 +22,8 @@
 // Spec constants: 0 = workgroup size, 1 = staging floats (shared memory), 2 = POLL_ALL, 3 = POLL_LOAD,
 // 4 = FENCE_ALL (grid barrier), 5 = PARTS (Q4_K parts per lane per step), 6 = X_EARLY (the residual rows
 // read before their dot products), 7 = LOADS_ONLY (p.skip's bit 6, below). p.skip (timing breakdowns
-// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads; bit 6 has the Q4_K and F16 matvecs
+// only, wrong logits): bit i skips phase i + 1's work, bit 5 the staging loads (bit 7 those of the norms alone, P1's and
+// P4's; bit 8 those of P5's h alone); bit 6 has the Q4_K and F16 matvecs
 // load their weights and skip the math (each lane folds the loaded words into its sum): what the loads alone take.
 // The host passes bit 6 as LOADS_ONLY, so the kernel that runs without it has no trace of it. 8 = PROBE (timing
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
@@ -257,7 +258,7 @@ void stage_quantize_scaled(uint n, float scale) {
 // The slots of scratch[off .. off + n) (n a multiple of 256, off of 4) straight from scratch, without sx: a Q4_K or
 // Q6_K down projection reads the slots alone, so they may take the whole shared array (P5, pk_down_cap).
 void stage_slots(uint off, uint n) {
-  if ((skip_mask() & 32u) != 0u) {
+  if ((skip_mask() & 288u) != 0u) {
     barrier();
     return;
   }
@@ -706,7 +707,7 @@ const uint kU = 8u;
 // sx = RMSNorm(x) * (offset + w) over dim; with `slots` (a Q4_K matrix in the phase), the slots too, in the same
 // pass as the norm's scale.
 void stage_norm(uvec2 nw, bool slots) {
-  if ((skip_mask() & 32u) != 0u) {
+  if ((skip_mask() & 160u) != 0u) {
     barrier();
     return;
   }
@@ -741,7 +742,7 @@ void stage_norm(uvec2 nw, bool slots) {
 // the scaled values.
 void stage_norm_slots(uvec2 nw) {
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-  if ((skip_mask() & 32u) != 0u) {
+  if ((skip_mask() & 160u) != 0u) {
     barrier();
     return;
   }
@@ -792,7 +793,7 @@ void head_norm_q8x() {
 
 // sx = scratch[off .. off + n).
 void stage_copy(uint off, uint n) {
-  if ((skip_mask() & 32u) != 0u) {
+  if ((skip_mask() & 288u) != 0u) {
     barrier();
     return;
   }

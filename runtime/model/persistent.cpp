@@ -195,8 +195,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // The o and down phases' residual rows read before their dot products (default; BLUESHIFT_PERSISTENT_X_EARLY=0
   // for A/B runs: the same sums).
   uint32_t x_early = env_uint("BLUESHIFT_PERSISTENT_X_EARLY", 1) ? 1 : 0;
-  // BLUESHIFT_PERSISTENT_SKIP's bit 6 (the matvecs' weight loads without their math; timing breakdowns only) is a
-  // spec constant, so the kernel that runs without it is the one measured.
+  // BLUESHIFT_PERSISTENT_SKIP (timing breakdowns only: decode_persistent.comp p.skip; benchmarks/persistent_phases.sh):
+  // bits 0-4 the phases' work, 5 all staging, 7 the norms' staging, 8 P5's. Its bit 6 (the matvecs' weight loads without
+  // their math) is a spec constant, so the kernel that runs without it is the one measured.
   const uint32_t skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0), loads_only = skip & 64u ? 1 : 0;
   // BLUESHIFT_PERSISTENT_PROBE=MASK: parts of the matvec task taken away one at a time (decode_persistent.comp PROBE;
   // timing breakdowns only, wrong logits).
