@@ -8,7 +8,7 @@
 #include "params.h"
 #include "argmax.glsl"
 layout(local_size_x = 256, local_size_x_id = 0) in;
-// Timing breakdowns only (BLUESHIFT_SAMPLE_PROBE, wrong tokens): bit 0 leaves the argmax keys unread (token 0), bit 1
+// Timing breakdowns only (BLUESHIFT_SAMPLE_PROBE, wrong tokens): bit 0 leaves the argmax keys unread (no token), bit 1
 // the embedding row unwritten, bit 2 the cancel word unread.
 layout(constant_id = 1) const uint PROBE = 0u;
 #ifdef SLOT_PARAMS
