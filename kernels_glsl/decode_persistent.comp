@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = STREAM_TOUCH, 28 = DOT_TOUCH (below).
+// 24 = TOUCH_STEP (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -504,21 +504,6 @@ void q4k_load(RU4 wa, uint ra, RU4 wb, uint rb, uint nb, uint p0, uint pend, out
   }
 }
 
-// STREAM_TOUCH / DOT_TOUCH = D > 0: the Q4_K loops of gate_up_q4k / dot2 read one word of each lane's code part D
-// steps ahead, two steps' words every other step, and fold them into a sink two steps later: the part's sectors are then
-// in L2 when its real loads go out, so a lane keeps two more steps of DRAM traffic in flight for 4 registers (its loads
-// a step ahead, PIPE, hold 64 bytes of registers a step). 0: none.
-layout(constant_id = 27) const uint STREAM_TOUCH = 0;
-layout(constant_id = 28) const uint DOT_TOUCH = 0;
-// One word of the code part `part` of rows ra (of a) and rb (of b): the sectors' round trip to L2, nothing kept.
-uvec2 q4k_touch(RU4 wa, uint ra, RU4 wb, uint rb, uint nb, uint part) {
-  uint blk = part >> 3, t = part & 7u;
-  return uvec2(wa.v[(ra * nb + blk) * 9u + 1u + t].x, wb.v[(rb * nb + blk) * 9u + 1u + t].x);
-}
-void touch_sink(uint f) {
-  if (f == 0x9E3779B9u) s_touch = f;  // a value no word is expected to take: the loads stay, nothing is stored
-}
-
 // The math of one step of dot2's Q4_K loop: the PARTS parts of rows a and b from part p0 on (sg apart, their words hh
 // and qq from q4k_load), against the staged x (column kx first), added into acc.
 void q4k_math(uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts], uint p0, uint pend, uint kx, inout vec2 acc) {
@@ -647,16 +632,8 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
     // PIPE = 1: the next step's loads are issued before this step's math (the words double-buffered in
     // registers), so a subgroup's math overlaps its own next loads instead of running between them.
     uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
-    uint step = PARTS * sg, tp = k0 / 32u + lane + DOT_TOUCH * step, sink = 0u;  // tp: the next part touched
-    uvec2 ta = uvec2(0u), tb = uvec2(0u);
     if (PIPE != 0u) q4k_load(wa, ra, wb, rb, nb, k0 / 32u + lane, pend, nh, nq);
-    for (uint p0 = k0 / 32u + lane, i = 0u; p0 < pend; p0 += step, ++i) {
-      if (DOT_TOUCH != 0u && (i & 1u) == 0u) {
-        sink ^= ta.x ^ ta.y ^ tb.x ^ tb.y;
-        ta = tp < pend ? q4k_touch(wa, ra, wb, rb, nb, tp) : uvec2(0u);
-        tb = tp + step < pend ? q4k_touch(wa, ra, wb, rb, nb, tp + step) : uvec2(0u);
-        tp += 2u * step;
-      }
+    for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
       if (PIPE != 0u) {
         hh = nh, qq = nq;
         if (p0 + PARTS * sg < pend) q4k_load(wa, ra, wb, rb, nb, p0 + PARTS * sg, pend, nh, nq);
@@ -665,7 +642,6 @@ vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0,
       }
       q4k_math(hh, qq, p0, pend, kx, acc);
     }
-    if (DOT_TOUCH != 0u) touch_sink(sink ^ ta.x ^ ta.y ^ tb.x ^ tb.y);
   } else if (dt == kPkQ6K || (kQ6kSlots && dt == kPkQ6KSlots)) {
     // 8-byte loads of a part's words, then its math (session 28, N4-N5: against one word a load, the same sums, 8B
     // q4_k_m +0.4-0.6%, 1B +0.2%). The words a step ahead, as PIPE does for Q4_K, spilled (128 registers at 512 wide,
@@ -905,20 +881,8 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   if (EARLY != 0u) {
     if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
   }
-  // STREAM_TOUCH: the touch cursor (task tt, step ts) starts that many steps past the first.
-  uint tt = t0, ts = 0u, sink = 0u;
-  uvec2 ta = uvec2(0u), tb = uvec2(0u);
-  for (uint i = 0u; i < STREAM_TOUCH; ++i)
-    if (++ts == steps) ts = 0u, tt += dt;
   vec2 acc = vec2(0.0);
-  for (uint t = t0, s = 0u, i = 0u; t < p.ffn_dim; ++i) {
-    if (STREAM_TOUCH != 0u && (i & 1u) == 0u) {
-      sink ^= ta.x ^ ta.y ^ tb.x ^ tb.y;
-      ta = tt < p.ffn_dim ? q4k_touch(wa, tt, wb, tt, nb, min(ts * span + lane, pend - 1u)) : uvec2(0u);
-      if (++ts == steps) ts = 0u, tt += dt;
-      tb = tt < p.ffn_dim ? q4k_touch(wa, tt, wb, tt, nb, min(ts * span + lane, pend - 1u)) : uvec2(0u);
-      if (++ts == steps) ts = 0u, tt += dt;
-    }
+  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
     hh = nh, qq = nq;
     uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
     if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
@@ -930,7 +894,6 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
     }
     t = tn, s = sn;
   }
-  if (STREAM_TOUCH != 0u) touch_sink(sink ^ ta.x ^ ta.y ^ tb.x ^ tb.y);
 }
 
 // ----------------------------------------------------------------------------------------- attention

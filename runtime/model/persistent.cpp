@@ -267,15 +267,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // +13% and +11% (session 39, W5). BLUESHIFT_PERSISTENT_TOUCH=0 for A/B runs.
   const uint32_t touch = std::min(env_uint("BLUESHIFT_PERSISTENT_TOUCH", 8), 16u);
   const uint32_t touch_step = std::clamp(env_uint("BLUESHIFT_PERSISTENT_TOUCH_STEP", 32), 4u, 4096u) & ~3u;
-  // The Q4_K loops' code parts read into L2 D steps ahead of their loads (decode_persistent.comp STREAM_TOUCH for
-  // gate/up's stream, DOT_TOUCH for dot2): BLUESHIFT_PERSISTENT_STREAM_TOUCH=D, BLUESHIFT_PERSISTENT_DOT_TOUCH=D.
-  const uint32_t stream_touch = std::min(env_uint("BLUESHIFT_PERSISTENT_STREAM_TOUCH", 0), 16u);
-  const uint32_t dot_touch = std::min(env_uint("BLUESHIFT_PERSISTENT_DOT_TOUCH", 0), 16u);
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp},
-               {27, stream_touch}, {28, dot_touch}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
