@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = SPLIT (below).
+// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -1142,32 +1142,8 @@ void add_rows(uint ra, uint rb, vec2 x0, vec2 s) {
 // the same number of rounds, so each round's workgroup barrier is in uniform control flow. The partials alternate
 // between two halves of s_part (free outside attention), and a member reaches a half again only past the next round's
 // barrier, after member 0 has read it.
-// SPLIT = 1 (the _fold variants; never under --deterministic, which takes the unfolded kernel): the tasks' 256-column
-// blocks dealt out evenly, a contiguous run a subgroup (a task's blocks may fall to two subgroups), each run's sums
-// added into x by atomics in whatever order they come: where the tasks leave subgroups idle (the 8B's down projection:
-// 2,048 tasks of 56 blocks on 2,640 subgroups, one round of 14 steps) every subgroup takes ~44 blocks (11 steps) at
-// the cost of a second task's cold start in some.
-layout(constant_id = 27) const uint SPLIT = 0;
 void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   bool lane0 = gl_SubgroupInvocationID == 0u;
-#ifdef PK_FOLD_O
-  if (SPLIT != 0u) {
-    uint nt = (p.dim + 1u) / 2u, nbk = (k1 - k0 + 255u) / 256u, units = (skip_mask() & skip) != 0u ? 0u : nt * nbk;
-    uint nsub = gl_NumWorkGroups.x * gl_NumSubgroups, g = first_task(1u, gl_SubgroupID);
-    uint per = units / nsub, rem = units % nsub, u = g * per + min(g, rem), u1 = u + per + (g < rem ? 1u : 0u);
-    while (u < u1) {
-      uint t = u / nbk, b0 = u % nbk, b1 = min(nbk, b0 + (u1 - u));
-      uint ra = 2u * t, rb = min(2u * t + 1u, p.dim - 1u);  // rb == ra: the odd last row, added once
-      vec2 s = dot2(dt, w, ra, w, rb, k, k0, k0 + b0 * 256u, min(k1, k0 + b1 * 256u));
-      if (lane0) {
-        atomicAdd(x[ra], s.x);
-        if (rb != ra) atomicAdd(x[rb], s.y);
-      }
-      u += b1 - b0;
-    }
-    return;
-  }
-#endif
   if (TEAM == 1u) {  // the plain grid-stride loop: the counted one below cost 0.2-0.6% at TEAM 1 (session 24, J1)
     uint nsub = gl_NumWorkGroups.x * gl_NumSubgroups;
     for (uint t = (skip_mask() & skip) != 0u ? ~0u : first_task(1u, gl_SubgroupID); t < (p.dim + 1u) / 2u; t += nsub) {
