@@ -319,7 +319,9 @@ layout(constant_id = 7) const uint LOADS_ONLY = 0;
 // constant header: its scale decode folds away too); 2 = the float Q4_K rows read no x from the staging area (constant x);
 // 4 = no subgroup reduction at a task's end (each lane keeps its own partial); 8 = the Q4_K codes are not loaded
 // (codes made from the part index); 16 = the float Q4_K rows' high-nibble half of the math is not done (half the
-// dequantization and dot products). What a phase loses with a bit set is what that part of the task cost.
+// dequantization and dot products); in the norms' staging (stage_norm, stage_norm_slots): 32 = x not loaded (the norm
+// weights stand in), 64 = no workgroup reduction of the squares (each invocation scales by its own), 128 = P1's staging
+// taken away, 256 = P4's. What a phase loses with a bit set is what that part of the task cost.
 layout(constant_id = 8) const uint PROBE = 0;
 // PAIR_SUM = 1: a task's two sums reduced in one butterfly (pair_sum); 0: two subgroupAdds (A/B runs).
 layout(constant_id = 9) const uint PAIR_SUM = 1;
@@ -718,8 +720,8 @@ void stage_norm(uvec2 nw, bool slots) {
     float v[kU], g[kU];
     for (uint u = 0u; u < kU; ++u) {
       uint i = min(i0 + u * wg, p.dim - 1u);
-      v[u] = x[i];
       g[u] = w.v[i];
+      v[u] = (PROBE & 32u) != 0u ? g[u] : x[i];
     }
     for (uint u = 0u; u < kU; ++u)
       if (i0 + u * wg < p.dim) {
@@ -727,7 +729,13 @@ void stage_norm(uvec2 nw, bool slots) {
         sx_set(i0 + u * wg, v[u] * (p.offset + g[u]));
       }
   }
-  float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);  // its barriers publish sx
+  float scale;
+  if ((PROBE & 64u) != 0u) {
+    scale = inversesqrt(ss + p.eps);
+    barrier();
+  } else {
+    scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);  // its barriers publish sx
+  }
   if (kQ4kSlots && slots) {
     stage_quantize_scaled(p.dim, scale);
     return;
@@ -752,11 +760,11 @@ void stage_norm_slots(uvec2 nw) {
   float ss = 0.0;
   vec4 v[4];
   for (uint u = 0u; u < 4u; ++u) {
-    vec4 xv = mine ? x4[first + u] : vec4(0.0), gv = mine ? w.v[first + u] : vec4(0.0);
+    vec4 gv = mine ? w.v[first + u] : vec4(0.0), xv = (PROBE & 32u) != 0u ? gv : mine ? x4[first + u] : vec4(0.0);
     ss += dot(xv, xv);
     v[u] = xv * (p.offset + gv);
   }
-  float scale = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
+  float scale = (PROBE & 64u) != 0u ? inversesqrt(ss + p.eps) : inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
   if (mine) {
     for (uint u = 0u; u < 4u; ++u) v[u] *= scale;
     slot_put(g, v);
@@ -874,12 +882,12 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
   bool ns = NORM_SLOTS != 0u && kQ4kSlots;  // the phase's matrices are Q4_K
   if (EARLY == 0u) {
-    if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
   }
   if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
   if (EARLY != 0u) {
-    if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
   }
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u; t < p.ffn_dim;) {
@@ -1188,8 +1196,10 @@ void main() {
   barrier();
   for (uint l = 0u; l < p.n_layers; ++l) {
     // P1: q, k, v.
-    if (NORM_SLOTS != 0u && kQ4kSlots && tb(l, kPkQ + 2u) == kPkQ4K && tb(l, kPkK + 2u) == kPkQ4K &&
-        tb(l, kPkV + 2u) == kPkQ4K)
+    if ((PROBE & 128u) != 0u)
+      barrier();
+    else if (NORM_SLOTS != 0u && kQ4kSlots && tb(l, kPkQ + 2u) == kPkQ4K && tb(l, kPkK + 2u) == kPkQ4K &&
+             tb(l, kPkV + 2u) == kPkQ4K)
       stage_norm_slots(addr(l, kPkAttnNorm));
     else
       stage_norm(addr(l, kPkAttnNorm), tb(l, kPkQ + 2u) == kPkQ4K || tb(l, kPkK + 2u) == kPkQ4K ||
@@ -1287,7 +1297,7 @@ void main() {
       if (streamed) {
         gate_up_q4k(wg_, wu, t0, nsub, addr(l, kPkFfnNorm));
       } else {
-        stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K);
+        if ((PROBE & 256u) != 0u) barrier(); else stage_norm(addr(l, kPkFfnNorm), dt == kPkQ4K);
         for (uint t = t0; t < p.ffn_dim; t += nsub) {
           vec2 s = dot2(dt, wg_, t, wu, t, p.dim, 0u, 0u, p.dim);
           if (lane0) sc[p.h_off + t] = bs_act(s.x, p.act) * s.y;

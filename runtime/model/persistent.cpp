@@ -201,7 +201,7 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   const uint32_t skip = env_uint("BLUESHIFT_PERSISTENT_SKIP", 0), loads_only = skip & 64u ? 1 : 0;
   // BLUESHIFT_PERSISTENT_PROBE=MASK: parts of the matvec task taken away one at a time (decode_persistent.comp PROBE;
   // timing breakdowns only, wrong logits).
-  const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 31u;
+  const uint32_t probe = env_uint("BLUESHIFT_PERSISTENT_PROBE", 0) & 511u;
   // A task's two row sums in one butterfly (decode_persistent.comp pair_sum); BLUESHIFT_PERSISTENT_PAIR_SUM=0: two
   // subgroupAdds (A/B runs).
   const uint32_t pair_sum = env_uint("BLUESHIFT_PERSISTENT_PAIR_SUM", 1) ? 1 : 0;
