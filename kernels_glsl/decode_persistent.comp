@@ -52,7 +52,8 @@ layout(constant_id = 1) const uint SH = 4096;
 // registers against 111; session 32, R5-R6).
 layout(constant_id = 15) const uint Q6K_SLOTS = 1;
 // NORM_SLOTS = 1: where a phase's matrices are all Q4_K, its RMSNorm goes straight into the slots, each invocation a
-// slot's 16 values (stage_norm_slots), with no floats staged. The host sets it where dim's slots fit the workgroup.
+// slot's 16 values (stage_norm_slots), with no floats staged; 2: in P1 also where only some of q/k/v are Q4_K (Q4_K_M's
+// Q6_K v layers), the floats staged from the same registers. The host sets it where dim's slots fit the workgroup.
 layout(constant_id = 16) const uint NORM_SLOTS = 0;
 // HEAD_Q8X = 1: after the last layer a grid barrier, then the output norm straight into quantize_x_q8's int8 form at
 // binding 7 (head_norm_q8x), which decode's Q6_K head (matvec_q6k_wide_i8) reads: the rms_norm_q8x dispatch's work
@@ -745,10 +746,10 @@ void stage_norm(uvec2 nw, bool slots) {
 }
 
 // The Q4_K slots of RMSNorm(x) * (offset + w) over dim (dim % 256 == 0, dim / 16 <= the workgroup: the host sets
-// NORM_SLOTS only then), with no floats staged (a phase whose matrices are all Q4_K reads nothing else): invocation g
-// loads slot g's 16 values of x and of the weights, the squares are summed over the workgroup, then slot g is made from
-// the scaled values.
-void stage_norm_slots(uvec2 nw) {
+// NORM_SLOTS only then), with no floats staged (a phase whose matrices are all Q4_K reads nothing else) unless `floats`
+// (P1 with a q/k/v matrix that reads floats: the scaled values into sx too): invocation g loads slot g's 16 values of x
+// and of the weights, the squares are summed over the workgroup, then slot g is made from the scaled values.
+void stage_norm_slots(uvec2 nw, bool floats) {
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
   if ((skip_mask() & 160u) != 0u) {
     barrier();
@@ -766,7 +767,10 @@ void stage_norm_slots(uvec2 nw) {
   }
   float scale = (PROBE & 64u) != 0u ? inversesqrt(ss + p.eps) : inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
   if (mine) {
-    for (uint u = 0u; u < 4u; ++u) v[u] *= scale;
+    for (uint u = 0u; u < 4u; ++u) {
+      v[u] *= scale;
+      if (floats) sx_set4(4u * (first + u), v[u]);
+    }
     slot_put(g, v);
   }
   barrier();
@@ -882,12 +886,12 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
   bool ns = NORM_SLOTS != 0u && kQ4kSlots;  // the phase's matrices are Q4_K
   if (EARLY == 0u) {
-    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
   }
   if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
   if (EARLY != 0u) {
-    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw); else stage_norm(nw, true);
+    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
   }
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u; t < p.ffn_dim;) {
@@ -1196,14 +1200,14 @@ void main() {
   barrier();
   for (uint l = 0u; l < p.n_layers; ++l) {
     // P1: q, k, v.
+    bool all_q4k = tb(l, kPkQ + 2u) == kPkQ4K && tb(l, kPkK + 2u) == kPkQ4K && tb(l, kPkV + 2u) == kPkQ4K,
+         any_q4k = tb(l, kPkQ + 2u) == kPkQ4K || tb(l, kPkK + 2u) == kPkQ4K || tb(l, kPkV + 2u) == kPkQ4K;
     if ((PROBE & 128u) != 0u)
       barrier();
-    else if (NORM_SLOTS != 0u && kQ4kSlots && tb(l, kPkQ + 2u) == kPkQ4K && tb(l, kPkK + 2u) == kPkQ4K &&
-             tb(l, kPkV + 2u) == kPkQ4K)
-      stage_norm_slots(addr(l, kPkAttnNorm));
+    else if (NORM_SLOTS != 0u && kQ4kSlots && (all_q4k || (NORM_SLOTS == 2u && any_q4k)))
+      stage_norm_slots(addr(l, kPkAttnNorm), !all_q4k);
     else
-      stage_norm(addr(l, kPkAttnNorm), tb(l, kPkQ + 2u) == kPkQ4K || tb(l, kPkK + 2u) == kPkQ4K ||
-                                           tb(l, kPkV + 2u) == kPkQ4K);
+      stage_norm(addr(l, kPkAttnNorm), any_q4k);
     {
       uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
       // QKV_ORDER: the first q_lead places of the grid-stride order are q tasks, so the subgroups that take a task in

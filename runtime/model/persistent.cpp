@@ -240,7 +240,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // RMSNorm straight into the slots where a phase's matrices are all Q4_K (decode_persistent.comp NORM_SLOTS), where
   // dim's slots fit one a workgroup invocation. On the H200: 1B kernel -1.8%, 8B -0.1% (session 33, R1).
   const bool norm_fits = q4k_slots && uint32_t(c.dim) % 256 == 0 && uint32_t(c.dim) / 16 <= wg;
-  const uint32_t norm_slots = norm_fits && env_uint("BLUESHIFT_PERSISTENT_NORM_SLOTS", 1) ? 1 : 0;
+  // 2 (the default) takes P1's layers with some q/k/v not Q4_K (Q4_K_M's Q6_K v) the same way, the floats staged beside
+  // the slots; BLUESHIFT_PERSISTENT_NORM_SLOTS=1 keeps those on the two-pass stage_norm (A/B runs).
+  const uint32_t norm_slots = norm_fits ? std::min(env_uint("BLUESHIFT_PERSISTENT_NORM_SLOTS", 2), 2u) : 0;
   pk->norm_slots_ = norm_slots != 0;
   // The output norm into the int8 form the Q6_K head reads, after a last grid barrier (decode_persistent.comp
   // HEAD_Q8X), where the head takes it (Model's head_i8_); BLUESHIFT_PERSISTENT_HEAD_NORM=0 leaves it to rms_norm_q8x.

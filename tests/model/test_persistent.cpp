@@ -78,10 +78,15 @@ std::vector<Case> cases() {
       {"q8_0", llama(160, 224, 5, 1, 32), "q8_0", {}},
       // Q4_K with Q6_K where q4_k_m puts it, 2 chunks per head.
       {"q4_k_m", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_SPLITS", "2"}}, 70, kHalfTol, {}, 1, 1},
-      // ... with its RMSNorms into the floats first, then the slots (NORM_SLOTS 0; the default takes the all-Q4_K
-      // phases' norms straight into the slots where dim's 16 slots fit the workgroup).
+      // ... with its RMSNorms into the floats first, then the slots (NORM_SLOTS 0; the default, 2, takes every phase
+      // with a Q4_K matrix straight into the slots where dim's 16 slots fit the workgroup, P1's floats beside them in
+      // the layers with a Q6_K v: here layer 1 of 2).
       {"q4_k_m_norm_floats", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "0"}}, 70,
        kHalfTol, {}, 0},
+      // ... with only the all-Q4_K phases' norms straight into the slots (NORM_SLOTS 1: the Q6_K v layers' P1 through
+      // the floats first).
+      {"q4_k_m_norm_slots_pure", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "1"}}, 70,
+       kHalfTol, {}, 1},
       // Q4_K rows of 5 blocks (40 parts: 5 per lane on lavapipe's 8 lanes, the last step partial), with
       // one fence per workgroup at the grid barriers (NVIDIA's default; every invocation fences elsewhere).
       // Its Q6_K head's norm at the kernel's end takes 80 slots, past a grid of 64 invocations on lavapipe.
