@@ -1234,11 +1234,37 @@ bool qkv_preload(uint l, uint gsub, uint nsub, out uvec4 ph[2u * kMaxParts], out
   return true;
 }
 
+// P1's task at place i of layer l: its two rows' dot products (the first step's words preloaded with `pre`), biased,
+// rotated (q, k) and stored (q to scratch, k and v to the caches at pos).
+void qkv_item(uint l, uint i, uint nsub, uint pos, bool pre, uvec4 ph[2u * kMaxParts], uvec4 pq[2u * kMaxParts]) {
+  bool lane0 = gl_SubgroupInvocationID == 0u, local_freq = tb(l, kPkLocal) != 0u;
+  uint half_hd = p.head_dim / 2u;
+  uint which, tt, e, ra, rb;
+  qkv_task(i, nsub, which, tt, e, ra, rb);
+  uvec2 w = addr(l, e);
+  vec2 s = dot2_pre(tb(l, e + 2u), w, ra, w, rb, p.dim, 0u, 0u, p.dim, pre, ph, pq);
+  uvec2 bias = addr(l, kPkBiasQ + 2u * which);
+  if (lane0) {
+    if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
+    if (which < 2u) {
+      float f = local_freq ? freq_l[tt % half_hd] : freq_g[tt % half_hd];
+      s = rope_rotate(s.x, s.y, float(pos), f);
+    }
+    if (which == 0u) {
+      sc[ra] = s.x;
+      sc[rb] = s.y;
+    } else {
+      KVh c = KVh(addr(l, which == 1u ? kPkKCache : kPkVCache));
+      c.v[pos * p.kv_dim + ra] = float16_t(s.x);
+      c.v[pos * p.kv_dim + rb] = float16_t(s.y);
+    }
+  }
+}
+
 void main() {
   uint pos = state[1];
   uint nsg = gl_NumSubgroups, gsub = first_task(1u, gl_SubgroupID), nsub = gl_NumWorkGroups.x * nsg;
   bool lane0 = gl_SubgroupInvocationID == 0u;
-  uint hd = p.head_dim, half_hd = hd / 2u;
 #ifdef PK_FOLD_O
   uint fold_done = 0u;  // the count every group's word reaches once this layer's items are done (uniform)
 #endif
@@ -1258,29 +1284,10 @@ void main() {
       stage_norm(addr(l, kPkAttnNorm), any_q4k);
     {
       uint n_tasks = p.q_dim / 2u + p.kv_dim;
-      bool local_freq = tb(l, kPkLocal) != 0u;
-      for (uint i = (skip_mask() & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
-        uint which, tt, e, ra, rb;
-        qkv_task(i, nsub, which, tt, e, ra, rb);
-        uvec2 w = addr(l, e);
-        vec2 s = dot2_pre(tb(l, e + 2u), w, ra, w, rb, p.dim, 0u, 0u, p.dim, pre && i == gsub, ph, pq);
-        uvec2 bias = addr(l, kPkBiasQ + 2u * which);
-        if (lane0) {
-          if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
-          if (which < 2u) {
-            float f = local_freq ? freq_l[tt % half_hd] : freq_g[tt % half_hd];
-            s = rope_rotate(s.x, s.y, float(pos), f);
-          }
-          if (which == 0u) {
-            sc[ra] = s.x;
-            sc[rb] = s.y;
-          } else {
-            KVh c = KVh(addr(l, which == 1u ? kPkKCache : kPkVCache));
-            c.v[pos * p.kv_dim + ra] = float16_t(s.x);
-            c.v[pos * p.kv_dim + rb] = float16_t(s.y);
-          }
-        }
-      }
+      // The first task apart, so that the preloaded words (QKV_EARLY) are dead past it.
+      uint i0 = (skip_mask() & 1u) != 0u ? n_tasks : gsub;
+      if (i0 < n_tasks) qkv_item(l, i0, nsub, pos, pre, ph, pq);
+      for (uint i = i0 + nsub; i < n_tasks; i += nsub) qkv_item(l, i, nsub, pos, false, g_none, g_none);
     }
     uint lo = bs_window_lo(pos, tb(l, kPkWindow));
     // ATTN_GQA: the items are (kv head, chunk), and p.splits counts a kv head's chunks.
