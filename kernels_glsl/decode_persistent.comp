@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = QKV_EARLY (below).
+// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -614,10 +614,7 @@ vec2 q6k_dot2(Q6kW wa, Q6kW wb, uint l0, uint xo, bool slots, uint rec) {
 // Two rows' dot products over columns [k0, k1) with the staged input (sx[0] = column kx <= k0), summed over
 // the subgroup (exact in lane 0, where every caller reads them). Rows ra of a and rb of b, both of dtype dt
 // and k columns (Q4_K / Q6_K: k % 256 == 0; Q8_0: k % 32 == 0; F16: k % 8 == 0); kx and k0 are multiples of 256.
-// With `pre` (a Q4_K pair under PIPE, from column 0), the first step's words are ph / pq, loaded before the caller's
-// grid barrier (qkv_preload) rather than here.
-vec2 dot2_pre(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0, uint k1, bool pre,
-              uvec4 ph[2u * kMaxParts], uvec4 pq[2u * kMaxParts]) {
+vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0, uint k1) {
   vec2 acc = vec2(0.0);
   uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
   if (dt == kPkQ4K) {
@@ -638,12 +635,7 @@ vec2 dot2_pre(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint
     // PIPE = 1: the next step's loads are issued before this step's math (the words double-buffered in
     // registers), so a subgroup's math overlaps its own next loads instead of running between them.
     uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
-    if (PIPE != 0u) {
-      if (pre)
-        nh = ph, nq = pq;
-      else
-        q4k_load(wa, ra, wb, rb, nb, k0 / 32u + lane, pend, nh, nq);
-    }
+    if (PIPE != 0u) q4k_load(wa, ra, wb, rb, nb, k0 / 32u + lane, pend, nh, nq);
     for (uint p0 = k0 / 32u + lane; p0 < pend; p0 += PARTS * sg) {
       if (PIPE != 0u) {
         hh = nh, qq = nq;
@@ -707,11 +699,6 @@ vec2 dot2_pre(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint
     }
   }
   return task_sum(acc);
-}
-
-uvec4 g_none[2u * kMaxParts];  // never written: dot2's stand-in for dot2_pre's preloaded words (never read)
-vec2 dot2(uint dt, uvec2 a, uint ra, uvec2 b, uint rb, uint k, uint kx, uint k0, uint k1) {
-  return dot2_pre(dt, a, ra, b, rb, k, kx, k0, k1, false, g_none, g_none);
 }
 
 // ------------------------------------------------------------------------------------------- staging
@@ -1201,76 +1188,15 @@ void add_matvec(uint dt, uvec2 w, uint k, uint k0, uint k1, uint skip) {
   }
 }
 
-// P1's task at place i of its grid-stride order: which of q, k, v (0-2), its pair tt, its matrix's table entry e and
-// its two rows. QKV_ORDER: the first q_lead places are q tasks, so the subgroups that take a task in the second round
-// (places nsub..) took a q task in the first (places 0..q_lead): two Q4_K tasks, never a q task and a Q6_K v task (the
-// 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
-void qkv_task(uint i, uint nsub, out uint which, out uint tt, out uint e, out uint ra, out uint rb) {
-  uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk, half_hd = p.head_dim / 2u;
-  uint q_lead = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
-  uint t = i < q_lead ? i : i < q_lead + 2u * tk ? tq + (i - q_lead) : i - 2u * tk;  // the task at place i
-  which = t < tq ? 0u : t < tq + tk ? 1u : 2u;
-  tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
-  e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;
-  if (which == 2u) {
-    ra = 2u * tt, rb = 2u * tt + 1u;
-  } else {
-    ra = (tt / half_hd) * p.head_dim + tt % half_hd, rb = ra + half_hd;
-  }
-}
-// QKV_EARLY = 1 (under PIPE): a subgroup whose first q/k/v task of layer l is Q4_K loads that task's first step between
-// its arrival and its wait at the grid barrier before the layer (the table read from binding 0: the shared row is not
-// yet published there), as EARLY 2 does for gate/up, so the round trip overlaps the wait and the norm's staging.
-// Returns whether it did (uniform per subgroup).
-layout(constant_id = 27) const uint QKV_EARLY = 0;
-bool qkv_preload(uint l, uint gsub, uint nsub, out uvec4 ph[2u * kMaxParts], out uvec4 pq[2u * kMaxParts]) {
-  if (QKV_EARLY == 0u || PIPE == 0u || (skip_mask() & 1u) != 0u || gsub >= p.q_dim / 2u + p.kv_dim) return false;
-  uint which, tt, e, ra, rb;
-  qkv_task(gsub, nsub, which, tt, e, ra, rb);
-  uint row = l * kPkStride;
-  if (tbl[row + e + 2u] != kPkQ4K) return false;
-  RU4 w = RU4(uvec2(tbl[row + e], tbl[row + e + 1u]));
-  q4k_load(w, ra, w, rb, p.dim / 256u, gl_SubgroupInvocationID, p.dim / 32u, ph, pq);
-  return true;
-}
-
-// P1's task at place i of layer l: its two rows' dot products (the first step's words preloaded with `pre`), biased,
-// rotated (q, k) and stored (q to scratch, k and v to the caches at pos).
-void qkv_item(uint l, uint i, uint nsub, uint pos, bool pre, uvec4 ph[2u * kMaxParts], uvec4 pq[2u * kMaxParts]) {
-  bool lane0 = gl_SubgroupInvocationID == 0u, local_freq = tb(l, kPkLocal) != 0u;
-  uint half_hd = p.head_dim / 2u;
-  uint which, tt, e, ra, rb;
-  qkv_task(i, nsub, which, tt, e, ra, rb);
-  uvec2 w = addr(l, e);
-  vec2 s = dot2_pre(tb(l, e + 2u), w, ra, w, rb, p.dim, 0u, 0u, p.dim, pre, ph, pq);
-  uvec2 bias = addr(l, kPkBiasQ + 2u * which);
-  if (lane0) {
-    if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
-    if (which < 2u) {
-      float f = local_freq ? freq_l[tt % half_hd] : freq_g[tt % half_hd];
-      s = rope_rotate(s.x, s.y, float(pos), f);
-    }
-    if (which == 0u) {
-      sc[ra] = s.x;
-      sc[rb] = s.y;
-    } else {
-      KVh c = KVh(addr(l, which == 1u ? kPkKCache : kPkVCache));
-      c.v[pos * p.kv_dim + ra] = float16_t(s.x);
-      c.v[pos * p.kv_dim + rb] = float16_t(s.y);
-    }
-  }
-}
-
 void main() {
   uint pos = state[1];
   uint nsg = gl_NumSubgroups, gsub = first_task(1u, gl_SubgroupID), nsub = gl_NumWorkGroups.x * nsg;
   bool lane0 = gl_SubgroupInvocationID == 0u;
+  uint hd = p.head_dim, half_hd = hd / 2u;
 #ifdef PK_FOLD_O
   uint fold_done = 0u;  // the count every group's word reaches once this layer's items are done (uniform)
 #endif
   tbl_fetch(0u);
-  uvec4 ph[2u * kMaxParts], pq[2u * kMaxParts];  // P1's first step, preloaded (QKV_EARLY)
-  bool pre = qkv_preload(0u, gsub, nsub, ph, pq);
   barrier();
   for (uint l = 0u; l < p.n_layers; ++l) {
     // P1: q, k, v.
@@ -1283,11 +1209,42 @@ void main() {
     else
       stage_norm(addr(l, kPkAttnNorm), any_q4k);
     {
-      uint n_tasks = p.q_dim / 2u + p.kv_dim;
-      // The first task apart, so that the preloaded words (QKV_EARLY) are dead past it.
-      uint i0 = (skip_mask() & 1u) != 0u ? n_tasks : gsub;
-      if (i0 < n_tasks) qkv_item(l, i0, nsub, pos, pre, ph, pq);
-      for (uint i = i0 + nsub; i < n_tasks; i += nsub) qkv_item(l, i, nsub, pos, false, g_none, g_none);
+      uint tq = p.q_dim / 2u, tk = p.kv_dim / 2u, n_tasks = tq + 2u * tk;
+      // QKV_ORDER: the first q_lead places of the grid-stride order are q tasks, so the subgroups that take a task in
+      // the second round (places nsub..) took a q task in the first (places 0..q_lead): two Q4_K tasks, never a q task
+      // and a Q6_K v task (the 8B and 3B: 3,072 and 2,560 tasks on 2,640 and 2,112 subgroups).
+      uint q_lead = QKV_ORDER != 0u && n_tasks > nsub ? min(n_tasks - nsub, tq) : 0u;
+      bool local_freq = tb(l, kPkLocal) != 0u;
+      for (uint i = (skip_mask() & 1u) != 0u ? n_tasks : gsub; i < n_tasks; i += nsub) {
+        uint t = i < q_lead ? i : i < q_lead + 2u * tk ? tq + (i - q_lead) : i - 2u * tk;  // the task at place i
+        uint which = t < tq ? 0u : t < tq + tk ? 1u : 2u;  // q, k, v
+        uint tt = which == 0u ? t : which == 1u ? t - tq : t - tq - tk;
+        uint e = which == 0u ? kPkQ : which == 1u ? kPkK : kPkV;
+        uint ra, rb;
+        if (which == 2u) {
+          ra = 2u * tt, rb = 2u * tt + 1u;
+        } else {
+          ra = (tt / half_hd) * hd + tt % half_hd, rb = ra + half_hd;
+        }
+        uvec2 w = addr(l, e);
+        vec2 s = dot2(tb(l, e + 2u), w, ra, w, rb, p.dim, 0u, 0u, p.dim);
+        uvec2 bias = addr(l, kPkBiasQ + 2u * which);
+        if (lane0) {
+          if (bias != uvec2(0u)) s += vec2(RF(bias).v[ra], RF(bias).v[rb]);
+          if (which < 2u) {
+            float f = local_freq ? freq_l[tt % half_hd] : freq_g[tt % half_hd];
+            s = rope_rotate(s.x, s.y, float(pos), f);
+          }
+          if (which == 0u) {
+            sc[ra] = s.x;
+            sc[rb] = s.y;
+          } else {
+            KVh c = KVh(addr(l, which == 1u ? kPkKCache : kPkVCache));
+            c.v[pos * p.kv_dim + ra] = float16_t(s.x);
+            c.v[pos * p.kv_dim + rb] = float16_t(s.y);
+          }
+        }
+      }
     }
     uint lo = bs_window_lo(pos, tb(l, kPkWindow));
     // ATTN_GQA: the items are (kv head, chunk), and p.splits counts a kv head's chunks.
@@ -1392,7 +1349,6 @@ void main() {
     if (l + 1u < p.n_layers) {
       uint gb = grid_arrive();
       tbl_fetch(l + 1u);  // the next layer's row, in the wait (what the wait's workgroup barrier publishes)
-      pre = qkv_preload(l + 1u, gsub, nsub, ph, pq);
       grid_wait(gb);
     }
   }

@@ -269,14 +269,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // +13% and +11% (session 39, W5). BLUESHIFT_PERSISTENT_TOUCH=0 for A/B runs.
   const uint32_t touch = std::min(env_uint("BLUESHIFT_PERSISTENT_TOUCH", 8), 16u);
   const uint32_t touch_step = std::clamp(env_uint("BLUESHIFT_PERSISTENT_TOUCH_STEP", 32), 4u, 4096u) & ~3u;
-  // P1's first Q4_K step loaded between the arrival and the wait at the grid barrier before each layer
-  // (decode_persistent.comp QKV_EARLY, under PIPE); BLUESHIFT_PERSISTENT_QKV_EARLY=0|1 for A/B runs.
-  const uint32_t qkv_early = env_uint("BLUESHIFT_PERSISTENT_QKV_EARLY", 1) ? 1 : 0;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp},
-               {27, qkv_early}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
