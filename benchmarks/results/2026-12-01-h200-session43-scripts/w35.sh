@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
-# W35 (session 43): W34 again with P1's first task apart (qkv_item: the preloaded words dead past it, so they no
-# longer live across all of P1). P1's first Q4_K step loaded in the wait of the grid barrier before each layer (decode_persistent.comp
-# QKV_EARLY, new, default 1) against 0, 1B / 3B / 8B q4_k_m, 512 + 128, 5 reps, alternated three times; 1B and 8B only (device time).
-# Count: P1's staging is ~3 us (W31) after the wait, then its first loads' round trip (~1 us) before any math; EARLY 2
-# gave gate/up the same overlap for +1.2% (1B) and +0.9% (8B) (session 25, K6-K7).
-# Predicted: registers back to ~107-110 (1B) and 95 without spill (8B); then 1B +0.5..+1.5%, 8B +0.5..+1.0% (W34:
-# the 3B, at 127 registers without spill, +1.0%).
-# unchanged or +1..2 (the preloaded words live across the wait and the staging, as gate/up's do), no spill; logits
-# identical (the same words, loaded earlier).
+# W35 (session 43): W34 again with P1's first task apart (qkv_item, so that the preloaded words are dead past it
+# rather than live across all of P1): decode_persistent.comp QKV_EARLY 1 against 0, 1B and 8B q4_k_m (device time),
+# 512 + 128, 5 reps, alternated three times.
+# Predicted: registers back to ~107-110 (1B) and 95 without spill (8B); then 1B +0.5..+1.5%, 8B +0.5..+1.0% (W34: the
+# 3B, at 127 registers without spill, +1.0%). Logits identical (the same words, loaded earlier).
 # Carry .gl, .dev/carry.
 set -uo pipefail
 . benchmarks/lease_setup.sh >/dev/null 2>&1
