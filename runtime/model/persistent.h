@@ -61,8 +61,9 @@ class PersistentDecode {
   // alone, in fewer passes).
   uint32_t staging_floats() const { return staging_; }
   const std::map<std::string, uint32_t>& down_passes() const { return down_passes_; }
-  // Whether the phases whose matrices are all Q4_K take their RMSNorm straight into the slots (NORM_SLOTS: the slot
-  // forms, where dim's slots fit one a workgroup invocation; BLUESHIFT_PERSISTENT_NORM_SLOTS=0 turns it off).
+  // Whether the phases whose matrices are all Q4_K take their RMSNorm straight into the slots, and by default q/k/v
+  // where only some are (NORM_SLOTS 2: the floats staged beside them; the slot forms, where dim's slots fit one a
+  // workgroup invocation; BLUESHIFT_PERSISTENT_NORM_SLOTS=0 turns it off, =1 keeps it to the all-Q4_K phases).
   bool norm_slots() const { return norm_slots_; }
   // Whether the kernel ends with the output norm in the int8 form the Q6_K head reads (HEAD_Q8X; record_forward then
   // records no norm dispatch before the head).
