@@ -13,6 +13,11 @@
 #   ab_ids FILE RUNNER MODEL [VAR=VAL ...]   -> FILE: the greedy ids of `generate --deterministic` on a fixed 6-token
 #                                               prompt, 64 tokens, one line (two settings whose files differ part the
 #                                               decode; the run scripts of sessions 36-37 each wrote this for itself)
+#   ab_rounds OUT RUNNER MODEL PROMPT GEN REPS ROUNDS VARIANT...
+#                                            -> every VARIANT (ab_variant's syntax) through ab_bench, ROUNDS times
+#                                               alternated (OUT/NAME-a.json, -b, ..), then each one's ab_ids
+#                                               (OUT/ids-NAME.txt) and the token where it parts from the first's (the
+#                                               loop the run scripts of session 43 each wrote for itself)
 ab_model() {
   "$1" blueshift synth --config "$2" "$4/hf" --seed 1 >/dev/null
   "$1" blueshift convert "$4/hf" "$4/m" --quant "$3" >/dev/null
@@ -45,4 +50,29 @@ ab_ids() {
     --deterministic --json 2>/dev/null |
     python3 -c "import json,sys; print(' '.join(str(json.loads(l)['id']) for l in sys.stdin if l.startswith('{')))" \
     > "$file"
+}
+ab_rounds() {
+  local out=$1 runner=$2 model=$3 prompt=$4 gen=$5 reps=$6 rounds=$7 r v first=
+  shift 7
+  for r in $(printf '%s\n' a b c d e f g h | head -n "$rounds"); do
+    for v in "$@"; do
+      ab_variant "$runner" "$v"
+      ab_bench "$out" "$ab_name-$r" "$ab_run" "$model" "$prompt" "$gen" "$reps" "${ab_env[@]}"
+    done
+  done
+  for v in "$@"; do
+    ab_variant "$runner" "$v"
+    ab_ids "$out/ids-$ab_name.txt" "$ab_run" "$model" "${ab_env[@]}"
+    if [[ -z $first ]]; then first=$ab_name; continue; fi
+    python3 - "$out/ids-$first.txt" "$out/ids-$ab_name.txt" "$ab_name" "$first" <<'PY'
+import sys
+a, b = (open(f).read().split() for f in sys.argv[1:3])
+if not a or not b:
+    sys.exit(print(f"{sys.argv[3]}: no ids to compare (generate failed for {sys.argv[4] if not a else sys.argv[3]})"))
+i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), None)
+same = i is None and len(a) == len(b)
+print(f"{sys.argv[3]}: --deterministic ids " + ("the same as " + sys.argv[4] if same else
+      f"part from {sys.argv[4]}'s at token {i if i is not None else min(len(a), len(b))} of {len(a)}"))
+PY
+  done
 }
