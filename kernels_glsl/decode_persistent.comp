@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA (below).
+// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = PRELOAD (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -875,6 +875,32 @@ layout(constant_id = 12) const uint STREAM = 1;
 // round trip overlaps the staging's; 2: before the wait at the grid barrier that opens the phase (gate_up_q4k takes that
 // barrier: its round trip overlaps the wait); 0: after the staging (A/B runs).
 layout(constant_id = 13) const uint EARLY = 2;
+// PRELOAD = K > 0 (the slot forms with NORM_SLOTS, EARLY 2 and PARTS 1; the host sets it where the staging area's
+// room past the norm's slots holds K steps of every subgroup): in the wait of the grid barrier that opens P4 each
+// subgroup loads its stream's first K steps and stores them in its own part of that room, and issues step K's loads
+// (EARLY's one step, K steps later). Its first K steps then read shared memory, not DRAM: the DRAM traffic of the
+// phase's first round starts in the wait and the staging instead of after them.
+layout(constant_id = 27) const uint PRELOAD = 0;
+#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
+// Where subgroup sg's preloaded step k lives: 4 uvec4s a lane (row a's header and codes, row b's), past the nb blocks'
+// slot records of the norm.
+uint preload_at(uint nb, uint k) {
+  return nb * kPkSlotRec + ((gl_SubgroupID * PRELOAD + k) * 4u) * gl_SubgroupSize + gl_SubgroupInvocationID;
+}
+void preload_put(uint at, uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts]) {
+  uint sg = gl_SubgroupSize;
+  smem[at] = hh[0], smem[at + sg] = qq[0], smem[at + 2u * sg] = hh[1], smem[at + 3u * sg] = qq[1];
+}
+void preload_get(uint at, out uvec4 hh[2u * kMaxParts], out uvec4 qq[2u * kMaxParts]) {
+  uint sg = gl_SubgroupSize;
+  hh[0] = smem[at], qq[0] = smem[at + sg], hh[1] = smem[at + 2u * sg], qq[1] = smem[at + 3u * sg];
+}
+#else
+uint preload_at(uint nb, uint k) { return 0u; }
+void preload_put(uint at, uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts]) {}
+void preload_get(uint at, out uvec4 hh[2u * kMaxParts], out uvec4 qq[2u * kMaxParts]) {}
+#endif
+
 // P4 with Q4_K gate and up matrices a, b: xn = RMSNorm(x) (norm weights nw) staged, then h[t] = act(a_t . xn) *
 // (b_t . xn) for the subgroup's tasks t = t0, t0 + dt, ... < ffn_dim, their steps in one loop that loads the next step
 // (of this task or the next) before this one's math.
@@ -888,16 +914,29 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   if (EARLY == 0u) {
     if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
   }
-  if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
+  // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first.
+  uint tp = t0, sp = 0u;
+  for (uint k = 0u; k < PRELOAD; ++k) {
+    if (tp < p.ffn_dim) {
+      q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, hh, qq);
+      preload_put(preload_at(nb, k), hh, qq);
+    }
+    if (++sp == steps) sp = 0u, tp += dt;
+  }
+  if (tp < p.ffn_dim) q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
   if (EARLY != 0u) {
     if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
   }
   vec2 acc = vec2(0.0);
-  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
-    hh = nh, qq = nq;
+  for (uint t = t0, s = 0u, k = 0u; t < p.ffn_dim; ++k) {
     uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
-    if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
+    if (k < PRELOAD) {
+      preload_get(preload_at(nb, k), hh, qq);  // step PRELOAD is in flight in nh / nq
+    } else {
+      hh = nh, qq = nq;
+      if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
+    }
     q4k_math(hh, qq, s * span + lane, pend, 0u, acc);
     if (sn == 0u) {
       vec2 r = task_sum(acc);

@@ -269,10 +269,21 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // +13% and +11% (session 39, W5). BLUESHIFT_PERSISTENT_TOUCH=0 for A/B runs.
   const uint32_t touch = std::min(env_uint("BLUESHIFT_PERSISTENT_TOUCH", 8), 16u);
   const uint32_t touch_step = std::clamp(env_uint("BLUESHIFT_PERSISTENT_TOUCH_STEP", 32), 4u, 4096u) & ~3u;
+  // P4's first K steps a subgroup preloaded into shared memory in the wait of the grid barrier that opens it
+  // (decode_persistent.comp PRELOAD): BLUESHIFT_PERSISTENT_PRELOAD=K, at most what the staging area holds past the
+  // norm's slots (the slot forms with NORM_SLOTS, STREAM, EARLY 2 and PARTS 1).
+  uint32_t preload = 0;
+  if (q4k_slots && norm_slots && stream && early == 2 && parts == 1 && ad.subgroup_size > 0) {
+    const uint32_t room = PK_SMEM_WORDS(sh) - uint32_t(c.dim) / 256 * kPkSlotRec;  // uvec4s
+    const uint32_t fit = room / (wg / ad.subgroup_size * 4 * ad.subgroup_size);
+    preload = std::min({env_uint("BLUESHIFT_PERSISTENT_PRELOAD", 0), fit, 8u});
+  }
+  pk->preload_ = preload;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp},
+               {27, preload}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);
