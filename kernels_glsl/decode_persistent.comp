@@ -916,11 +916,9 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   }
   // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first.
   uint tp = t0, sp = 0u;
-  for (uint k = 0u; k < PRELOAD; ++k) {
-    if (tp < p.ffn_dim) {
-      q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, hh, qq);
-      preload_put(preload_at(nb, k), hh, qq);
-    }
+  for (uint k = 0u; k < PRELOAD && tp < p.ffn_dim; ++k) {
+    q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, hh, qq);
+    preload_put(preload_at(nb, k), hh, qq);
     if (++sp == steps) sp = 0u, tp += dt;
   }
   if (tp < p.ffn_dim) q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
