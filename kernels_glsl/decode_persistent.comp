@@ -882,7 +882,7 @@ layout(constant_id = 13) const uint EARLY = 2;
 // phase's first round starts in the wait and the staging instead of after them.
 layout(constant_id = 27) const uint PRELOAD = 0;
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-// Where subgroup sg's preloaded step k lives: 4 uvec4s a lane (row a's header and codes, row b's), past the nb blocks'
+// Where this subgroup's preloaded step k lives: 4 uvec4s a lane (row a's header and codes, row b's), past the nb blocks'
 // slot records of the norm.
 uint preload_at(uint nb, uint k) {
   return nb * kPkSlotRec + ((gl_SubgroupID * PRELOAD + k) * 4u) * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -901,6 +901,17 @@ void preload_put(uint at, uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts]) {}
 void preload_get(uint at, out uvec4 hh[2u * kMaxParts], out uvec4 qq[2u * kMaxParts]) {}
 #endif
 
+// P4's RMSNorm for gate_up_q4k (its matrices are Q4_K): straight into the slots where NORM_SLOTS, else the floats, then
+// the slots (PROBE 256 takes it away).
+void stage_gate_up_norm(uvec2 nw) {
+  if ((PROBE & 256u) != 0u)
+    barrier();
+  else if (NORM_SLOTS != 0u && kQ4kSlots)
+    stage_norm_slots(nw, false);
+  else
+    stage_norm(nw, true);
+}
+
 // P4 with Q4_K gate and up matrices a, b: xn = RMSNorm(x) (norm weights nw) staged, then h[t] = act(a_t . xn) *
 // (b_t . xn) for the subgroup's tasks t = t0, t0 + dt, ... < ffn_dim, their steps in one loop that loads the next step
 // (of this task or the next) before this one's math.
@@ -910,10 +921,7 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   RU4 wa = RU4(a), wb = RU4(b);
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
-  bool ns = NORM_SLOTS != 0u && kQ4kSlots;  // the phase's matrices are Q4_K
-  if (EARLY == 0u) {
-    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
-  }
+  if (EARLY == 0u) stage_gate_up_norm(nw);
   // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first.
   uint tp = t0, sp = 0u;
   for (uint k = 0u; k < PRELOAD && tp < p.ffn_dim; ++k) {
@@ -923,9 +931,7 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   }
   if (tp < p.ffn_dim) q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
-  if (EARLY != 0u) {
-    if ((PROBE & 256u) != 0u) barrier(); else if (ns) stage_norm_slots(nw, false); else stage_norm(nw, true);
-  }
+  if (EARLY != 0u) stage_gate_up_norm(nw);
   vec2 acc = vec2(0.0);
   for (uint t = t0, s = 0u, k = 0u; t < p.ffn_dim; ++k) {
     uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;

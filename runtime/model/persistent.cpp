@@ -273,9 +273,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // (decode_persistent.comp PRELOAD): BLUESHIFT_PERSISTENT_PRELOAD=K, at most what the staging area holds past the
   // norm's slots (the slot forms with NORM_SLOTS, STREAM, EARLY 2 and PARTS 1).
   uint32_t preload = 0;
-  if (q4k_slots && norm_slots && stream && early == 2 && parts == 1 && ad.subgroup_size > 0) {
+  if (q4k_slots && norm_slots && stream && early == 2 && parts == 1) {
     const uint32_t room = PK_SMEM_WORDS(sh) - uint32_t(c.dim) / 256 * kPkSlotRec;  // uvec4s
-    const uint32_t fit = room / (wg / ad.subgroup_size * 4 * ad.subgroup_size);
+    const uint32_t fit = room / (4 * wg);  // a step: 4 uvec4s an invocation
     preload = std::min({env_uint("BLUESHIFT_PERSISTENT_PRELOAD", 0), fit, 8u});
   }
   pk->preload_ = preload;
