@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = PRELOAD (below).
+// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = PRELOAD, 28 = PRELOAD_ROOM (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -124,7 +124,10 @@ uvec2 addr(uint l, uint e) { return uvec2(tb(l, e), tb(l, e + 1u)); }
 // The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
 // PK_SMEM_WORDS). A down projection may take the whole array in P5: a Q4_K or Q6_K one its slots alone (stage_slots),
 // any other its floats alone, from word 0 (sx_at0; kSxAt elsewhere).
-shared uvec4 smem[PK_SMEM_WORDS(SH)];
+// PRELOAD_ROOM (set by the host with PRELOAD, below): uvec4s past the staging area for the preloaded steps where the
+// room past the norm's slots is short of them.
+layout(constant_id = 28) const uint PRELOAD_ROOM = 0;
+shared uvec4 smem[PK_SMEM_WORDS(SH) + PRELOAD_ROOM];
 const uint kSxAt = PK_SX_AT(SH);
 uint sx_at0 = kSxAt;  // the word of float 0 (uniform)
 vec4 xin4(uint i) { return uintBitsToFloat(smem[sx_at0 + sx_at(i)]); }  // i % 4 == 0
@@ -876,10 +879,10 @@ layout(constant_id = 12) const uint STREAM = 1;
 // barrier: its round trip overlaps the wait); 0: after the staging (A/B runs).
 layout(constant_id = 13) const uint EARLY = 2;
 // PRELOAD = K > 0 (the slot forms with NORM_SLOTS, EARLY 2 and PARTS 1; the host sets it where the staging area's
-// room past the norm's slots holds K steps of every subgroup): in the wait of the grid barrier that opens P4 each
-// subgroup loads its stream's first K steps and stores them in its own part of that room, and issues step K's loads
-// (EARLY's one step, K steps later). Its first K steps then read shared memory, not DRAM: the DRAM traffic of the
-// phase's first round starts in the wait and the staging instead of after them.
+// room past the norm's slots, with PRELOAD_ROOM, holds K steps of every subgroup): in the wait of the grid barrier that
+// opens P4 each subgroup loads its stream's first K steps and stores them in its own part of that room, and issues step
+// K's loads (EARLY's one step, K steps later). Its first K steps then read shared memory, not DRAM: the DRAM traffic of
+// the phase's first round starts in the wait and the staging instead of after them.
 layout(constant_id = 27) const uint PRELOAD = 0;
 #if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
 // Where this subgroup's preloaded step k lives: 4 uvec4s a lane (row a's header and codes, row b's), past the nb blocks'
@@ -922,12 +925,19 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
   if (EARLY == 0u) stage_gate_up_norm(nw);
-  // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first.
+  // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first, two at
+  // a time (hh / qq and nh / nq in flight together: a round trip for two steps).
   uint tp = t0, sp = 0u;
-  for (uint k = 0u; k < PRELOAD && tp < p.ffn_dim; ++k) {
+  for (uint k = 0u; k < PRELOAD && tp < p.ffn_dim; k += 2u) {
     q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, hh, qq);
-    preload_put(preload_at(nb, k), hh, qq);
     if (++sp == steps) sp = 0u, tp += dt;
+    bool two = k + 1u < PRELOAD && tp < p.ffn_dim;
+    if (two) {
+      q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
+      if (++sp == steps) sp = 0u, tp += dt;
+    }
+    preload_put(preload_at(nb, k), hh, qq);
+    if (two) preload_put(preload_at(nb, k + 1u), nh, nq);
   }
   if (tp < p.ffn_dim) q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);

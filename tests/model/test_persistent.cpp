@@ -90,6 +90,10 @@ std::vector<Case> cases() {
       // step a task at 256 columns on lavapipe's 8 lanes: 8 parts a row, one a lane).
       {"q4_k_m_preload", llama(256, 1536, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_PRELOAD", "2"}}, 70, kHalfTol,
        {}, 1, -1, 2},
+      // ... 3 steps, at ffn 768, where the room past the slots holds 1 (the staging area is sized to ffn): the other two
+      // in PRELOAD_ROOM's shared memory past it, the three spanning three tasks.
+      {"q4_k_m_preload_room", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_PRELOAD", "3"}}, 70,
+       kHalfTol, {}, 1, -1, 3},
       // ... with only the all-Q4_K phases' norms straight into the slots (NORM_SLOTS 1: the Q6_K v layers' P1 through
       // the floats first).
       {"q4_k_m_norm_slots_pure", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "1"}}, 70,
