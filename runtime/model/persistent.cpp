@@ -286,11 +286,15 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
     preload_room = preload * step > room ? preload * step - room : 0;
   }
   pk->preload_ = preload;
+  // P4's stream steps 1 .. D touched into the caches in the wait of the grid barrier that opens it, folded after the
+  // staging (decode_persistent.comp AHEAD): BLUESHIFT_PERSISTENT_AHEAD=D, at most 4 (STREAM, EARLY 2 and PARTS 1).
+  const uint32_t ahead = stream && early == 2 && parts == 1 ? std::min(env_uint("BLUESHIFT_PERSISTENT_AHEAD", 0), 4u) : 0;
+  pk->ahead_ = ahead;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
                {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp},
-               {27, preload}, {28, preload_room}};
+               {27, preload}, {28, preload_room}, {29, ahead}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

@@ -94,6 +94,9 @@ std::vector<Case> cases() {
       // in PRELOAD_ROOM's shared memory past it, the three spanning three tasks.
       {"q4_k_m_preload_room", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_PRELOAD", "3"}}, 70,
        kHalfTol, {}, 1, -1, 3},
+      // ... with P4's stream steps 1 .. 3 touched into the caches in the wait before it (AHEAD), past the stream's
+      // end on a subgroup's last task.
+      {"q4_k_m_ahead", llama(256, 1536, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_AHEAD", "3"}}, 70, kHalfTol, {}, 1},
       // ... with only the all-Q4_K phases' norms straight into the slots (NORM_SLOTS 1: the Q6_K v layers' P1 through
       // the floats first).
       {"q4_k_m_norm_slots_pure", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "1"}}, 70,
