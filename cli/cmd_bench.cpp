@@ -219,7 +219,7 @@ void run(const Args& a) {
     decode_kernel = {{"persistent", true}, {"kernel", pk->kernel()}, {"grid", pk->grid()},
                      {"workgroup", pk->workgroup()}, {"staging_floats", pk->staging_floats()},
                      {"down_passes", pk->down_passes()}, {"norm_slots", pk->norm_slots()},
-                     {"head_norm", pk->head_norm()}, {"preload", pk->preload()}, {"ahead", pk->ahead()}};
+                     {"head_norm", pk->head_norm()}};
   // Where the decode loop replays its long-context recording (attention by kv head), or null where it has none.
   const int32_t long_from = model.long_context_from();
   decode_kernel["long_context_from"] =

@@ -29,7 +29,7 @@
 // breakdowns only, wrong logits; 0 in every kernel that computes): bits that take one part of a task away at a time.
 // 9 = PAIR_SUM, 10 = PIPE, 11 = TEAM, 12 = STREAM, 13 = EARLY, 14 = SPREAD, 15 = Q6K_SLOTS, 16 = NORM_SLOTS,
 // 17 = HEAD_Q8X, 18 = EXTRA_SYNC, 19 = POLL_COUNT, 20 = TBL_SMEM, 21 = QKV_ORDER, 22 = STUB, 23 = TOUCH,
-// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA, 27 = PRELOAD, 28 = PRELOAD_ROOM, 29 = AHEAD (below).
+// 24 = TOUCH_STEP, 25 = TPP, 26 = ATTN_GQA (below).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -124,10 +124,7 @@ uvec2 addr(uint l, uint e) { return uvec2(tb(l, e), tb(l, e + 1u)); }
 // The slot forms (below) keep the floats and their Q4_K slots in one array, the slots first (persistent.h
 // PK_SMEM_WORDS). A down projection may take the whole array in P5: a Q4_K or Q6_K one its slots alone (stage_slots),
 // any other its floats alone, from word 0 (sx_at0; kSxAt elsewhere).
-// PRELOAD_ROOM (set by the host with PRELOAD, below): uvec4s past the staging area for the preloaded steps where the
-// room past the norm's slots is short of them.
-layout(constant_id = 28) const uint PRELOAD_ROOM = 0;
-shared uvec4 smem[PK_SMEM_WORDS(SH) + PRELOAD_ROOM];
+shared uvec4 smem[PK_SMEM_WORDS(SH)];
 const uint kSxAt = PK_SX_AT(SH);
 uint sx_at0 = kSxAt;  // the word of float 0 (uniform)
 vec4 xin4(uint i) { return uintBitsToFloat(smem[sx_at0 + sx_at(i)]); }  // i % 4 == 0
@@ -878,41 +875,6 @@ layout(constant_id = 12) const uint STREAM = 1;
 // round trip overlaps the staging's; 2: before the wait at the grid barrier that opens the phase (gate_up_q4k takes that
 // barrier: its round trip overlaps the wait); 0: after the staging (A/B runs).
 layout(constant_id = 13) const uint EARLY = 2;
-// PRELOAD = K > 0 (the slot forms with NORM_SLOTS, EARLY 2 and PARTS 1; the host sets it where the staging area's
-// room past the norm's slots, with PRELOAD_ROOM, holds K steps of every subgroup): in the wait of the grid barrier that
-// opens P4 each subgroup loads its stream's first K steps and stores them in its own part of that room, and issues step
-// K's loads (EARLY's one step, K steps later). Its first K steps then read shared memory, not DRAM: the DRAM traffic of
-// the phase's first round starts in the wait and the staging instead of after them.
-layout(constant_id = 27) const uint PRELOAD = 0;
-#if defined(PK_INT_DOT) || defined(PK_HALF_DOT)
-// Where this subgroup's preloaded step k lives: 4 uvec4s a lane (row a's header and codes, row b's), past the nb blocks'
-// slot records of the norm.
-uint preload_at(uint nb, uint k) {
-  return nb * kPkSlotRec + ((gl_SubgroupID * PRELOAD + k) * 4u) * gl_SubgroupSize + gl_SubgroupInvocationID;
-}
-void preload_put(uint at, uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts]) {
-  uint sg = gl_SubgroupSize;
-  smem[at] = hh[0], smem[at + sg] = qq[0], smem[at + 2u * sg] = hh[1], smem[at + 3u * sg] = qq[1];
-}
-void preload_get(uint at, out uvec4 hh[2u * kMaxParts], out uvec4 qq[2u * kMaxParts]) {
-  uint sg = gl_SubgroupSize;
-  hh[0] = smem[at], qq[0] = smem[at + sg], hh[1] = smem[at + 2u * sg], qq[1] = smem[at + 3u * sg];
-}
-#else
-uint preload_at(uint nb, uint k) { return 0u; }
-void preload_put(uint at, uvec4 hh[2u * kMaxParts], uvec4 qq[2u * kMaxParts]) {}
-void preload_get(uint at, out uvec4 hh[2u * kMaxParts], out uvec4 qq[2u * kMaxParts]) {}
-#endif
-
-// AHEAD = D (BLUESHIFT_PERSISTENT_AHEAD, at most kMaxAhead; with STREAM, EARLY 2 and PARTS 1): in the wait of the grid
-// barrier that opens P4, after step 0's loads (EARLY's), each lane touches one word a 32-byte sector of the stream's
-// steps 1 .. D (its subgroup's 2 x 4 blocks a step: 18 sectors a row, a lane each, rows a and b), so that their loads
-// hit the caches. Unlike session 39's touches of the streamed phases (W2: -2% on the 1B), the touched words are folded
-// only after the phase's staging: no wait on them before the grid barrier's release, 2 registers a step held through
-// it. 0: none.
-layout(constant_id = 29) const uint AHEAD = 0;
-const uint kMaxAhead = 4u;
-
 // P4's RMSNorm for gate_up_q4k (its matrices are Q4_K): straight into the slots where NORM_SLOTS, else the floats, then
 // the slots (PROBE 256 takes it away).
 void stage_gate_up_norm(uvec2 nw) {
@@ -934,45 +896,14 @@ void gate_up_q4k(uvec2 a, uvec2 b, uint t0, uint dt, uvec2 nw) {
   uvec4 hh[2u * kMaxParts], qq[2u * kMaxParts], nh[2u * kMaxParts], nq[2u * kMaxParts];
   uint gb = EARLY == 2u ? grid_arrive() : 0u;
   if (EARLY == 0u) stage_gate_up_norm(nw);
-  // The stream's step PRELOAD (task tp, step sp) into nh / nq; steps 0 .. PRELOAD - 1 into shared memory first, two at
-  // a time (hh / qq and nh / nq in flight together: a round trip for two steps).
-  uint tp = t0, sp = 0u;
-  for (uint k = 0u; k < PRELOAD && tp < p.ffn_dim; k += 2u) {
-    q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, hh, qq);
-    if (++sp == steps) sp = 0u, tp += dt;
-    bool two = k + 1u < PRELOAD && tp < p.ffn_dim;
-    if (two) {
-      q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
-      if (++sp == steps) sp = 0u, tp += dt;
-    }
-    preload_put(preload_at(nb, k), hh, qq);
-    if (two) preload_put(preload_at(nb, k + 1u), nh, nq);
-  }
-  if (tp < p.ffn_dim) q4k_load(wa, tp, wb, tp, nb, sp * span + lane, pend, nh, nq);
-  uint tf[2u * kMaxAhead];  // AHEAD's touched words: rows a and b of each step
-  [[unroll]] for (uint k = 0u, tt = tp, ts = sp; k < kMaxAhead; ++k) {
-    tf[2u * k] = tf[2u * k + 1u] = 0u;
-    if (k >= AHEAD) continue;
-    if (++ts == steps) ts = 0u, tt += dt;
-    uint b0 = ts * span / 8u, b1 = min(b0 + span / 8u, nb), w = (tt * nb + b0) * 36u + lane * 8u;  // 36 words a block
-    if (tt < p.ffn_dim && lane * 8u < (b1 - b0) * 36u) tf[2u * k] = RU(a).v[w], tf[2u * k + 1u] = RU(b).v[w];
-  }
+  if (t0 < p.ffn_dim) q4k_load(wa, t0, wb, t0, nb, lane, pend, nh, nq);
   if (EARLY == 2u) grid_wait(gb);
   if (EARLY != 0u) stage_gate_up_norm(nw);
-  if (AHEAD != 0u) {
-    uint f = 0u;
-    [[unroll]] for (uint k = 0u; k < 2u * kMaxAhead; ++k) f ^= tf[k];
-    if (f == 0x9E3779B9u) s_touch = f;
-  }
   vec2 acc = vec2(0.0);
-  for (uint t = t0, s = 0u, k = 0u; t < p.ffn_dim; ++k) {
+  for (uint t = t0, s = 0u; t < p.ffn_dim;) {
+    hh = nh, qq = nq;
     uint sn = s + 1u == steps ? 0u : s + 1u, tn = sn == 0u ? t + dt : t;
-    if (k < PRELOAD) {
-      preload_get(preload_at(nb, k), hh, qq);  // step PRELOAD is in flight in nh / nq
-    } else {
-      hh = nh, qq = nq;
-      if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
-    }
+    if (tn < p.ffn_dim) q4k_load(wa, tn, wb, tn, nb, sn * span + lane, pend, nh, nq);
     q4k_math(hh, qq, s * span + lane, pend, 0u, acc);
     if (sn == 0u) {
       vec2 r = task_sum(acc);

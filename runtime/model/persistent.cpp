@@ -145,11 +145,9 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // ceil(SH / 256) blocks (640 bytes cover the rounding up): 6.75 bytes a float. Where dim or q_dim then no longer
   // fits, the float decode.
   const uint32_t need = uint32_t(std::max({c.dim, c.q_dim(), c.ffn_dim}) + 3) & ~3u;
-  auto other_bytes = [&](bool with_slots) -> uint64_t {
-    return 16ull * wg + 1024 + 4ull * wg / attn_tpp + 256 + 8 * kPkStride + 256 + (with_slots ? 640 : 0);
-  };
   auto staging = [&](bool with_slots) -> uint32_t {
-    const uint64_t other = other_bytes(with_slots);
+    const uint64_t other =
+        16ull * wg + 1024 + 4ull * wg / attn_tpp + 256 + 8 * kPkStride + 256 + (with_slots ? 640 : 0);
     if (ad.max_shared_memory <= other + 16) return 0;
     uint32_t cap = uint32_t((ad.max_shared_memory - other - 16) * 4 / (with_slots ? 27 : 17)) & ~3u;
     uint32_t sh = std::min(cap, need);
@@ -271,30 +269,10 @@ std::shared_ptr<PersistentDecode> PersistentDecode::create(Model& m, std::string
   // +13% and +11% (session 39, W5). BLUESHIFT_PERSISTENT_TOUCH=0 for A/B runs.
   const uint32_t touch = std::min(env_uint("BLUESHIFT_PERSISTENT_TOUCH", 8), 16u);
   const uint32_t touch_step = std::clamp(env_uint("BLUESHIFT_PERSISTENT_TOUCH_STEP", 32), 4u, 4096u) & ~3u;
-  // P4's first K steps a subgroup preloaded into shared memory in the wait of the grid barrier that opens it
-  // (decode_persistent.comp PRELOAD): BLUESHIFT_PERSISTENT_PRELOAD=K (the slot forms with NORM_SLOTS, STREAM, EARLY 2
-  // and PARTS 1), in the staging area past the norm's slots and, where that is short, in PRELOAD_ROOM uvec4s more of
-  // shared memory (the staging area itself keeps its size: the down projection's passes and forms depend on it); at
-  // most what shared memory holds.
-  uint32_t preload = 0, preload_room = 0;
-  if (q4k_slots && norm_slots && stream && early == 2 && parts == 1) {
-    const uint32_t step = 4 * wg;  // uvec4s: a step is 4 an invocation
-    const uint32_t room = PK_SMEM_WORDS(sh) - uint32_t(c.dim) / 256 * kPkSlotRec;
-    const uint64_t used = other_bytes(true) + 16 + 16ull * PK_SMEM_WORDS(sh);
-    const uint64_t spare = ad.max_shared_memory > used ? (ad.max_shared_memory - used) / 16 : 0;
-    preload = uint32_t(std::min<uint64_t>({env_uint("BLUESHIFT_PERSISTENT_PRELOAD", 0), (room + spare) / step, 8u}));
-    preload_room = preload * step > room ? preload * step - room : 0;
-  }
-  pk->preload_ = preload;
-  // P4's stream steps 1 .. D touched into the caches in the wait of the grid barrier that opens it, folded after the
-  // staging (decode_persistent.comp AHEAD): BLUESHIFT_PERSISTENT_AHEAD=D, at most 4 (STREAM, EARLY 2 and PARTS 1).
-  const uint32_t ahead = stream && early == 2 && parts == 1 ? std::min(env_uint("BLUESHIFT_PERSISTENT_AHEAD", 0), 4u) : 0;
-  pk->ahead_ = ahead;
   pk->spec_ = {{0, wg}, {1, sh}, {2, poll_all}, {3, poll_load}, {4, fence_all}, {5, parts}, {6, x_early}, {7, loads_only},
                {8, probe}, {9, pair_sum}, {10, pipe}, {11, team}, {12, stream}, {13, early}, {14, spread},
                {15, q6k_slots}, {16, norm_slots}, {17, head_q8x}, {18, extra_sync}, {19, poll_count}, {20, tbl_smem},
-               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp},
-               {27, preload}, {28, preload_room}, {29, ahead}};
+               {21, qkv_order}, {22, stub}, {23, touch}, {24, touch_step}, {25, attn_tpp}};
 
   // Layer table.
   std::vector<uint32_t> tbl(size_t(c.n_layers) * kPkStride, 0);

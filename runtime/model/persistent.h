@@ -68,10 +68,6 @@ class PersistentDecode {
   // Whether the kernel ends with the output norm in the int8 form the Q6_K head reads (HEAD_Q8X; record_forward then
   // records no norm dispatch before the head).
   bool head_norm() const { return head_norm_; }
-  // Steps of its gate/up stream each subgroup preloads into shared memory in the wait before P4 (PRELOAD; 0: none).
-  uint32_t preload() const { return preload_; }
-  // Steps of P4's stream touched into the caches in the wait before it (decode_persistent.comp AHEAD).
-  uint32_t ahead() const { return ahead_; }
   // Throws bs::Error(gpu) when a grid barrier timed out since the model was created: the grid was not
   // resident at once, so the logits of that step are wrong. (Reads the flag back: not for the hot loop.)
   void check() const;
@@ -80,7 +76,7 @@ class PersistentDecode {
   explicit PersistentDecode(Model& model) : model_(model) {}
   Model& model_;
   std::string kernel_ = "decode_persistent";
-  uint32_t grid_ = 1, wg_ = 64, staging_ = 0, preload_ = 0, ahead_ = 0;
+  uint32_t grid_ = 1, wg_ = 64, staging_ = 0;
   bool norm_slots_ = false, head_norm_ = false, has_long_ = false;
   std::map<std::string, uint32_t> down_passes_;
   std::vector<gpu::SpecConstant> spec_, long_spec_;

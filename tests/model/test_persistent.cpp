@@ -44,8 +44,6 @@ struct Case {
   // Whether the kernel ends with the output norm in the Q6_K head's int8 form (PersistentDecode::head_norm; where the
   // device has integer dot products; unchecked if -1).
   int head_norm = -1;
-  // Steps of P4's stream preloaded into shared memory (PersistentDecode::preload; unchecked if -1).
-  int preload = -1;
 };
 constexpr double kHalfTol = 1e-2;
 size_t top1_misses(double tol) { return tol >= kHalfTol ? 4 : 1; }
@@ -85,18 +83,6 @@ std::vector<Case> cases() {
       // the layers with a Q6_K v: here layer 1 of 2).
       {"q4_k_m_norm_floats", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "0"}}, 70,
        kHalfTol, {}, 0},
-      // ... with P4's first 2 steps a subgroup preloaded into shared memory in the wait before it (PRELOAD; the room
-      // past the norm's slots in the staging area holds them at ffn 1536 on lavapipe): they span two tasks here (one
-      // step a task at 256 columns on lavapipe's 8 lanes: 8 parts a row, one a lane).
-      {"q4_k_m_preload", llama(256, 1536, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_PRELOAD", "2"}}, 70, kHalfTol,
-       {}, 1, -1, 2},
-      // ... 3 steps, at ffn 768, where the room past the slots holds 1 (the staging area is sized to ffn): the other two
-      // in PRELOAD_ROOM's shared memory past it, the three spanning three tasks.
-      {"q4_k_m_preload_room", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_PRELOAD", "3"}}, 70,
-       kHalfTol, {}, 1, -1, 3},
-      // ... with P4's stream steps 1 .. 3 touched into the caches in the wait before it (AHEAD), past the stream's
-      // end on a subgroup's last task.
-      {"q4_k_m_ahead", llama(256, 1536, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_AHEAD", "3"}}, 70, kHalfTol, {}, 1},
       // ... with only the all-Q4_K phases' norms straight into the slots (NORM_SLOTS 1: the Q6_K v layers' P1 through
       // the floats first).
       {"q4_k_m_norm_slots_pure", llama(256, 768, 4, 2, 64), "q4_k_m", {{"BLUESHIFT_PERSISTENT_NORM_SLOTS", "1"}}, 70,
@@ -301,9 +287,6 @@ TEST_P(Persistent, DecodeMatchesPerPhaseDispatches) {
     }
     if (c.norm_slots >= 0) {
       EXPECT_EQ(pk->norm_slots(), c.norm_slots != 0) << c.name << ": norm_slots";
-    }
-    if (c.preload >= 0) {
-      EXPECT_EQ(pk->preload(), uint32_t(c.preload)) << c.name << ": preload";
     }
     if (c.head_norm >= 0) {
       EXPECT_EQ(pk->head_norm(), c.head_norm != 0 && device().has_int_dot()) << c.name << ": head_norm";
