@@ -83,6 +83,46 @@ const uint MV_NR = 2u * ROWS;
 const uint MV_NR = ROWS;
 #endif
 float mv_acc[MV_NR];
+
+// MV_CHAIN (the _chain variants; decode on the per-phase path): dependent dispatches recorded with no barrier between
+// them (ComputePassEncoder::chainNext). A producer (CHAIN_SIGNAL = 1) counts each of its workgroups done on the
+// counter at binding 12 once its rows are written; a consumer (CHAIN_WAIT = n) waits in mv_chain_wait until n
+// producer workgroups have, before it reads their output. So the consumer's workgroups start while the producer's
+// last ones drain, and its first weights are loaded before the wait (matvec_f16.comp): the launch, ramp and tail that a
+// barrier costs (6-10 us a dispatch boundary on the H200, 2026-12-01-h200-session44.md) overlap. Binding 11 is the
+// waited counter: words 0 (producer workgroups done) and 1 (consumer workgroups past the wait: the last one sets both
+// back to 0 for the next step, when no workgroup reads them any more). A workgroup that spins never holds back one it
+// waits for, because workgroups start in dispatch order (see chainNext).
+#ifdef MV_CHAIN
+layout(constant_id = 4) const uint CHAIN_WAIT = 0;
+layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
+layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
+layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
+#endif
+// Called by every invocation, in uniform control flow.
+void mv_chain_wait() {
+#ifdef MV_CHAIN
+  if (CHAIN_WAIT == 0u) return;
+  if (gl_LocalInvocationIndex == 0u) {
+    while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {
+    }
+    if (atomicAdd(chain_wait[1], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
+      atomicExchange(chain_wait[0], 0u);
+      atomicExchange(chain_wait[1], 0u);
+    }
+  }
+  memoryBarrierBuffer();
+  barrier();
+#endif
+}
+void mv_chain_signal() {
+#ifdef MV_CHAIN
+  if (CHAIN_SIGNAL == 0u) return;
+  memoryBarrierBuffer();
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) atomicAdd(chain_signal[0], 1u);
+#endif
+}
 shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
 #ifdef MV_OCCUPANCY_PAD
 // Timing builds only (bs_gemv_bench --mv-spv; no registry kernel defines it): MV_OCCUPANCY_PAD floats of shared
@@ -265,4 +305,5 @@ void mv_finish(uint row0, uint b) {
   if (subgroupElect() && hi != 0u)
     atomicMax(keys[row0 / kArgmaxSliceRows * kArgmaxKeyStride], packUint2x32(uvec2(lo, hi)));
 #endif
+  mv_chain_signal();
 }

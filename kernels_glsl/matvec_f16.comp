@@ -55,7 +55,22 @@ void main() {
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = xrow * p.k;
-    for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
+    uint j0 = gl_LocalInvocationID.x;
+#ifdef MV_CHAIN
+    // The first step's weights loaded before the wait for the producer (matvec.glsl MV_CHAIN), that step taken after it.
+    f16vec2 w0[MV_NR * kUnroll];
+    for (uint r = 0; r < MV_NR; ++r)
+      for (uint u = 0; u < kUnroll; ++u) w0[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
+    mv_chain_wait();
+    if (j0 < nw) {
+      vec2 xv[kUnroll];
+      for (uint u = 0; u < kUnroll; ++u) xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * min(j0 + u * wg, nw - 1u)) : vec2(0.0);
+      for (uint r = 0; r < MV_NR; ++r)
+        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w0[r * kUnroll + u]), xv[u]);
+    }
+    j0 += kUnroll * wg;
+#endif
+    for (; j0 < nw; j0 += kUnroll * wg) {
       vec2 xv[kUnroll];
       for (uint u = 0; u < kUnroll; ++u) {
         uint j = min(j0 + u * wg, nw - 1u);
@@ -67,6 +82,7 @@ void main() {
       }
     }
   } else {
+    mv_chain_wait();
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
       float xv = mv_x1(xrow * p.k, i);
       for (uint r = 0; r < MV_NR; ++r) {

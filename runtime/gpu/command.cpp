@@ -87,7 +87,7 @@ static bool overlaps(const CommandEncoder::Access& a, const CommandEncoder::Acce
   return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
-void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFlags stage) {
+void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFlags stage, bool chained) {
   bool hazard = false;
   for (auto& a : accesses) {
     for (auto& w : pending_writes_) hazard |= overlaps(a, w);             // RAW, WAW
@@ -95,7 +95,7 @@ void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFl
       for (auto& r : pending_reads_) hazard |= overlaps(a, r);            // WAR
     if (hazard) break;
   }
-  if (hazard) {
+  if (hazard && !chained) {
     static const bool full = env_switch("BLUESHIFT_FULL_BARRIERS");  // every barrier in the full form (A/B runs)
     if (full) barrier();
     else barrier(pending_stages_, stage);
@@ -216,8 +216,11 @@ void ComputePassEncoder::track(const Buffer* indirect, uint64_t indirect_offset)
     }
   }
   if (indirect) acc[n++] = {indirect->handle(), indirect_offset, 12, false};
-  enc_->prepare(std::span(acc, n), indirect ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT
-                                            : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  enc_->prepare(std::span(acc, n),
+                indirect ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT
+                         : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                chain_next_);
+  chain_next_ = false;
   ++enc_->dispatches_;
   ++enc_->device_->counters().dispatches;
 }

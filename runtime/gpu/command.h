@@ -84,7 +84,9 @@ class CommandEncoder {
   // Inserts a barrier when the command (running in `stage`: compute, transfer, + indirect for an
   // indirect dispatch) conflicts with one since the last barrier; the barrier waits only on the stages
   // that ran since then and blocks only `stage`.
-  void prepare(std::span<const Access> reads_writes, VkPipelineStageFlags stage);
+  // `chained`: the command orders itself after the ones it conflicts with (a dispatch that spins in the shader on a
+  // counter they signal, ComputePassEncoder::chainNext): no barrier; its accesses are tracked all the same.
+  void prepare(std::span<const Access> reads_writes, VkPipelineStageFlags stage, bool chained = false);
   void barrier();  // an unconditional full barrier (counted)
   void barrier(VkPipelineStageFlags src, VkPipelineStageFlags dst);
 
@@ -114,6 +116,13 @@ class ComputePassEncoder {
   void dispatchWorkgroups(uint32_t x, uint32_t y = 1, uint32_t z = 1);
   // Workgroup counts read from `indirect` at `offset` (3 x u32) when the GPU runs the dispatch.
   void dispatchWorkgroupsIndirect(const Buffer& indirect, uint64_t offset);
+  // The next dispatch waits in its shader for every dispatch since the last barrier that it conflicts with: they
+  // count themselves done on a counter it spins on before it reads what they wrote (matvec.glsl MV_CHAIN), so no
+  // barrier is recorded before it and it starts while they drain. The caller guarantees that each such dispatch
+  // signals that counter; later dispatches see its accesses as usual. Sound only where workgroups start in dispatch
+  // order (a spinning workgroup never holds back one it waits for): NVIDIA's queues, and lavapipe, which runs each
+  // dispatch to its end before the next.
+  void chainNext() { chain_next_ = true; }
   void end() {}
 
  private:
@@ -122,6 +131,7 @@ class ComputePassEncoder {
   uint64_t generation_ = 0;  // the encoder's command buffer that pipeline_ and groups_ are bound in
   const ComputePipeline* pipeline_ = nullptr;
   std::vector<const BindGroup*> groups_;
+  bool chain_next_ = false;
 };
 
 }  // namespace bs::gpu

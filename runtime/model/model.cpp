@@ -364,6 +364,12 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
+  {
+    const uint64_t bytes = uint64_t(c.n_layers) * kChainPoints * kChainSlotBytes;
+    chain_ = device_.createBuffer({bytes, BufferUsage::storage, "chain counters"});
+    std::vector<uint32_t> zeros(bytes / 4, 0);
+    device_.queue().writeBuffer(chain_, 0, zeros.data(), bytes);
+  }
   alloc_linear_attention();
   alloc_moe();
   for (int32_t l = 0; l < c.n_layers; ++l) {
@@ -621,6 +627,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // and no GEMM overwrites planes still wanted.
   std::vector<Reduction> pending_planes;
   std::function<void()> flush_pending;
+  bool chain_next = false;  // the next dispatch waits in its shader (chained_matvec)
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
@@ -646,6 +653,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     pass.setPipeline(p);
     pass.setBindGroup(0, rec.groups.back());
     pass.setPushConstants(params, params_size);
+    if (chain_next) pass.chainNext();  // chained_matvec's: no barrier before this dispatch
+    chain_next = false;
     if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
     else pass.dispatchWorkgroups(gx, gy);
     if (prof) prof->mark(enc, label);
@@ -833,15 +842,48 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
   // ... and the gated FFN, h = act(W_gate xn) * (W_up xn), in one dispatch (MV_GATED): gate and up
   // never reach memory; no activation dispatch, one barrier fewer per layer.
-  auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y) {
+  // With a chain slot (decode's chained dispatches, below), the _chain variant signals that slot's counter: returns the
+  // workgroups that count.
+  auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y,
+                          std::optional<uint64_t> chain_at = std::nullopt) {
     uint32_t m = uint32_t(wg_.shape[0]), k = uint32_t(wg_.shape[1]);
     // F16 rows 2 a workgroup (H200, 2026-11-28-h200-session17.md R4: 1B f16 decode 789.6 -> 812.8 tok/s, 8B f16
     // 177.3 -> 181.4; 8 rows lost: 737 / 170); other dtypes keep 4 (not measured at 2).
     const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_GATED_ROWS", wg_.dtype == DType::F16 ? 2 : 4));
-    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated", mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg),
-             {{0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}},
+    std::vector<BindGroupEntry> e = {
+        {0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}};
+    auto spec = mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg);
+    if (chain_at) {
+      e.push_back({11, &chain_, *chain_at, kChainSlotBytes});
+      e.push_back({12, &chain_, *chain_at, kChainSlotBytes});
+      spec.push_back({5, 1u});
+    }
+    const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
+    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated" + (chain_at ? "_chain" : ""), spec, e,
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
-             (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec_gated", wg_));
+             groups, 1, shape_label("matvec_gated", wg_));
+    return groups;
+  };
+  // Decode on the per-phase path: y (+)= W x in a dispatch recorded with no barrier before it (chainNext), whose
+  // workgroups load their first weights, then wait until `producers` workgroups of the dispatch before have counted
+  // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16:
+  // BLUESHIFT_CHAIN=0 records the barrier instead (A/B runs).
+  static const bool chain_env = env_uint("BLUESHIFT_CHAIN", 1) != 0;
+  const bool chaining = M == 1 && chain_env && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
+  auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
+  auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, uint64_t chain_at, uint32_t producers) {
+    uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 2));
+    auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
+    spec.push_back({4, producers});
+    chain_next = true;
+    dispatch(weight_kernel("matvec", w.dtype) + "_chain", spec,
+             {{0, &w.buffer},
+              {1, &x, 0, uint64_t(k) * 4},
+              {2, &y, 0, uint64_t(m) * 4},
+              {11, &chain_, chain_at, kChainSlotBytes},
+              {12, &chain_, chain_at, kChainSlotBytes}},
+             MatvecParams{m, k, 1, 1}, (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
 
   // The same helpers for the per-family layer recorders (forward_<family>.cpp).
@@ -1200,8 +1242,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  BiasParams{uint32_t(c.dim), M, 0, 0}, (uint32_t(c.dim) + 255) / 256, M, "bias");
     }  // attention layer
 
+    const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
+                           W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
     if (c.moe()) {
       record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
+    } else if (chain_ffn) {
+      const uint32_t producers = gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_, chain_slot(l, 3));
+      prefetch(4, l, {"ffn_down"});
+      chained_matvec(W("ffn_down"), gate_, x_, chain_slot(l, 3), producers);
+      prefetch(8, l + 1, {"attn_q", "attn_k", "attn_v"});
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
       prefetch(4, l, {"ffn_down"});
@@ -1236,7 +1285,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
             act, grid_x(n), grid_y(n), "gated_act");
       }
     }
-    if (c.moe()) {
+    if (c.moe() || chain_ffn) {
     } else if (c.sandwich_norm) {
       matmul(W("ffn_down"), gate_, 0, tmp_, M, false);
       rms(tmp_, 0, W("ffn_post_norm"), x_, 0, c.dim, M, true);

@@ -82,6 +82,47 @@ TEST_F(Hazards, SplitChainSubmittedInPartsIsOrdered) {
   for (uint32_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(y[i], x[i] * 128.0f);
 }
 
+// The same chain with no barriers (ComputePassEncoder::chainNext): step i waits in its shader until every workgroup of
+// step i - 1 has counted itself done (matvec.glsl MV_CHAIN), at slot i - 1 of the counters, and counts its own at
+// slot i. The last consumer of each slot sets it back to zero for the next run, so the recording replays.
+TEST_F(Hazards, ChainedDispatchesWaitInTheShader) {
+  const uint32_t n = 72, steps = 5, rows = 2, groups_per_step = n / rows, slot = 256;
+  auto w = identity(n, 2.0f);
+  auto x = random_floats(n);
+  std::vector<gpu::Buffer> bufs;
+  bufs.push_back(upload(x));
+  for (uint32_t i = 0; i < steps; ++i) bufs.push_back(poisoned(n * 4));
+  auto counters = upload(std::vector<uint32_t>(steps * slot / 4, 0u), "chain counters");
+  std::vector<const gpu::ComputePipeline*> pipes;
+  std::vector<gpu::BindGroup> groups;
+  for (uint32_t i = 0; i < steps; ++i) {
+    const uint32_t wait = i == 0 ? 0u : groups_per_step, signal = i + 1 < steps ? 1u : 0u;
+    pipes.push_back(&kernels().get("matvec_f16_chain", {{0, 32}, {1, rows}, {4, wait}, {5, signal}}));
+    const uint64_t waited = uint64_t(i == 0 ? 0 : i - 1) * slot;
+    gpu::BindGroupEntry e[] = {{0, &w}, {1, &bufs[i]}, {2, &bufs[i + 1]}, {11, &counters, waited, slot},
+                               {12, &counters, uint64_t(i) * slot, slot}};
+    groups.push_back(device().createBindGroup(*pipes.back(), 0, e));
+  }
+  auto enc = device().createCommandEncoder("chained", true);
+  auto pass = enc.beginComputePass();
+  for (uint32_t i = 0; i < steps; ++i) {
+    pass.setPipeline(*pipes[i]);
+    pass.setBindGroup(0, groups[i]);
+    pass.setPushConstants(MatvecParams{n, n, 1, 0});
+    if (i > 0) pass.chainNext();
+    pass.dispatchWorkgroups(n / rows);
+  }
+  EXPECT_EQ(enc.barrierCount(), 0u);
+  auto cb = enc.finish();
+  for (int run = 0; run < 2; ++run) {
+    device().queue().wait(device().queue().submit(cb));
+    auto y = download<float>(bufs[steps], n);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], x[i] * 32.0f) << "run " << run << ", element " << i;
+    auto c = download<uint32_t>(counters, steps * slot / 4);
+    for (uint32_t i = 0; i < steps; ++i) EXPECT_EQ(c[i * slot / 4], 0u) << "run " << run << ", slot " << i;
+  }
+}
+
 TEST_F(Hazards, IndependentDispatchesGetNoBarrier) {
   const uint32_t n = 48, count = 10;
   auto w = identity(n, 3.0f);
