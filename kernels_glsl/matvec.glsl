@@ -96,6 +96,8 @@ float mv_acc[MV_NR];
 #ifdef MV_CHAIN
 layout(constant_id = 4) const uint CHAIN_WAIT = 0;
 layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
+layout(constant_id = 6) const uint CHAIN_POLL = 0;   // A/B runs: 0 polls with an atomic, 1 with a coherent load
+layout(constant_id = 7) const uint CHAIN_EARLY = 1;  // A/B runs: 1 loads the first weights before the wait, 0 after
 layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
 layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
 #endif
@@ -104,7 +106,12 @@ void mv_chain_wait() {
 #ifdef MV_CHAIN
   if (CHAIN_WAIT == 0u) return;
   if (gl_LocalInvocationIndex == 0u) {
-    while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {
+    if (CHAIN_POLL == 1u) {
+      while (chain_wait[0] < CHAIN_WAIT) {
+      }
+    } else {
+      while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {
+      }
     }
     if (atomicAdd(chain_wait[1], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
       atomicExchange(chain_wait[0], 0u);

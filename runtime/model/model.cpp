@@ -866,17 +866,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
   // Decode on the per-phase path: y (+)= W x in a dispatch recorded with no barrier before it (chainNext), whose
   // workgroups load their first weights, then wait until `producers` workgroups of the dispatch before have counted
-  // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16:
-  // BLUESHIFT_CHAIN=0 records the barrier instead (A/B runs).
-  static const bool chain_env = env_uint("BLUESHIFT_CHAIN", 1) != 0;
-  const bool chaining = M == 1 && chain_env && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
+  // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16.
+  // BLUESHIFT_CHAIN (A/B runs), bits: 1 chains (0: the barrier, plain kernels), 2 polls the counter with a load (not
+  // an atomic), 4 waits before the first weights' loads, 8 records the barrier all the same.
+  static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
+  const bool chaining =
+      M == 1 && (chain_env & 1) && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
   auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
   auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, uint64_t chain_at, uint32_t producers) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 2));
     auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
     spec.push_back({4, producers});
-    chain_next = true;
+    spec.push_back({6, (chain_env >> 1) & 1});
+    spec.push_back({7, (chain_env & 4) ? 0u : 1u});
+    chain_next = !(chain_env & 8);
     dispatch(weight_kernel("matvec", w.dtype) + "_chain", spec,
              {{0, &w.buffer},
               {1, &x, 0, uint64_t(k) * 4},
