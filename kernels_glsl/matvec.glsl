@@ -96,7 +96,7 @@ float mv_acc[MV_NR];
 #ifdef MV_CHAIN
 layout(constant_id = 4) const uint CHAIN_WAIT = 0;
 layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
-layout(constant_id = 6) const uint CHAIN_POLL = 0;   // A/B runs: 0 polls with an atomic, 1 with a coherent load
+layout(constant_id = 6) const uint CHAIN_POLL = 0;   // A/B runs: 0 polls with an atomic add of 0, 1 an atomic load
 layout(constant_id = 7) const uint CHAIN_EARLY = 1;  // A/B runs: 1 loads the first weights before the wait, 0 after
 layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
 layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
@@ -107,7 +107,7 @@ void mv_chain_wait() {
   if (CHAIN_WAIT == 0u) return;
   if (gl_LocalInvocationIndex == 0u) {
     if (CHAIN_POLL == 1u) {
-      while (chain_wait[0] < CHAIN_WAIT) {
+      while (atomicLoad(chain_wait[0], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < CHAIN_WAIT) {
       }
     } else {
       while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {

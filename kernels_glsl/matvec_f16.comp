@@ -9,6 +9,9 @@
 // robust buffer access (lavapipe). Odd k (rows not word-aligned; in no model, but legal) takes a
 // per-element path. Choose the workgroup size near k/8 (at most 256) so every invocation is busy.
 #include "common.glsl"
+#ifdef MV_CHAIN
+#extension GL_KHR_memory_scope_semantics : require
+#endif
 #include "params.h"
 layout(local_size_x = 256, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 2;
@@ -35,7 +38,11 @@ void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
   w1 = vec4(vec2(mv_wq(up, i + 2u)), vec2(mv_wq(up, i + 3u)));
 }
 #else
+#ifdef MV_CHAIN_CX
+layout(std430, binding = 1) coherent readonly buffer X { float x[]; };  // A/B runs: x read past the SM's L1
+#else
 layout(std430, binding = 1) readonly buffer X { float x[]; };
+#endif
 #define MV_X_SCALAR
 #include "matvec.glsl"
 

@@ -868,7 +868,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // workgroups load their first weights, then wait until `producers` workgroups of the dispatch before have counted
   // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16.
   // BLUESHIFT_CHAIN (A/B runs), bits: 1 chains (0: the barrier, plain kernels), 2 polls the counter with a load (not
-  // an atomic), 4 waits before the first weights' loads, 8 records the barrier all the same.
+  // an atomic add), 4 waits before the first weights' loads, 8 records the barrier all the same, 16 reads x coherently.
   static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
   const bool chaining =
       M == 1 && (chain_env & 1) && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
@@ -881,7 +881,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     spec.push_back({6, (chain_env >> 1) & 1});
     spec.push_back({7, (chain_env & 4) ? 0u : 1u});
     chain_next = !(chain_env & 8);
-    dispatch(weight_kernel("matvec", w.dtype) + "_chain", spec,
+    dispatch(weight_kernel("matvec", w.dtype) + ((chain_env & 16) ? "_chain_cx" : "_chain"), spec,
              {{0, &w.buffer},
               {1, &x, 0, uint64_t(k) * 4},
               {2, &y, 0, uint64_t(m) * 4},
