@@ -98,6 +98,7 @@ layout(constant_id = 4) const uint CHAIN_WAIT = 0;
 layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
 layout(constant_id = 6) const uint CHAIN_POLL = 0;   // A/B runs: 0 polls with an atomic add of 0, 1 an atomic load
 layout(constant_id = 7) const uint CHAIN_EARLY = 1;  // A/B runs: 1 loads the first weights before the wait, 0 after
+layout(constant_id = 8) const uint CHAIN_RESET = 1;  // 1: the last consumer zeroes the counter; 0: a fill before the step
 layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
 layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
 #endif
@@ -113,7 +114,7 @@ void mv_chain_wait() {
       while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {
       }
     }
-    if (atomicAdd(chain_wait[1], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
+    if (CHAIN_RESET != 0u && atomicAdd(chain_wait[1], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
       atomicExchange(chain_wait[0], 0u);
       atomicExchange(chain_wait[1], 0u);
     }

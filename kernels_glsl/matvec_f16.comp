@@ -64,19 +64,25 @@ void main() {
     uint nw = p.k / 2u, xb = xrow * p.k;
     uint j0 = gl_LocalInvocationID.x;
 #ifdef MV_CHAIN
-    // The first step's weights loaded before the wait for the producer (matvec.glsl MV_CHAIN), that step taken after it.
-    if (CHAIN_EARLY == 0u) mv_chain_wait();
-    f16vec2 w0[MV_NR * kUnroll];
-    for (uint r = 0; r < MV_NR; ++r)
-      for (uint u = 0; u < kUnroll; ++u) w0[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
-    if (CHAIN_EARLY != 0u) mv_chain_wait();
-    if (j0 < nw) {
-      vec2 xv[kUnroll];
-      for (uint u = 0; u < kUnroll; ++u) xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * min(j0 + u * wg, nw - 1u)) : vec2(0.0);
+    // The first step's weights loaded before the wait for the producer (matvec.glsl MV_CHAIN), that step taken after
+    // it; with CHAIN_EARLY = 0 the wait, then the plain loop.
+    if (CHAIN_EARLY == 0u) {
+      mv_chain_wait();
+    } else {
+      f16vec2 w0[MV_NR * kUnroll];
       for (uint r = 0; r < MV_NR; ++r)
-        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w0[r * kUnroll + u]), xv[u]);
+        for (uint u = 0; u < kUnroll; ++u)
+          w0[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
+      mv_chain_wait();
+      if (j0 < nw) {
+        vec2 xv[kUnroll];
+        for (uint u = 0; u < kUnroll; ++u)
+          xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * min(j0 + u * wg, nw - 1u)) : vec2(0.0);
+        for (uint r = 0; r < MV_NR; ++r)
+          for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w0[r * kUnroll + u]), xv[u]);
+      }
+      j0 += kUnroll * wg;
     }
-    j0 += kUnroll * wg;
 #endif
     for (; j0 < nw; j0 += kUnroll * wg) {
       vec2 xv[kUnroll];

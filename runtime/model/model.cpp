@@ -868,10 +868,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // workgroups load their first weights, then wait until `producers` workgroups of the dispatch before have counted
   // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16.
   // BLUESHIFT_CHAIN (A/B runs), bits: 1 chains (0: the barrier, plain kernels), 2 polls the counter with a load (not
-  // an atomic add), 4 waits before the first weights' loads, 8 records the barrier all the same, 16 reads x coherently.
+  // an atomic add), 4 waits before the first weights' loads, 8 records the barrier all the same, 16 reads x coherently,
+  // 32 zeroes the counters with a fill before the step (not the last consumer's atomics).
   static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
   const bool chaining =
       M == 1 && (chain_env & 1) && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
+  if (chaining && (chain_env & 32)) enc.fillBuffer(chain_, 0, chain_.size(), 0);
   auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
   auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, uint64_t chain_at, uint32_t producers) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
@@ -880,6 +882,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     spec.push_back({4, producers});
     spec.push_back({6, (chain_env >> 1) & 1});
     spec.push_back({7, (chain_env & 4) ? 0u : 1u});
+    spec.push_back({8, (chain_env & 32) ? 0u : 1u});
     chain_next = !(chain_env & 8);
     dispatch(weight_kernel("matvec", w.dtype) + ((chain_env & 16) ? "_chain_cx" : "_chain"), spec,
              {{0, &w.buffer},
