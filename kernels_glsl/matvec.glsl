@@ -87,38 +87,26 @@ float mv_acc[MV_NR];
 // MV_CHAIN (the _chain variants; decode on the per-phase path): dependent dispatches recorded with no barrier between
 // them (ComputePassEncoder::chainNext). A producer (CHAIN_SIGNAL = 1) counts each of its workgroups done on the
 // counter at binding 12 once its rows are written; a consumer (CHAIN_WAIT = n) waits in mv_chain_wait until n
-// producer workgroups have, before it reads their output. So the consumer's workgroups start while the producer's
-// last ones drain, and its first weights are loaded before the wait (matvec_f16.comp): the launch, ramp and tail that a
-// barrier costs (6-10 us a dispatch boundary on the H200, 2026-12-01-h200-session44.md) overlap. Binding 11 is the
-// waited counter: words 0 (producer workgroups done) and 1 (consumer workgroups past the wait: the last one sets both
-// back to 0 for the next step, when no workgroup reads them any more). A workgroup that spins never holds back one it
-// waits for, because workgroups start in dispatch order (see chainNext).
+// producer workgroups have, before it reads anything they wrote. So the consumer's workgroups launch while the
+// producer's last ones drain: the launch and ramp that a barrier serializes (6-10 us a dispatch boundary on the H200,
+// 2026-12-01-h200-session44.md) overlap the producer's tail. A dispatch may wait on one counter and signal another.
+// The counters are zeroed by a fill before each step (Model::record_forward). A workgroup that spins never holds back
+// one it waits for, because workgroups start in dispatch order (see chainNext). Measured on the H200
+// (2026-12-01-h200-session45.md, W40-W43): the poll is an atomic load (an atomic add of 0 queued the producers'
+// signals behind 1,000 spinning workgroups; a plain `volatile` load let the 8B's consumers through early).
 #ifdef MV_CHAIN
 layout(constant_id = 4) const uint CHAIN_WAIT = 0;
 layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
-layout(constant_id = 6) const uint CHAIN_POLL = 0;   // A/B runs: 0 polls with an atomic add of 0, 1 an atomic load
-layout(constant_id = 7) const uint CHAIN_EARLY = 1;  // A/B runs: 1 loads the first weights before the wait, 0 after
-layout(constant_id = 8) const uint CHAIN_RESET = 1;  // 1: the last consumer zeroes the counter; 0: a fill before the step
 layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
 layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
 #endif
-// Called by every invocation, in uniform control flow.
+// Called by every invocation, in uniform control flow, before the first read of what the producer wrote.
 void mv_chain_wait() {
 #ifdef MV_CHAIN
   if (CHAIN_WAIT == 0u) return;
-  if (gl_LocalInvocationIndex == 0u) {
-    if (CHAIN_POLL == 1u) {
-      while (atomicLoad(chain_wait[0], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < CHAIN_WAIT) {
-      }
-    } else {
-      while (atomicAdd(chain_wait[0], 0u) < CHAIN_WAIT) {
-      }
+  if (gl_LocalInvocationIndex == 0u)
+    while (atomicLoad(chain_wait[0], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < CHAIN_WAIT) {
     }
-    if (CHAIN_RESET != 0u && atomicAdd(chain_wait[1], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
-      atomicExchange(chain_wait[0], 0u);
-      atomicExchange(chain_wait[1], 0u);
-    }
-  }
   memoryBarrierBuffer();
   barrier();
 #endif

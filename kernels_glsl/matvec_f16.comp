@@ -38,11 +38,7 @@ void mv_decode(uint row, bool up, uint part, out vec4 w0, out vec4 w1) {
   w1 = vec4(vec2(mv_wq(up, i + 2u)), vec2(mv_wq(up, i + 3u)));
 }
 #else
-#ifdef MV_CHAIN_CX
-layout(std430, binding = 1) coherent readonly buffer X { float x[]; };  // A/B runs: x read past the SM's L1
-#else
 layout(std430, binding = 1) readonly buffer X { float x[]; };
-#endif
 #define MV_X_SCALAR
 #include "matvec.glsl"
 
@@ -60,31 +56,10 @@ void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint wg = gl_WorkGroupSize.x, xrow = mv_begin(b);
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
+  mv_chain_wait();  // a chained consumer: until its producer is done (matvec.glsl MV_CHAIN)
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = xrow * p.k;
-    uint j0 = gl_LocalInvocationID.x;
-#ifdef MV_CHAIN
-    // The first step's weights loaded before the wait for the producer (matvec.glsl MV_CHAIN), that step taken after
-    // it; with CHAIN_EARLY = 0 the wait, then the plain loop.
-    if (CHAIN_EARLY == 0u) {
-      mv_chain_wait();
-    } else {
-      f16vec2 w0[MV_NR * kUnroll];
-      for (uint r = 0; r < MV_NR; ++r)
-        for (uint u = 0; u < kUnroll; ++u)
-          w0[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
-      mv_chain_wait();
-      if (j0 < nw) {
-        vec2 xv[kUnroll];
-        for (uint u = 0; u < kUnroll; ++u)
-          xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * min(j0 + u * wg, nw - 1u)) : vec2(0.0);
-        for (uint r = 0; r < MV_NR; ++r)
-          for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w0[r * kUnroll + u]), xv[u]);
-      }
-      j0 += kUnroll * wg;
-    }
-#endif
-    for (; j0 < nw; j0 += kUnroll * wg) {
+    for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
       vec2 xv[kUnroll];
       for (uint u = 0; u < kUnroll; ++u) {
         uint j = min(j0 + u * wg, nw - 1u);
@@ -96,7 +71,6 @@ void main() {
       }
     }
   } else {
-    mv_chain_wait();
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {
       float xv = mv_x1(xrow * p.k, i);
       for (uint r = 0; r < MV_NR; ++r) {

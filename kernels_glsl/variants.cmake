@@ -107,10 +107,9 @@ foreach(dt f16 q8_0 q4k q6k)
 endforeach()
 # ... and the gated FFN in one dispatch: act(W_gate xn) * (W_up xn), with the norm folded (matvec.glsl)
 bs_kernel(matvec_f16_gated matvec_f16.comp DEFINES MV_NORM MV_GATED)
-# ... decode's chained dispatches (matvec.glsl MV_CHAIN): gate + up counted done, down waiting for them in the shader
+# ... decode's chained dispatches (matvec.glsl MV_CHAIN): o -> gate + up -> down, each waiting in the shader
 bs_kernel(matvec_f16_gated_chain matvec_f16.comp DEFINES MV_NORM MV_GATED MV_CHAIN)
 bs_kernel(matvec_f16_chain matvec_f16.comp DEFINES MV_CHAIN)
-bs_kernel(matvec_f16_chain_cx matvec_f16.comp DEFINES MV_CHAIN MV_CHAIN_CX)
 bs_kernel(matvec_q8_0_gated matvec_q8_0.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q4k_gated matvec_q4k.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q6k_gated matvec_q6k.comp DEFINES MV_NORM MV_GATED)

@@ -840,12 +840,36 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
+  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). o -> gate + up -> down of a layer are
+  // recorded with no barrier between them where their matrices are F16: each consumer's workgroups launch while its
+  // producer's last ones drain, and wait in the shader until the producer's workgroups have counted themselves done on
+  // a counter of chain_ (a slot of kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill
+  // before the layers). On the H200 (2026-12-01-h200-session45.md, W40-W44): gate + up -> down took the 1B f16 from
+  // 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to 199.7, ids the same. BLUESHIFT_CHAIN=0 records the barriers and
+  // the plain kernels, =2 chains gate + up -> down only (A/B runs).
+  static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
+  const bool chaining =
+      M == 1 && chain_env != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
+  auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
+  // A dispatch's links: it waits (and gets no barrier before it) until `producers` workgroups have counted themselves
+  // done at slot `wait_at`, and counts its own at slot `signal_at`.
+  struct ChainLink {
+    std::optional<uint64_t> wait_at;
+    uint32_t producers = 0;
+    std::optional<uint64_t> signal_at;
+  };
+  auto link = [&](const ChainLink& ch, std::vector<BindGroupEntry>& e, std::vector<gpu::SpecConstant>& spec) {
+    const uint64_t any = ch.wait_at ? *ch.wait_at : ch.signal_at.value_or(0);  // the shader declares both bindings
+    e.push_back({11, &chain_, ch.wait_at.value_or(any), kChainSlotBytes});
+    e.push_back({12, &chain_, ch.signal_at.value_or(any), kChainSlotBytes});
+    if (ch.wait_at) spec.push_back({4, ch.producers}), chain_next = true;
+    if (ch.signal_at) spec.push_back({5, 1u});
+  };
   // ... and the gated FFN, h = act(W_gate xn) * (W_up xn), in one dispatch (MV_GATED): gate and up
   // never reach memory; no activation dispatch, one barrier fewer per layer.
-  // With a chain slot (decode's chained dispatches, below), the _chain variant signals that slot's counter: returns the
-  // workgroups that count.
+  // With chain links, the _chain variant (above). Returns its workgroups.
   auto gated_matvec = [&](const Weight& norm, const Weight& wg_, const Weight& wu, gpu::Buffer& y,
-                          std::optional<uint64_t> chain_at = std::nullopt) {
+                          std::optional<ChainLink> chain = std::nullopt) {
     uint32_t m = uint32_t(wg_.shape[0]), k = uint32_t(wg_.shape[1]);
     // F16 rows 2 a workgroup (H200, 2026-11-28-h200-session17.md R4: 1B f16 decode 789.6 -> 812.8 tok/s, 8B f16
     // 177.3 -> 181.4; 8 rows lost: 737 / 170); other dtypes keep 4 (not measured at 2).
@@ -853,44 +877,24 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     std::vector<BindGroupEntry> e = {
         {0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}};
     auto spec = mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg);
-    if (chain_at) {
-      e.push_back({11, &chain_, *chain_at, kChainSlotBytes});
-      e.push_back({12, &chain_, *chain_at, kChainSlotBytes});
-      spec.push_back({5, 1u});
-    }
+    if (chain) link(*chain, e, spec);
     const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
-    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated" + (chain_at ? "_chain" : ""), spec, e,
+    dispatch(weight_kernel("matvec", wg_.dtype) + "_gated" + (chain ? "_chain" : ""), spec, e,
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
              groups, 1, shape_label("matvec_gated", wg_));
     return groups;
   };
-  // Decode on the per-phase path: y (+)= W x in a dispatch recorded with no barrier before it (chainNext), whose
-  // workgroups load their first weights, then wait until `producers` workgroups of the dispatch before have counted
-  // themselves done on the counter at `chain_at` (matvec.glsl MV_CHAIN). By default where both matrices are F16.
-  // BLUESHIFT_CHAIN (A/B runs), bits: 1 chains (0: the barrier, plain kernels), 2 polls the counter with a load (not
-  // an atomic add), 4 waits before the first weights' loads, 8 records the barrier all the same, 16 reads x coherently,
-  // 32 zeroes the counters with a fill before the step (not the last consumer's atomics).
-  static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
-  const bool chaining =
-      M == 1 && (chain_env & 1) && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
-  if (chaining && (chain_env & 32)) enc.fillBuffer(chain_, 0, chain_.size(), 0);
-  auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
-  auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, uint64_t chain_at, uint32_t producers) {
+  // y += W x (decode, F16 W) with chain links. Returns its workgroups.
+  auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, const ChainLink& chain) {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 2));
+    const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 2));  // as matmul_in's for F16
+    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}};
     auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
-    spec.push_back({4, producers});
-    spec.push_back({6, (chain_env >> 1) & 1});
-    spec.push_back({7, (chain_env & 4) ? 0u : 1u});
-    spec.push_back({8, (chain_env & 32) ? 0u : 1u});
-    chain_next = !(chain_env & 8);
-    dispatch(weight_kernel("matvec", w.dtype) + ((chain_env & 16) ? "_chain_cx" : "_chain"), spec,
-             {{0, &w.buffer},
-              {1, &x, 0, uint64_t(k) * 4},
-              {2, &y, 0, uint64_t(m) * 4},
-              {11, &chain_, chain_at, kChainSlotBytes},
-              {12, &chain_, chain_at, kChainSlotBytes}},
-             MatvecParams{m, k, 1, 1}, (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
+    link(chain, e, spec);
+    const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
+    dispatch(weight_kernel("matvec", w.dtype) + "_chain", spec, e, MatvecParams{m, k, 1, 1}, groups, 1,
+             shape_label("matvec", w));
+    return groups;
   };
 
   // The same helpers for the per-family layer recorders (forward_<family>.cpp).
@@ -1036,8 +1040,17 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
 
   // The long-context recording's position (its per-phase attention by kv head), once for every layer below.
   const int32_t long_from = rec.long_context && !persistent ? long_context_from() : INT32_MAX;
+  if (chaining && !persistent) enc.fillBuffer(chain_, 0, chain_.size(), 0);  // this step's chain counters
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
+    // This layer's chained dispatches (chaining, above): gate + up -> down where both are F16 (and gate + up read the
+    // residual after the attention block's last write to it), o -> gate + up too where o is F16 and nothing sits between.
+    const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
+                           W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
+    const Weight* o_w = find(fmt::format("blk.{}.attn_out", l));
+    const bool chain_o = chain_ffn && chain_env == 1 && c.kind(l) == LayerKind::attention && o_w &&
+                         o_w->dtype == DType::F16 && !c.attn_out_bias;
+    uint32_t o_groups = 0;  // the o projection's workgroups where it signals
     bool sliding = c.sliding(l);
     kv_touch(l, 2);
     if (c.kind(l) == LayerKind::short_conv) {
@@ -1240,6 +1253,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       if (c.sandwich_norm) {
         matmul(W("attn_out"), att_, 0, tmp_, M, false);
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
+      } else if (chain_o) {
+        o_groups = chained_matvec(W("attn_out"), att_, x_, {std::nullopt, 0, chain_slot(l, 2)});
+        prefetch(2, l, {"ffn_gate", "ffn_up"});
       } else {
         matmul_residual(W("attn_out"), att_, x_);
         prefetch(2, l, {"ffn_gate", "ffn_up"});
@@ -1249,14 +1265,15 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                  BiasParams{uint32_t(c.dim), M, 0, 0}, (uint32_t(c.dim) + 255) / 256, M, "bias");
     }  // attention layer
 
-    const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
-                           W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
     if (c.moe()) {
       record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
     } else if (chain_ffn) {
-      const uint32_t producers = gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_, chain_slot(l, 3));
+      std::optional<uint64_t> o_slot;
+      if (o_groups) o_slot = chain_slot(l, 2);
+      const uint32_t producers =
+          gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_, ChainLink{o_slot, o_groups, chain_slot(l, 3)});
       prefetch(4, l, {"ffn_down"});
-      chained_matvec(W("ffn_down"), gate_, x_, chain_slot(l, 3), producers);
+      chained_matvec(W("ffn_down"), gate_, x_, {chain_slot(l, 3), producers, std::nullopt});
       prefetch(8, l + 1, {"attn_q", "attn_k", "attn_v"});
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);
