@@ -840,13 +840,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
-  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). o -> gate + up -> down of a layer are
-  // recorded with no barrier between them where their matrices are F16: each consumer's workgroups launch while its
-  // producer's last ones drain, and wait in the shader until the producer's workgroups have counted themselves done on
-  // a counter of chain_ (a slot of kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill
-  // before the layers). On the H200 (2026-12-01-h200-session45.md, W40-W44): gate + up -> down took the 1B f16 from
-  // 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to 199.7, ids the same. BLUESHIFT_CHAIN=0 records the barriers and
-  // the plain kernels, =2 chains gate + up -> down only (A/B runs).
+  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). Gate + up -> down of a layer are recorded
+  // with no barrier between them where both are F16: down's workgroups launch while gate + up's last ones drain, and
+  // wait in the shader until gate + up's workgroups have counted themselves done on a counter of chain_ (a slot of
+  // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
+  // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
+  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2 chains o -> gate + up too
+  // (not yet measured: W44 in that file's scripts). A/B runs.
   static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
   const bool chaining =
       M == 1 && chain_env != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
@@ -1043,12 +1043,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   if (chaining && !persistent) enc.fillBuffer(chain_, 0, chain_.size(), 0);  // this step's chain counters
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
-    // This layer's chained dispatches (chaining, above): gate + up -> down where both are F16 (and gate + up read the
-    // residual after the attention block's last write to it), o -> gate + up too where o is F16 and nothing sits between.
+    // This layer's chained dispatches (chaining, above): gate + up -> down where both are F16; with BLUESHIFT_CHAIN=2,
+    // o -> gate + up too where o is F16 and nothing sits between them.
     const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
                            W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
     const Weight* o_w = find(fmt::format("blk.{}.attn_out", l));
-    const bool chain_o = chain_ffn && chain_env == 1 && c.kind(l) == LayerKind::attention && o_w &&
+    const bool chain_o = chain_ffn && chain_env == 2 && c.kind(l) == LayerKind::attention && o_w &&
                          o_w->dtype == DType::F16 && !c.attn_out_bias;
     uint32_t o_groups = 0;  // the o projection's workgroups where it signals
     bool sliding = c.sliding(l);
