@@ -846,8 +846,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
   // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
   // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2 chains o -> gate + up too
-  // (not yet measured: W44 in that file's scripts). A/B runs.
-  static const uint32_t chain_env = env_uint("BLUESHIFT_CHAIN", 1);
+  // (not yet measured: W44 in that file's scripts). A/B runs; ModelOptions::chain sets it over the env.
+  static const uint32_t chain_from_env = env_uint("BLUESHIFT_CHAIN", 1);
+  const uint32_t chain_env = opts_.chain >= 0 ? uint32_t(opts_.chain) : chain_from_env;
   const bool chaining =
       M == 1 && chain_env != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
   auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };

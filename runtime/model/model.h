@@ -36,6 +36,7 @@ struct ModelOptions {
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
   int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
+  int32_t chain = -1;        // decode's chained dispatches (record_forward): 0 none, 1 gate + up -> down, 2 and o; -1: the env or 1
   // The position from which the decode loop replays its long-context recording (Model::long_context_from); -1: the
   // env or the measured default, 0: never.
   int32_t long_decode_from = -1;

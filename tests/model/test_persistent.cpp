@@ -508,6 +508,36 @@ TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
   }
 }
 
+// The per-phase decode's chained dispatches (ModelOptions::chain, matvec.glsl MV_CHAIN: a consumer recorded with no
+// barrier, waiting in its shader for its producer's workgroups) change no value: the logits of every step are the same
+// bits with none, gate + up -> down, and o -> gate + up as well, and each chained boundary takes a barrier off.
+TEST(PerPhaseChain, LeavesTheLogitsAsTheyWere) {
+  const json config = llama(256, 344, 4, 2, 64);
+  TempDir tmp;
+  auto r = synth_into(tmp.path, config.dump(), {"--seed", "9", "--dtype", "f16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<int32_t> ids = random_ids(24, config["vocab_size"].get<uint32_t>());
+  auto src = model::open_model(tmp / "hf");
+  std::vector<std::vector<float>> logits[3];
+  uint64_t barriers[3];
+  for (int mode = 0; mode < 3; ++mode) {
+    ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
+    model::ModelOptions opts;
+    opts.max_ctx = 64;
+    opts.chain = mode;
+    model::Model m(device(), src, opts);
+    const uint64_t before = device().counters().barriers;
+    logits[mode] = decode_all(m, ids);
+    barriers[mode] = device().counters().barriers - before;
+  }
+  const uint64_t layers = config["num_hidden_layers"].get<uint64_t>(), steps = ids.size();
+  EXPECT_EQ(barriers[0] - barriers[1], layers * steps) << "gate + up -> down not chained in every layer and step";
+  EXPECT_EQ(barriers[1] - barriers[2], layers * steps) << "o -> gate + up not chained in every layer and step";
+  for (int mode = 1; mode < 3; ++mode)
+    for (size_t s = 0; s < ids.size(); ++s)
+      EXPECT_EQ(logits[0][s], logits[mode][s]) << "mode " << mode << ", step " << s;
+}
+
 // The per-phase decode's long-context recording (Model::long_context_from: attention by kv head, attention_split.comp
 // ATTN_GQA) changes no value: every step's logits are the same bits as the short recording's, from position 8 on
 // (ModelOptions::long_decode_from), for 2 and 4 query heads a kv head. Where no layer would record differently (one
