@@ -364,12 +364,9 @@ Model::Model(gpu::Device& device, const ModelSource& source, const ModelOptions&
     device_.queue().writeBuffer(attn_count_, 0, zeros.data(), zeros.size() * 4);
   }
   logits_ = act(uint64_t(logits_rows_) * c.vocab, "logits");
-  {
-    const uint64_t bytes = uint64_t(c.n_layers) * kChainPoints * kChainSlotBytes;
-    chain_ = device_.createBuffer({bytes, BufferUsage::storage, "chain counters"});
-    std::vector<uint32_t> zeros(bytes / 4, 0);
-    device_.queue().writeBuffer(chain_, 0, zeros.data(), bytes);
-  }
+  // Zeroed by a fill before each step's layers (record_forward).
+  chain_ = device_.createBuffer(
+      {uint64_t(c.n_layers) * kChainPoints * kChainSlotBytes, BufferUsage::storage, "chain counters"});
   alloc_linear_attention();
   alloc_moe();
   for (int32_t l = 0; l < c.n_layers; ++l) {
@@ -627,7 +624,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // and no GEMM overwrites planes still wanted.
   std::vector<Reduction> pending_planes;
   std::function<void()> flush_pending;
-  bool chain_next = false;  // the next dispatch waits in its shader (chained_matvec)
+  bool chain_next = false;  // the next dispatch waits in its shader (link, below)
   auto dispatch_raw = [&](const std::string& kernel, std::vector<gpu::SpecConstant> spec,
                           std::vector<BindGroupEntry> entries, const void* params, uint32_t params_size, uint32_t gx,
                           uint32_t gy, const std::string& label) {
@@ -653,7 +650,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     pass.setPipeline(p);
     pass.setBindGroup(0, rec.groups.back());
     pass.setPushConstants(params, params_size);
-    if (chain_next) pass.chainNext();  // chained_matvec's: no barrier before this dispatch
+    if (chain_next) pass.chainNext();  // a chain link's: no barrier before this dispatch
     chain_next = false;
     if (indirect) pass.dispatchWorkgroupsIndirect(*indirect->args, uint64_t(indirect->add(gx, gy, 1)) * 12);
     else pass.dispatchWorkgroups(gx, gy);
@@ -674,12 +671,43 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, r.planes * 4}, {1, r.y, 0, uint64_t(r.params.n) * 4}},
              r.params, grid_x(r.params.n), grid_y(r.params.n), "splitk_reduce");
   };
+  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). Gate + up -> down of a layer are recorded
+  // with no barrier between them where both are F16: down's workgroups launch while gate + up's last ones drain, and
+  // wait in the shader until gate + up's workgroups have counted themselves done on a counter of chain_ (a slot of
+  // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
+  // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
+  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2 chains o -> gate + up too
+  // (not yet measured: W44 in that file's scripts). A/B runs; ModelOptions::chain sets it over the env.
+  static const uint32_t chain_from_env = env_uint("BLUESHIFT_CHAIN", 1);
+  const uint32_t chain_mode = opts_.chain >= 0 ? uint32_t(opts_.chain) : chain_from_env;
+  const bool chaining =
+      M == 1 && chain_mode != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
+  // A layer's counter slots: o -> gate + up, and gate + up -> down.
+  enum ChainPoint : uint32_t { kChainAfterO = 0, kChainAfterGateUp = 1 };
+  auto chain_slot = [&](int32_t l, ChainPoint point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
+  // A dispatch's links: it waits (and gets no barrier before it) until `producers` workgroups have counted themselves
+  // done at slot `wait_at`, and counts its own at slot `signal_at`.
+  struct ChainLink {
+    std::optional<uint64_t> wait_at;
+    uint32_t producers = 0;
+    std::optional<uint64_t> signal_at;
+  };
+  auto link = [&](const ChainLink& ch, std::vector<BindGroupEntry>& e, std::vector<gpu::SpecConstant>& spec) {
+    const uint64_t any = ch.wait_at ? *ch.wait_at : ch.signal_at.value_or(0);  // the shader declares both bindings
+    e.push_back({11, &chain_, ch.wait_at.value_or(any), kChainSlotBytes});
+    e.push_back({12, &chain_, ch.signal_at.value_or(any), kChainSlotBytes});
+    if (ch.wait_at) spec.push_back({4, ch.producers}), chain_next = true;
+    if (ch.signal_at) spec.push_back({5, 1u});
+  };
   // y[M, m] (+)= x[M, k] W^T: matvec kernels for one row (decode), tiled matmul kernels for more (prefill). A
   // split-k plan writes its planes into workspace region `slot` (< kSplitKSlots); with `defer` its splitk_reduce
-  // waits in deferred_reductions, so GEMMs of disjoint regions and outputs follow one another with no barrier.
+  // waits in deferred_reductions, so GEMMs of disjoint regions and outputs follow one another with no barrier. With
+  // chain links (decode, F16 W: the _chain variant, above), returns the matvec's workgroups.
   auto matmul_in = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate,
-                       uint32_t slot, bool defer) {
+                       uint32_t slot, bool defer, std::optional<ChainLink> chain = std::nullopt) -> uint32_t {
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
+    if (chain && (nrows != 1 || w.dtype != DType::F16))
+      fail_kind(ErrorKind::internal, "record_forward: a chained matvec of {} rows of {}", nrows, dtype_name(w.dtype));
     std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, x_off * 4, uint64_t(nrows) * k * 4},
                                      {2, &y, 0, uint64_t(nrows) * m * 4}};
     MatvecParams mp{m, k, nrows, accumulate ? 1u : 0u};
@@ -693,8 +721,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                shape_label("matvec", w));
     } else if (nrows == 1) {
       const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", w.dtype == DType::F16 ? 2 : 4));
-      dispatch(weight_kernel("matvec", w.dtype), mv_spec(matvec_wg(w.dtype, k), rows_per_wg), e, mp,
-               (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
+      auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
+      if (chain) link(*chain, e, spec);
+      const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
+      dispatch(weight_kernel("matvec", w.dtype) + (chain ? "_chain" : ""), spec, e, mp, groups, 1,
+               shape_label("matvec", w));
+      return groups;
     } else {
       MatmulPlan plan = plan_prefill_matmul(kernels_, w.dtype, m, k, nrows, !opts_.f32_prefill_matmul,
                                             splitk_ws_.size() > 0);
@@ -723,6 +755,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       }
       if (plan.f16_x) x16_holds = {&x, x_off, n, copy == &x16_ ? nullptr : copy};
     }
+    return 0u;
   };
   auto matmul = [&](const Weight& w, gpu::Buffer& x, uint64_t x_off, gpu::Buffer& y, uint32_t nrows, bool accumulate) {
     matmul_in(w, x, x_off, y, nrows, accumulate, 0, false);
@@ -840,32 +873,6 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
   };
-  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). Gate + up -> down of a layer are recorded
-  // with no barrier between them where both are F16: down's workgroups launch while gate + up's last ones drain, and
-  // wait in the shader until gate + up's workgroups have counted themselves done on a counter of chain_ (a slot of
-  // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
-  // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
-  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2 chains o -> gate + up too
-  // (not yet measured: W44 in that file's scripts). A/B runs; ModelOptions::chain sets it over the env.
-  static const uint32_t chain_from_env = env_uint("BLUESHIFT_CHAIN", 1);
-  const uint32_t chain_env = opts_.chain >= 0 ? uint32_t(opts_.chain) : chain_from_env;
-  const bool chaining =
-      M == 1 && chain_env != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
-  auto chain_slot = [&](int32_t l, uint32_t point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
-  // A dispatch's links: it waits (and gets no barrier before it) until `producers` workgroups have counted themselves
-  // done at slot `wait_at`, and counts its own at slot `signal_at`.
-  struct ChainLink {
-    std::optional<uint64_t> wait_at;
-    uint32_t producers = 0;
-    std::optional<uint64_t> signal_at;
-  };
-  auto link = [&](const ChainLink& ch, std::vector<BindGroupEntry>& e, std::vector<gpu::SpecConstant>& spec) {
-    const uint64_t any = ch.wait_at ? *ch.wait_at : ch.signal_at.value_or(0);  // the shader declares both bindings
-    e.push_back({11, &chain_, ch.wait_at.value_or(any), kChainSlotBytes});
-    e.push_back({12, &chain_, ch.signal_at.value_or(any), kChainSlotBytes});
-    if (ch.wait_at) spec.push_back({4, ch.producers}), chain_next = true;
-    if (ch.signal_at) spec.push_back({5, 1u});
-  };
   // ... and the gated FFN, h = act(W_gate xn) * (W_up xn), in one dispatch (MV_GATED): gate and up
   // never reach memory; no activation dispatch, one barrier fewer per layer.
   // With chain links, the _chain variant (above). Returns its workgroups.
@@ -883,18 +890,6 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch(weight_kernel("matvec", wg_.dtype) + "_gated" + (chain ? "_chain" : ""), spec, e,
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, c.act == Activation::silu ? 0u : 1u, 0},
              groups, 1, shape_label("matvec_gated", wg_));
-    return groups;
-  };
-  // y += W x (decode, F16 W) with chain links. Returns its workgroups.
-  auto chained_matvec = [&](const Weight& w, gpu::Buffer& x, gpu::Buffer& y, const ChainLink& chain) {
-    uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
-    const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", 2));  // as matmul_in's for F16
-    std::vector<BindGroupEntry> e = {{0, &w.buffer}, {1, &x, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}};
-    auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
-    link(chain, e, spec);
-    const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
-    dispatch(weight_kernel("matvec", w.dtype) + "_chain", spec, e, MatvecParams{m, k, 1, 1}, groups, 1,
-             shape_label("matvec", w));
     return groups;
   };
 
@@ -1049,7 +1044,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
                            W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
     const Weight* o_w = find(fmt::format("blk.{}.attn_out", l));
-    const bool chain_o = chain_ffn && chain_env == 2 && c.kind(l) == LayerKind::attention && o_w &&
+    const bool chain_o = chain_ffn && chain_mode == 2 && c.kind(l) == LayerKind::attention && o_w &&
                          o_w->dtype == DType::F16 && !c.attn_out_bias;
     uint32_t o_groups = 0;  // the o projection's workgroups where it signals
     bool sliding = c.sliding(l);
@@ -1255,7 +1250,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         matmul(W("attn_out"), att_, 0, tmp_, M, false);
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
       } else if (chain_o) {
-        o_groups = chained_matvec(W("attn_out"), att_, x_, {std::nullopt, 0, chain_slot(l, 2)});
+        o_groups = matmul_in(W("attn_out"), att_, 0, x_, M, true, 0, false,
+                             ChainLink{std::nullopt, 0, chain_slot(l, kChainAfterO)});
         prefetch(2, l, {"ffn_gate", "ffn_up"});
       } else {
         matmul_residual(W("attn_out"), att_, x_);
@@ -1270,11 +1266,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       record_moe(l, M, recorder);  // forward_moe.cpp: router, experts, weighted sum into x_
     } else if (chain_ffn) {
       std::optional<uint64_t> o_slot;
-      if (o_groups) o_slot = chain_slot(l, 2);
-      const uint32_t producers =
-          gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_, ChainLink{o_slot, o_groups, chain_slot(l, 3)});
+      if (o_groups) o_slot = chain_slot(l, kChainAfterO);
+      const uint32_t producers = gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_,
+                                              ChainLink{o_slot, o_groups, chain_slot(l, kChainAfterGateUp)});
       prefetch(4, l, {"ffn_down"});
-      chained_matvec(W("ffn_down"), gate_, x_, {chain_slot(l, 3), producers, std::nullopt});
+      matmul_in(W("ffn_down"), gate_, 0, x_, M, true, 0, false,
+                ChainLink{chain_slot(l, kChainAfterGateUp), producers, std::nullopt});
       prefetch(8, l + 1, {"attn_q", "attn_k", "attn_v"});
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);

@@ -226,8 +226,8 @@ class Model {
   gpu::Buffer prefetch_sink_;  // decode's L2 prefetches write one value a workgroup here (record_forward)
   gpu::Buffer kv_touch_sink_;  // decode's K/V touches (kv_touch.comp) would write here: they never do
   // Decode's chained dispatches' counters (matvec.glsl MV_CHAIN): a slot of kChainSlotBytes for each of a layer's
-  // kChainPoints dispatch boundaries, zero between steps.
-  static constexpr uint32_t kChainSlotBytes = 256, kChainPoints = 5;
+  // kChainPoints chained boundaries (record_forward's ChainPoint), zeroed before each step's layers.
+  static constexpr uint32_t kChainSlotBytes = 256, kChainPoints = 2;
   gpu::Buffer chain_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].
