@@ -35,10 +35,19 @@
 //
 // One query row (decode). head_dim <= 256 (4 dims per invocation). Scores live in shared memory; f16 K
 // and V are read as 8-byte vectors.
+//
+// ATTN_CHAIN (the _chain variant; decode on the per-phase path): chained dispatches (chain.glsl). A working workgroup
+// waits for the q, k and v projections before it reads q or the cache, and each head's merge counts itself done, so the
+// o projection after it waits for n_heads of them. The plain form only (not ATTN_GQA).
 #extension GL_EXT_control_flow_attributes : require
+#ifdef ATTN_CHAIN
+#extension GL_KHR_memory_scope_semantics : require
+#define CHAIN
+#endif
 #include "common.glsl"
 #include "params.h"
 #include "kv_type.glsl"
+#include "chain.glsl"
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC { AttentionSplitParams p; };
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
@@ -280,6 +289,7 @@ void main() {
   uint n_act = (len + chunk - 1) / chunk;
   if (sp >= n_act) return;  // uniform per workgroup: no barrier has been reached
   uint j0 = lo + sp * chunk, j1 = lo + min((sp + 1) * chunk, len), n = j1 - j0;
+  chain_wait();  // ATTN_CHAIN: until the q, k and v projections are done
 
   for (uint d = tid; d < hd4; d += WG)
     s_q[d] = vec4(q[hq * p.head_dim + 4 * d], q[hq * p.head_dim + 4 * d + 1], q[hq * p.head_dim + 4 * d + 2],
@@ -362,6 +372,7 @@ void main() {
     o[hq * p.head_dim + tid] = O_VALUE(num / den);
   }
   if (tid == 0) counter[hq] = 0u;
+  chain_signal();  // ATTN_CHAIN: this head's o is written
 }
 
 #endif

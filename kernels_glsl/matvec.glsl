@@ -84,41 +84,12 @@ const uint MV_NR = ROWS;
 #endif
 float mv_acc[MV_NR];
 
-// MV_CHAIN (the _chain variants; decode on the per-phase path): dependent dispatches recorded with no barrier between
-// them (ComputePassEncoder::chainNext). A producer (CHAIN_SIGNAL = 1) counts each of its workgroups done on the
-// counter at binding 12 once its rows are written; a consumer (CHAIN_WAIT = n) waits in mv_chain_wait until n
-// producer workgroups have, before it reads anything they wrote. So the consumer's workgroups launch while the
-// producer's last ones drain: the launch and ramp that a barrier serializes (6-10 us a dispatch boundary on the H200,
-// 2026-12-01-h200-session44.md) overlap the producer's tail. A dispatch may wait on one counter and signal another.
-// The counters are zeroed by a fill before each step (Model::record_forward). A workgroup that spins never holds back
-// one it waits for, because workgroups start in dispatch order (see chainNext). Measured on the H200
-// (2026-12-01-h200-session45.md, W40-W43): the poll is an atomic load (an atomic add of 0 queued the producers'
-// signals behind 1,000 spinning workgroups; a plain `volatile` load let the 8B's consumers through early).
+// MV_CHAIN (the _chain variants): chained dispatches (chain.glsl); a consumer waits before its first load (the
+// including kernel), every variant signals at the end of mv_finish.
 #ifdef MV_CHAIN
-layout(constant_id = 4) const uint CHAIN_WAIT = 0;
-layout(constant_id = 5) const uint CHAIN_SIGNAL = 0;
-layout(std430, binding = 11) coherent volatile buffer ChainWait { uint chain_wait[]; };
-layout(std430, binding = 12) coherent volatile buffer ChainSignal { uint chain_signal[]; };
+#define CHAIN
 #endif
-// Called by every invocation, in uniform control flow, before the first read of what the producer wrote.
-void mv_chain_wait() {
-#ifdef MV_CHAIN
-  if (CHAIN_WAIT == 0u) return;
-  if (gl_LocalInvocationIndex == 0u)
-    while (atomicLoad(chain_wait[0], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < CHAIN_WAIT) {
-    }
-  memoryBarrierBuffer();
-  barrier();
-#endif
-}
-void mv_chain_signal() {
-#ifdef MV_CHAIN
-  if (CHAIN_SIGNAL == 0u) return;
-  memoryBarrierBuffer();
-  barrier();
-  if (gl_LocalInvocationIndex == 0u) atomicAdd(chain_signal[0], 1u);
-#endif
-}
+#include "chain.glsl"
 shared float mv_red[(MV_NR + 1) * MAX_SUBGROUPS];
 #ifdef MV_OCCUPANCY_PAD
 // Timing builds only (bs_gemv_bench --mv-spv; no registry kernel defines it): MV_OCCUPANCY_PAD floats of shared
@@ -301,5 +272,5 @@ void mv_finish(uint row0, uint b) {
   if (subgroupElect() && hi != 0u)
     atomicMax(keys[row0 / kArgmaxSliceRows * kArgmaxKeyStride], packUint2x32(uvec2(lo, hi)));
 #endif
-  mv_chain_signal();
+  chain_signal();
 }

@@ -56,7 +56,7 @@ void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
   uint wg = gl_WorkGroupSize.x, xrow = mv_begin(b);
   for (uint r = 0; r < MV_NR; ++r) mv_acc[r] = 0.0;
-  mv_chain_wait();  // a chained consumer: until its producer is done (matvec.glsl MV_CHAIN)
+  chain_wait();  // a chained consumer: until its producer is done (chain.glsl)
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = xrow * p.k;
     for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {

@@ -23,6 +23,7 @@ bs_kernel(rope_kv_f32_slots rope_kv.comp DEFINES BATCH_SLOTS)  # serve's batched
 bs_kernel(attention_f16kv attention.comp)
 bs_kernel(attention_split_f16kv attention_split.comp)
 bs_kernel(attention_split_f16kv_gqa attention_split.comp DEFINES ATTN_GQA)  # a kv head's query heads together
+bs_kernel(attention_split_f16kv_chain attention_split.comp DEFINES ATTN_CHAIN)  # q/k/v -> it -> o (chain.glsl)
 bs_kernel(attention_split_f16kv_slots attention_split.comp DEFINES BATCH_SLOTS)
 bs_kernel(attention_split_f16kv_slots_f16o attention_split.comp DEFINES BATCH_SLOTS ATTN_OUT_F16)
 bs_kernel(attention_tiled_f16kv attention_tiled.comp)
@@ -107,9 +108,12 @@ foreach(dt f16 q8_0 q4k q6k)
 endforeach()
 # ... and the gated FFN in one dispatch: act(W_gate xn) * (W_up xn), with the norm folded (matvec.glsl)
 bs_kernel(matvec_f16_gated matvec_f16.comp DEFINES MV_NORM MV_GATED)
-# ... decode's chained dispatches (matvec.glsl MV_CHAIN): o -> gate + up -> down, each waiting in the shader
+# ... decode's chained dispatches (matvec.glsl MV_CHAIN): o -> gate + up -> down -> q/k/v, each waiting in the shader
 bs_kernel(matvec_f16_gated_chain matvec_f16.comp DEFINES MV_NORM MV_GATED MV_CHAIN)
 bs_kernel(matvec_f16_chain matvec_f16.comp DEFINES MV_CHAIN)
+bs_kernel(matvec_f16_q_chain matvec_f16.comp DEFINES MV_NORM MV_ROPE MV_CHAIN)  # ... and down -> the next q, k, v
+bs_kernel(matvec_f16_k_chain matvec_f16.comp DEFINES MV_NORM MV_ROPE MV_KV MV_CHAIN)
+bs_kernel(matvec_f16_v_chain matvec_f16.comp DEFINES MV_NORM MV_KV MV_CHAIN)
 bs_kernel(matvec_q8_0_gated matvec_q8_0.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q4k_gated matvec_q4k.comp DEFINES MV_NORM MV_GATED)
 bs_kernel(matvec_q6k_gated matvec_q6k.comp DEFINES MV_NORM MV_GATED)

@@ -84,7 +84,7 @@ CommandEncoder::~CommandEncoder() {
 }
 
 static bool overlaps(const CommandEncoder::Access& a, const CommandEncoder::Access& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size && !(a.atomic && b.atomic);
 }
 
 void CommandEncoder::prepare(std::span<const Access> accesses, VkPipelineStageFlags stage, bool chained) {
@@ -211,8 +211,8 @@ void ComputePassEncoder::track(const Buffer* indirect, uint64_t indirect_offset)
     if (!g) continue;
     for (auto& r : g->ranges()) {
       if (n + 2 > std::size(acc)) break;
-      if (r.reads || !r.writes) acc[n++] = {r.buffer, r.offset, r.size, false};
-      if (r.writes) acc[n++] = {r.buffer, r.offset, r.size, true};
+      if (r.reads || !r.writes) acc[n++] = {r.buffer, r.offset, r.size, false, r.atomic};
+      if (r.writes) acc[n++] = {r.buffer, r.offset, r.size, true, r.atomic};
     }
   }
   if (indirect) acc[n++] = {indirect->handle(), indirect_offset, 12, false};

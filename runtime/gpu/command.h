@@ -80,6 +80,7 @@ class CommandEncoder {
     VkBuffer buffer;
     uint64_t offset, size;
     bool writes;
+    bool atomic = false;  // atomics alone: never conflicts with another such access (BindGroupEntry::atomic)
   };
   // Inserts a barrier when the command (running in `stage`: compute, transfer, + indirect for an
   // indirect dispatch) conflicts with one since the last barrier; the barrier waits only on the stages
@@ -117,7 +118,7 @@ class ComputePassEncoder {
   // Workgroup counts read from `indirect` at `offset` (3 x u32) when the GPU runs the dispatch.
   void dispatchWorkgroupsIndirect(const Buffer& indirect, uint64_t offset);
   // The next dispatch waits in its shader for every dispatch since the last barrier that it conflicts with: they
-  // count themselves done on a counter it spins on before it reads what they wrote (matvec.glsl MV_CHAIN), so no
+  // count themselves done on a counter it spins on before it reads what they wrote (chain.glsl), so no
   // barrier is recorded before it and it starts while they drain. The caller guarantees that each such dispatch
   // signals that counter; later dispatches see its accesses as usual. Sound only where workgroups start in dispatch
   // order (a spinning workgroup never holds back one it waits for): NVIDIA's queues, and lavapipe, which runs each

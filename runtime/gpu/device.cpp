@@ -542,7 +542,7 @@ BindGroup::BindGroup(Device& device, const ComputePipeline& p, uint32_t group, s
     w.descriptorType = rb->kind == BindingKind::storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     w.pBufferInfo = &infos[i];
     writes.push_back(w);
-    ranges_.push_back({e.buffer->handle(), e.offset, size, rb->reads, rb->writes});
+    ranges_.push_back({e.buffer->handle(), e.offset, size, rb->reads, rb->writes, e.atomic});
   }
   vkUpdateDescriptorSets(device.handle(), uint32_t(writes.size()), writes.data(), 0, nullptr);
   device.setName(VK_OBJECT_TYPE_DESCRIPTOR_SET, uint64_t(set_), label);

@@ -157,6 +157,9 @@ struct BindGroupEntry {
   const Buffer* buffer;
   uint64_t offset = 0;
   uint64_t size = 0;
+  // The shader touches the range through atomics alone (a chain counter, chain.glsl): two such accesses never
+  // conflict, as atomic operations on it are coherent and commute; any other access to the range still does.
+  bool atomic = false;
 };
 
 // The ranges a bind group binds, with the access the shader makes; the hazard tracker reads these.
@@ -164,6 +167,7 @@ struct BoundRange {
   VkBuffer buffer;
   uint64_t offset, size;
   bool reads, writes;
+  bool atomic = false;  // BindGroupEntry::atomic
 };
 
 class BindGroup {

@@ -1,5 +1,8 @@
 #include "runtime/model/model.h"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -671,19 +674,27 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     dispatch("splitk_reduce", {}, {{0, &splitk_ws_, r.ws_offset, r.planes * 4}, {1, r.y, 0, uint64_t(r.params.n) * 4}},
              r.params, grid_x(r.params.n), grid_y(r.params.n), "splitk_reduce");
   };
-  // Decode on the per-phase path: chained dispatches (matvec.glsl MV_CHAIN). Gate + up -> down of a layer are recorded
+  // Decode on the per-phase path: chained dispatches (chain.glsl). Gate + up -> down of a layer are recorded
   // with no barrier between them where both are F16: down's workgroups launch while gate + up's last ones drain, and
   // wait in the shader until gate + up's workgroups have counted themselves done on a counter of chain_ (a slot of
   // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
   // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
-  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2 chains o -> gate + up too
-  // (not yet measured: W44 in that file's scripts). A/B runs; ModelOptions::chain sets it over the env.
+  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2, 3 and 4 chain more of a
+  // layer's boundaries (the layer loop says which; measured in 2026-12-02-h200-session46.md). A/B runs;
+  // ModelOptions::chain sets it over the env.
   static const uint32_t chain_from_env = env_uint("BLUESHIFT_CHAIN", 1);
   const uint32_t chain_mode = opts_.chain >= 0 ? uint32_t(opts_.chain) : chain_from_env;
   const bool chaining =
       M == 1 && chain_mode != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
-  // A layer's counter slots: o -> gate + up, and gate + up -> down.
-  enum ChainPoint : uint32_t { kChainAfterO = 0, kChainAfterGateUp = 1 };
+  // A layer's counter slots: o -> gate + up, gate + up -> down, down -> the next layer's q, k and v, q, k and v ->
+  // attention, attention -> o.
+  enum ChainPoint : uint32_t {
+    kChainAfterO = 0,
+    kChainAfterGateUp = 1,
+    kChainAfterDown = 2,
+    kChainAfterQkv = 3,
+    kChainAfterAttention = 4
+  };
   auto chain_slot = [&](int32_t l, ChainPoint point) { return (uint64_t(l) * kChainPoints + point) * kChainSlotBytes; };
   // A dispatch's links: it waits (and gets no barrier before it) until `producers` workgroups have counted themselves
   // done at slot `wait_at`, and counts its own at slot `signal_at`.
@@ -694,8 +705,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   };
   auto link = [&](const ChainLink& ch, std::vector<BindGroupEntry>& e, std::vector<gpu::SpecConstant>& spec) {
     const uint64_t any = ch.wait_at ? *ch.wait_at : ch.signal_at.value_or(0);  // the shader declares both bindings
-    e.push_back({11, &chain_, ch.wait_at.value_or(any), kChainSlotBytes});
-    e.push_back({12, &chain_, ch.signal_at.value_or(any), kChainSlotBytes});
+    e.push_back({11, &chain_, ch.wait_at.value_or(any), kChainSlotBytes, true});
+    e.push_back({12, &chain_, ch.signal_at.value_or(any), kChainSlotBytes, true});
     if (ch.wait_at) spec.push_back({4, ch.producers}), chain_next = true;
     if (ch.signal_at) spec.push_back({5, 1u});
   };
@@ -979,11 +990,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const uint32_t prefetch_wg = env_uint("BLUESHIFT_PREFETCH_WG", std::max(1u, 2 * device_.adapter().sm_count));
   const bool prefetching = M == 1 && !persistent && prefetch_bytes > 0 && kernels_.has("stream_read") &&
                            c.layer_kinds.empty() && !c.moe() && !c.sandwich_norm;
-  // Each read of a phase writes its own slot of the sink (a value a workgroup), so none waits for another.
-  constexpr uint32_t sink_slots = 3;  // a phase reads at most 3 weights (q, k, v)
+  // Each read of a layer's phase writes its own slot of the sink (a value a workgroup), so none waits for another, not
+  // even across the layers of a step recorded with no barrier (chained dispatches, below).
+  constexpr uint32_t sink_slots = 3, sink_phases = 4;  // a phase reads at most 3 weights (q, k, v)
   const uint64_t slot_bytes = (uint64_t(prefetch_wg) * 4 + 255) & ~uint64_t(255);  // binding offsets: 256-aligned
-  if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < sink_slots * slot_bytes))
-    prefetch_sink_ = device_.createBuffer({sink_slots * slot_bytes, BufferUsage::storage, "prefetch sink"});
+  const uint64_t sink_bytes = uint64_t(c.n_layers) * sink_phases * sink_slots * slot_bytes;
+  if (prefetching && (!prefetch_sink_ || prefetch_sink_.size() < sink_bytes))
+    prefetch_sink_ = device_.createBuffer({sink_bytes, BufferUsage::storage, "prefetch sink"});
   static const uint32_t prefetch_phases = env_uint("BLUESHIFT_PREFETCH_PHASES", 15);
   // Layer l's weights `names` (those it has), read ahead for phase bit `phase`; they share the bytes by size. The
   // weights are looked up only when the phase reads ahead.
@@ -997,7 +1010,8 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       const Weight& w = *ws[slot];
       const uint64_t bytes = std::min(w.buffer.size(), prefetch_bytes * w.buffer.size() / total) / 16 * 16;
       if (bytes == 0) continue;
-      dispatch("stream_read", {}, {{0, &w.buffer, 0, bytes}, {1, &prefetch_sink_, slot * slot_bytes, slot_bytes}},
+      const uint64_t at = ((uint64_t(l) * sink_phases + uint32_t(std::countr_zero(phase))) * sink_slots + slot) * slot_bytes;
+      dispatch("stream_read", {}, {{0, &w.buffer, 0, bytes}, {1, &prefetch_sink_, at, slot_bytes}},
                StreamParams{uint32_t(bytes / 16), 1}, prefetch_wg, 1, "prefetch");
     }
   };
@@ -1015,8 +1029,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   const uint32_t kv_touch_wg = std::max(1u, env_uint("BLUESHIFT_KV_TOUCH_WG", 2 * device_.adapter().sm_count));
   const bool kv_touching = M == 1 && !persistent && kv_touch_mode != 0 && device_.hasBufferDeviceAddress() &&
                            kernels_.has("kv_touch");
-  if (kv_touching && (!kv_touch_sink_ || kv_touch_sink_.size() < uint64_t(kv_touch_wg) * 4))
-    kv_touch_sink_ = device_.createBuffer({uint64_t(kv_touch_wg) * 4, BufferUsage::storage, "kv touch sink"});
+  // A slice of the sink a layer, as the prefetches' (above).
+  const uint64_t touch_slice = (uint64_t(kv_touch_wg) * 4 + 255) & ~uint64_t(255);
+  if (kv_touching && (!kv_touch_sink_ || kv_touch_sink_.size() < uint64_t(c.n_layers) * touch_slice))
+    kv_touch_sink_ = device_.createBuffer({uint64_t(c.n_layers) * touch_slice, BufferUsage::storage, "kv touch sink"});
   // Layer l's touches, where `mode` is the one chosen.
   auto kv_touch = [&](int32_t l, uint32_t mode) {
     if (!kv_touching || mode != kv_touch_mode || c.kind(l) != LayerKind::attention) return;
@@ -1024,7 +1040,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const uint64_t ka = kcache_[size_t(src)].deviceAddress(), va = vcache_[size_t(src)].deviceAddress();
     const uint32_t row = uint32_t(c.kv_dim_of(l)) * (opts_.kv_f32 ? 4u : 2u);
     const uint32_t window = c.sliding(l) ? uint32_t(c.sliding_window) : 0u;
-    dispatch("kv_touch", {{0, kv_touch_lane}}, {{0, &state_}, {1, &kv_touch_sink_}},
+    dispatch("kv_touch", {{0, kv_touch_lane}}, {{0, &state_}, {1, &kv_touch_sink_, uint64_t(l) * touch_slice, touch_slice}},
              KvTouchParams{uint32_t(ka), uint32_t(ka >> 32), uint32_t(va), uint32_t(va >> 32), row, window, 32, 0},
              kv_touch_wg, 1, "kv_touch");
   };
@@ -1037,15 +1053,40 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // The long-context recording's position (its per-phase attention by kv head), once for every layer below.
   const int32_t long_from = rec.long_context && !persistent ? long_context_from() : INT32_MAX;
   if (chaining && !persistent) enc.fillBuffer(chain_, 0, chain_.size(), 0);  // this step's chain counters
+  // Layer l's chained dispatches (chaining, above): gate + up -> down where both are F16; with BLUESHIFT_CHAIN=2,
+  // o -> gate + up too where o is F16 and nothing sits between them (chain_o, below); with 3, layer l - 1's down ->
+  // l's q, k and v (the three wait on one count) where they are F16 and fold the rope and KV append, and nothing is
+  // recorded between a layer's down and the next one's projections; with 4, q, k and v -> split attention -> o too
+  // (attention waits for the three's workgroups, and o for each head's merge: attention_split.comp ATTN_CHAIN).
+  auto chain_ffn_at = [&](int32_t l) {
+    const Weight *g = find(fmt::format("blk.{}.ffn_gate", l)), *d = find(fmt::format("blk.{}.ffn_down", l));
+    return chaining && !c.moe() && fold_gated && !c.sandwich_norm && g && d && g->dtype == DType::F16 &&
+           d->dtype == DType::F16;
+  };
+  auto chain_qkv_at = [&](int32_t l) {
+    if (!chaining || chain_mode < 3 || !fold_rope || l == 0 || l >= c.n_layers || !chain_ffn_at(l - 1) ||
+        c.ple_dim > 0 || c.layer_scalar || after_layer || !kernels_.has("matvec_f16_q_chain"))
+      return false;
+    for (const char* s : {"attn_q", "attn_k", "attn_v"})
+      if (find(fmt::format("blk.{}.{}", l, s))->dtype != DType::F16) return false;
+    return true;
+  };
+  uint32_t down_groups = 0;  // the last down projection's workgroups where it signals the next q, k and v
+  // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits): attention_split.comp's PROBE bits.
+  static const uint32_t attn_probe = env_uint("BLUESHIFT_ATTN_PROBE", 0) & 15u;
   for (int32_t l = 0; l < (persistent ? 0 : c.n_layers); ++l) {
     auto W = [&](const char* s) -> const Weight& { return *find(fmt::format("blk.{}.{}", l, s)); };
-    // This layer's chained dispatches (chaining, above): gate + up -> down where both are F16; with BLUESHIFT_CHAIN=2,
-    // o -> gate + up too where o is F16 and nothing sits between them.
-    const bool chain_ffn = chaining && !c.moe() && fold_gated && !c.sandwich_norm &&
-                           W("ffn_gate").dtype == DType::F16 && W("ffn_down").dtype == DType::F16;
+    const bool chain_ffn = chain_ffn_at(l), chain_qkv = chain_qkv_at(l);
     const Weight* o_w = find(fmt::format("blk.{}.attn_out", l));
-    const bool chain_o = chain_ffn && chain_mode == 2 && c.kind(l) == LayerKind::attention && o_w &&
+    const bool chain_o = chain_ffn && chain_mode >= 2 && c.kind(l) == LayerKind::attention && o_w &&
                          o_w->dtype == DType::F16 && !c.attn_out_bias;
+    const bool chain_attn = chain_o && chain_mode >= 4 && fold_rope && split_attention && c.head_dim_of(l) <= 256 &&
+                            !c.attn_sinks && attn_probe == 0 && !(rec.long_context && long_attention_layer(l, long_from)) &&
+                            kernels_.has("attention_split_f16kv_chain") &&
+                            std::ranges::all_of(std::array{"attn_q", "attn_k", "attn_v"}, [&](const char* s) {
+                              return W(s).dtype == DType::F16;
+                            });
+    uint32_t qkv_groups = 0;  // the q, k and v projections' workgroups where they signal attention
     uint32_t o_groups = 0;  // the o projection's workgroups where it signals
     bool sliding = c.sliding(l);
     kv_touch(l, 2);
@@ -1078,8 +1119,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
             e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
           const uint32_t rope_rows =
               4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
+          std::vector<gpu::SpecConstant> spec = mv_spec(matvec_wg(w.dtype, k), rope_rows);
+          ChainLink ch;
+          if (chain_qkv) ch.wait_at = chain_slot(l - 1, kChainAfterDown), ch.producers = down_groups;
+          if (chain_attn) ch.signal_at = chain_slot(l, kChainAfterQkv), qkv_groups += (m + rope_rows - 1) / rope_rows;
+          if (chain_qkv || chain_attn) link(ch, e, spec);
           dispatch(
-              weight_kernel("matvec", w.dtype) + suffix, mv_spec(matvec_wg(w.dtype, k), rope_rows), e,
+              weight_kernel("matvec", w.dtype) + suffix + (chain_qkv || chain_attn ? "_chain" : ""), spec, e,
               MatvecRopeParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, uint32_t(c.head_dim), 0},
               (m + rope_rows - 1) / rope_rows, 1, shape_label("matvec", w));
         }
@@ -1171,21 +1217,21 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         return e;
       };
       if (split_attention && hd <= 256) {
-        // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits): attention_split.comp's PROBE bits.
-        static const uint32_t attn_probe = env_uint("BLUESHIFT_ATTN_PROBE", 0) & 15u;
         std::vector<gpu::SpecConstant> attn_spec;
         if (attn_probe) attn_spec.push_back({1, attn_probe});
         // The long-context recording's form: workgroups by kv head, its 2-4 query heads together (the _gqa variant;
         // long_context_from says where), on layers whose window reaches that far.
         const bool gqa = rec.long_context && attn_probe == 0 && long_attention_layer(l, long_from);
-        dispatch("attention_split_" + kvt + sinks + (gqa ? "_gqa" : ""), attn_spec,
-                 with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
-                  {1, &kcache_[src]},
-                  {2, &vcache_[src]},
-                  {3, &att_, 0, uint64_t(qd) * 4},
-                  {4, &attn_part_},
-                  {5, &attn_count_},
-                  {6, &state_}}),
+        std::vector<BindGroupEntry> e = with_sinks({{0, &q_, 0, uint64_t(qd) * 4},
+                                                    {1, &kcache_[src]},
+                                                    {2, &vcache_[src]},
+                                                    {3, &att_, 0, uint64_t(qd) * 4},
+                                                    {4, &attn_part_},
+                                                    {5, &attn_count_},
+                                                    {6, &state_}});
+        if (chain_attn)
+          link(ChainLink{chain_slot(l, kChainAfterQkv), qkv_groups, chain_slot(l, kChainAfterAttention)}, e, attn_spec);
+        dispatch("attention_split_" + kvt + sinks + (gqa ? "_gqa" : "") + (chain_attn ? "_chain" : ""), attn_spec, e,
                  AttentionSplitParams{uint32_t(c.n_heads), uint32_t(nkv), uint32_t(hd), attn_splits_, window,
                                       scale, c.attn_softcap, 0},
                  gqa ? uint32_t(nkv) : uint32_t(c.n_heads), attn_splits_, "attention");
@@ -1250,8 +1296,9 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
         matmul(W("attn_out"), att_, 0, tmp_, M, false);
         rms(tmp_, 0, W("attn_post_norm"), x_, 0, c.dim, M, true);
       } else if (chain_o) {
-        o_groups = matmul_in(W("attn_out"), att_, 0, x_, M, true, 0, false,
-                             ChainLink{std::nullopt, 0, chain_slot(l, kChainAfterO)});
+        ChainLink ch{std::nullopt, 0, chain_slot(l, kChainAfterO)};
+        if (chain_attn) ch.wait_at = chain_slot(l, kChainAfterAttention), ch.producers = uint32_t(c.n_heads);
+        o_groups = matmul_in(W("attn_out"), att_, 0, x_, M, true, 0, false, ch);
         prefetch(2, l, {"ffn_gate", "ffn_up"});
       } else {
         matmul_residual(W("attn_out"), att_, x_);
@@ -1270,8 +1317,10 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
       const uint32_t producers = gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_,
                                               ChainLink{o_slot, o_groups, chain_slot(l, kChainAfterGateUp)});
       prefetch(4, l, {"ffn_down"});
-      matmul_in(W("ffn_down"), gate_, 0, x_, M, true, 0, false,
-                ChainLink{chain_slot(l, kChainAfterGateUp), producers, std::nullopt});
+      std::optional<uint64_t> down_slot;
+      if (chain_qkv_at(l + 1)) down_slot = chain_slot(l, kChainAfterDown);
+      down_groups = matmul_in(W("ffn_down"), gate_, 0, x_, M, true, 0, false,
+                              ChainLink{chain_slot(l, kChainAfterGateUp), producers, down_slot});
       prefetch(8, l + 1, {"attn_q", "attn_k", "attn_v"});
     } else if (fold_gated) {
       gated_matvec(W("ffn_norm"), W("ffn_gate"), W("ffn_up"), gate_);

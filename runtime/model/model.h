@@ -36,7 +36,9 @@ struct ModelOptions {
   int32_t kv_slots = 1;      // serve --parallel: a KV cache per sequence (select_kv_slot, record_decode_batch)
   int64_t prefetch_kb = -1;  // decode's L2 read-ahead, KiB a phase (record_forward); -1: the env or the default
   int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
-  int32_t chain = -1;        // decode's chained dispatches (record_forward): 0 none, 1 gate + up -> down, 2 and o; -1: the env or 1
+  // Decode's chained dispatches (record_forward): 0 none, 1 gate + up -> down, 2 and o -> gate + up, 3 and down -> the
+  // next q/k/v, 4 and q/k/v -> attention -> o; -1: BLUESHIFT_CHAIN, else 1.
+  int32_t chain = -1;
   // The position from which the decode loop replays its long-context recording (Model::long_context_from); -1: the
   // env or the measured default, 0: never.
   int32_t long_decode_from = -1;
@@ -225,9 +227,9 @@ class Model {
   gpu::Buffer tokens_, state_, x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, scores_, logits_;
   gpu::Buffer prefetch_sink_;  // decode's L2 prefetches write one value a workgroup here (record_forward)
   gpu::Buffer kv_touch_sink_;  // decode's K/V touches (kv_touch.comp) would write here: they never do
-  // Decode's chained dispatches' counters (matvec.glsl MV_CHAIN): a slot of kChainSlotBytes for each of a layer's
+  // Decode's chained dispatches' counters (chain.glsl): a slot of kChainSlotBytes for each of a layer's
   // kChainPoints chained boundaries (record_forward's ChainPoint), zeroed before each step's layers.
-  static constexpr uint32_t kChainSlotBytes = 256, kChainPoints = 2;
+  static constexpr uint32_t kChainSlotBytes = 256, kChainPoints = 5;
   gpu::Buffer chain_;
   gpu::Buffer inv_freq_global_, inv_freq_local_;
   // The f16 copy of a prefill GEMM's input that the tensor-core kernels read: [max_batch, widest k].

@@ -83,7 +83,7 @@ TEST_F(Hazards, SplitChainSubmittedInPartsIsOrdered) {
 }
 
 // The same chain with no barriers between its steps (ComputePassEncoder::chainNext): step i waits in its shader until
-// every workgroup of step i - 1 has counted itself done at slot i - 1 of the counters (matvec.glsl MV_CHAIN), and
+// every workgroup of step i - 1 has counted itself done at slot i - 1 of the counters (chain.glsl), and
 // counts its own at slot i. A fill zeroes the counters at the start of the recording (its one barrier), so it replays.
 TEST_F(Hazards, ChainedDispatchesWaitInTheShader) {
   const uint32_t n = 72, steps = 5, rows = 2, groups_per_step = n / rows, slot = 256;
@@ -123,6 +123,54 @@ TEST_F(Hazards, ChainedDispatchesWaitInTheShader) {
     for (uint32_t i = 0; i < steps; ++i)
       EXPECT_EQ(c[i * slot / 4], i + 1 < steps ? groups_per_step : 0u) << "run " << run << ", slot " << i;
   }
+}
+
+// Three producers counting themselves done on one counter (BindGroupEntry::atomic: the counter touched through atomics
+// alone) get no barrier between them, and a consumer chained on them waits for all three's workgroups; the fill before
+// them, a plain write of the counter, still takes its barrier, and so does a plain dispatch reading it.
+TEST_F(Hazards, AtomicCounterAccessesDoNotConflict) {
+  const uint32_t n = 40, rows = 2, groups = n / rows, slot = 256;
+  auto w = identity(n, 2.0f);
+  auto x = upload(random_floats(n));
+  auto mid = poisoned(3 * n * 4), out = poisoned(n * 4);
+  auto counters = upload(std::vector<uint32_t>(2 * slot / 4, 7u), "chain counters");
+  const auto& producer = kernels().get("matvec_f16_chain", {{0, 32}, {1, rows}, {5, 1u}});
+  const auto& consumer = kernels().get("matvec_f16_chain", {{0, 32}, {1, rows}, {4, 3 * groups}});
+  std::vector<gpu::BindGroup> bg;
+  for (uint32_t i = 0; i < 3; ++i) {  // disjoint thirds of mid, one counter
+    gpu::BindGroupEntry e[] = {{0, &w}, {1, &x}, {2, &mid, uint64_t(i) * n * 4, n * 4},
+                               {11, &counters, slot, slot, true}, {12, &counters, 0, slot, true}};
+    bg.push_back(device().createBindGroup(producer, 0, e));
+  }
+  gpu::BindGroupEntry ce[] = {{0, &w}, {1, &mid, 2 * n * 4, n * 4}, {2, &out},
+                              {11, &counters, 0, slot, true}, {12, &counters, slot, slot, true}};
+  auto cg = device().createBindGroup(consumer, 0, ce);
+  auto enc = device().createCommandEncoder("atomic counters");
+  enc.fillBuffer(counters, 0, 2 * slot, 0);
+  auto pass = enc.beginComputePass();
+  pass.setPipeline(producer);
+  for (uint32_t i = 0; i < 3; ++i) {
+    pass.setBindGroup(0, bg[i]);
+    pass.setPushConstants(MatvecParams{n, n, 1, 0});
+    pass.dispatchWorkgroups(groups);
+    EXPECT_EQ(enc.barrierCount(), 1u) << "producer " << i;  // the fill's alone
+  }
+  pass.setPipeline(consumer);
+  pass.setBindGroup(0, cg);
+  pass.setPushConstants(MatvecParams{n, n, 1, 0});
+  pass.chainNext();
+  pass.dispatchWorkgroups(groups);
+  EXPECT_EQ(enc.barrierCount(), 1u);
+  enc.copyBufferToBuffer(counters, 0, counters, slot + 4, 4);  // a plain read (and write) of the counters
+  EXPECT_EQ(enc.barrierCount(), 2u);
+  auto cb = enc.finish();
+  device().queue().wait(device().queue().submit(cb));
+  auto xs = download<float>(x, n);
+  auto y = download<float>(out, n);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], 4.0f * xs[i]) << i;
+  auto c = download<uint32_t>(counters, 2 * slot / 4);
+  EXPECT_EQ(c[0], 3 * groups);
+  EXPECT_EQ(c[slot / 4 + 1], 3 * groups);
 }
 
 TEST_F(Hazards, IndependentDispatchesGetNoBarrier) {

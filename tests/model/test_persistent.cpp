@@ -508,9 +508,10 @@ TEST(PerPhaseKvTouch, LeavesTheLogitsAsTheyWere) {
   }
 }
 
-// The per-phase decode's chained dispatches (ModelOptions::chain, matvec.glsl MV_CHAIN: a consumer recorded with no
+// The per-phase decode's chained dispatches (ModelOptions::chain, chain.glsl: a consumer recorded with no
 // barrier, waiting in its shader for its producer's workgroups) change no value: the logits of every step are the same
-// bits with none, gate + up -> down, and o -> gate + up as well, and each chained boundary takes a barrier off.
+// bits with none, gate + up -> down, o -> gate + up as well, down -> the next layer's q, k and v as well, and q, k and
+// v -> attention -> o as well, and each chained boundary takes a barrier off.
 TEST(PerPhaseChain, LeavesTheLogitsAsTheyWere) {
   const json config = llama(256, 344, 4, 2, 64);
   TempDir tmp;
@@ -518,9 +519,9 @@ TEST(PerPhaseChain, LeavesTheLogitsAsTheyWere) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<int32_t> ids = random_ids(24, config["vocab_size"].get<uint32_t>());
   auto src = model::open_model(tmp / "hf");
-  std::vector<std::vector<float>> logits[3];
-  uint64_t barriers[3];
-  for (int mode = 0; mode < 3; ++mode) {
+  std::vector<std::vector<float>> logits[5];
+  uint64_t barriers[5];
+  for (int mode = 0; mode < 5; ++mode) {
     ScopedEnv env(std::vector<std::pair<const char*, const char*>>{{"BLUESHIFT_NO_PERSISTENT", "1"}});
     model::ModelOptions opts;
     opts.max_ctx = 64;
@@ -533,7 +534,9 @@ TEST(PerPhaseChain, LeavesTheLogitsAsTheyWere) {
   const uint64_t layers = config["num_hidden_layers"].get<uint64_t>(), steps = ids.size();
   EXPECT_EQ(barriers[0] - barriers[1], layers * steps) << "gate + up -> down not chained in every layer and step";
   EXPECT_EQ(barriers[1] - barriers[2], layers * steps) << "o -> gate + up not chained in every layer and step";
-  for (int mode = 1; mode < 3; ++mode)
+  EXPECT_EQ(barriers[2] - barriers[3], (layers - 1) * steps) << "down -> the next q, k, v not chained at every layer";
+  EXPECT_EQ(barriers[3] - barriers[4], 2 * layers * steps) << "q, k, v -> attention -> o not chained in every layer";
+  for (int mode = 1; mode < 5; ++mode)
     for (size_t s = 0; s < ids.size(); ++s)
       EXPECT_EQ(logits[0][s], logits[mode][s]) << "mode " << mode << ", step " << s;
 }
