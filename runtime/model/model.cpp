@@ -680,9 +680,19 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
   // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
   // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2, 3 and 4 chain more of a
-  // layer's boundaries (the layer loop says which; measured in 2026-12-02-h200-session46.md). A/B runs;
-  // ModelOptions::chain sets it over the env.
-  static const uint32_t chain_from_env = env_uint("BLUESHIFT_CHAIN", 1);
+  // layer's boundaries (the layer loop says which), but on the H200 they part the greedy ids at token 1-3
+  // (2026-12-02-h200-session46.md, W45): a consumer's plain loads hit L1 lines of its input that an earlier dispatch
+  // of the chain loaded on the same SM, and memoryBarrierBuffer does not drop them (gate + up -> down alone is safe:
+  // nothing loads h between the barrier before gate + up and down). So the env takes them only with
+  // BLUESHIFT_CHAIN_UNSAFE=1 (A/B runs); ModelOptions::chain sets any mode over the env (the tests, on lavapipe, which
+  // runs each dispatch to its end).
+  static const uint32_t chain_from_env = [] {
+    const uint32_t mode = env_uint("BLUESHIFT_CHAIN", 1);
+    if (mode < 2 || env_switch("BLUESHIFT_CHAIN_UNSAFE")) return mode;
+    fmt::print(stderr, "blueshift: BLUESHIFT_CHAIN={} parts the decode's values on NVIDIA (stale L1 reads); 1 taken "
+                       "(BLUESHIFT_CHAIN_UNSAFE=1 forces it)\n", mode);
+    return 1u;
+  }();
   const uint32_t chain_mode = opts_.chain >= 0 ? uint32_t(opts_.chain) : chain_from_env;
   const bool chaining =
       M == 1 && chain_mode != 0 && kernels_.has("matvec_f16_chain") && kernels_.has("matvec_f16_gated_chain");
