@@ -677,9 +677,12 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // Decode on the per-phase path: chained dispatches (chain.glsl). Gate + up -> down of a layer are recorded
   // with no barrier between them where both are F16: down's workgroups launch while gate + up's last ones drain, and
   // wait in the shader until gate + up's workgroups have counted themselves done on a counter of chain_ (a slot of
-  // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). On the H200
-  // (2026-12-01-h200-session45.md, W40-W43) the 1B f16 went from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to
-  // 199.7, ids the same. BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels; 2, 3 and 4 chain more of a
+  // kChainSlotBytes for each of a layer's kChainPoints boundaries, zeroed by a fill before the layers). Off by default:
+  // W43's A/B form took the 1B f16 from 880.6 to 892.2 tok/s and the 8B f16 from 194.6 to 199.7
+  // (2026-12-01-h200-session45.md), but the form that landed loses on the H200 (2026-12-02-h200-session46.md, W45-W46:
+  // 1B 883 -> 857, 8B 194.9 -> 189.0-189.7, in session 45's tree as in this one), ids the same.
+  // BLUESHIFT_CHAIN: 0 records the barriers and the plain kernels (the default), 1 chains gate + up -> down; 2, 3 and 4
+  // chain more of a
   // layer's boundaries (the layer loop says which), but on the H200 they part the greedy ids at token 1-3
   // (2026-12-02-h200-session46.md, W45): a consumer's plain loads hit L1 lines of its input that an earlier dispatch
   // of the chain loaded on the same SM, and memoryBarrierBuffer does not drop them (gate + up -> down alone is safe:
@@ -687,7 +690,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // BLUESHIFT_CHAIN_UNSAFE=1 (A/B runs); ModelOptions::chain sets any mode over the env (the tests, on lavapipe, which
   // runs each dispatch to its end).
   static const uint32_t chain_from_env = [] {
-    const uint32_t mode = env_uint("BLUESHIFT_CHAIN", 1);
+    const uint32_t mode = env_uint("BLUESHIFT_CHAIN", 0);
     if (mode < 2 || env_switch("BLUESHIFT_CHAIN_UNSAFE")) return mode;
     fmt::print(stderr, "blueshift: BLUESHIFT_CHAIN={} parts the decode's values on NVIDIA (stale L1 reads); 1 taken "
                        "(BLUESHIFT_CHAIN_UNSAFE=1 forces it)\n", mode);

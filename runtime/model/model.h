@@ -38,7 +38,7 @@ struct ModelOptions {
   int32_t kv_touch = -1;     // decode's K/V rows read into L2 on the per-phase path (record_forward); -1: the env or 1
   // Decode's chained dispatches (record_forward): 0 none, 1 gate + up -> down, 2 and o -> gate + up, 3 and down -> the
   // next q/k/v, 4 and q/k/v -> attention -> o (2-4 part the values on NVIDIA: stale L1 reads, record_forward);
-  // -1: BLUESHIFT_CHAIN, else 1.
+  // -1: BLUESHIFT_CHAIN, else 0.
   int32_t chain = -1;
   // The position from which the decode loop replays its long-context recording (Model::long_context_from); -1: the
   // env or the measured default, 0: never.
