@@ -1076,13 +1076,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     return chaining && !c.moe() && fold_gated && !c.sandwich_norm && g && d && g->dtype == DType::F16 &&
            d->dtype == DType::F16;
   };
+  auto qkv_f16 = [&](int32_t l) {  // layer l's q, k and v are F16 (the _q/_k/_v_chain variants)
+    return std::ranges::all_of(std::array{"attn_q", "attn_k", "attn_v"}, [&](const char* s) {
+      return find(fmt::format("blk.{}.{}", l, s))->dtype == DType::F16;
+    });
+  };
   auto chain_qkv_at = [&](int32_t l) {
-    if (!chaining || chain_mode < 3 || !fold_rope || l == 0 || l >= c.n_layers || !chain_ffn_at(l - 1) ||
-        c.ple_dim > 0 || c.layer_scalar || after_layer || !kernels_.has("matvec_f16_q_chain"))
-      return false;
-    for (const char* s : {"attn_q", "attn_k", "attn_v"})
-      if (find(fmt::format("blk.{}.{}", l, s))->dtype != DType::F16) return false;
-    return true;
+    return chaining && chain_mode >= 3 && fold_rope && l > 0 && l < c.n_layers && chain_ffn_at(l - 1) &&
+           c.ple_dim == 0 && !c.layer_scalar && !after_layer && kernels_.has("matvec_f16_q_chain") && qkv_f16(l);
   };
   uint32_t down_groups = 0;  // the last down projection's workgroups where it signals the next q, k and v
   // BLUESHIFT_ATTN_PROBE=MASK (timing breakdowns only, wrong logits): attention_split.comp's PROBE bits.
@@ -1095,10 +1096,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                          o_w->dtype == DType::F16 && !c.attn_out_bias;
     const bool chain_attn = chain_o && chain_mode >= 4 && fold_rope && split_attention && c.head_dim_of(l) <= 256 &&
                             !c.attn_sinks && attn_probe == 0 && !(rec.long_context && long_attention_layer(l, long_from)) &&
-                            kernels_.has("attention_split_f16kv_chain") &&
-                            std::ranges::all_of(std::array{"attn_q", "attn_k", "attn_v"}, [&](const char* s) {
-                              return W(s).dtype == DType::F16;
-                            });
+                            kernels_.has("attention_split_f16kv_chain") && qkv_f16(l);
     uint32_t qkv_groups = 0;  // the q, k and v projections' workgroups where they signal attention
     uint32_t o_groups = 0;  // the o projection's workgroups where it signals
     bool sliding = c.sliding(l);
