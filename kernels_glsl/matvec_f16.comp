@@ -51,6 +51,8 @@ f16vec2 mv_w(uint r, uint i) {
 }
 
 const uint kUnroll = 4;
+// 1: each step's weights are loaded before its x (above); 0: after (A/B runs, Model::record_forward's mv_spec).
+layout(constant_id = 6) const uint MV_W_FIRST = 0;
 
 void main() {
   uint row0 = mv_group() * ROWS, b = mv_batch_row();
@@ -60,15 +62,22 @@ void main() {
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = xrow * p.k;
     for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
+      // MV_W_FIRST: the step's weight loads are issued before its x loads, whose branch (the last step's lanes past
+      // nw) and norm arithmetic would otherwise hold them back by an L2 round trip.
+      f16vec2 wv[MV_NR * kUnroll];
+      if (MV_W_FIRST != 0u)
+        for (uint r = 0; r < MV_NR; ++r)
+          for (uint u = 0; u < kUnroll; ++u) wv[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
       vec2 xv[kUnroll];
       for (uint u = 0; u < kUnroll; ++u) {
         uint j = min(j0 + u * wg, nw - 1u);
         xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * j) : vec2(0.0);
       }
-      for (uint r = 0; r < MV_NR; ++r) {
-        uint rb = mv_row(row0, r) * nw;
-        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(mv_w(r, rb + min(j0 + u * wg, nw - 1u))), xv[u]);
-      }
+      if (MV_W_FIRST == 0u)
+        for (uint r = 0; r < MV_NR; ++r)
+          for (uint u = 0; u < kUnroll; ++u) wv[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
+      for (uint r = 0; r < MV_NR; ++r)
+        for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(wv[r * kUnroll + u]), xv[u]);
     }
   } else {
     for (uint i = gl_LocalInvocationID.x; i < p.k; i += wg) {

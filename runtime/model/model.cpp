@@ -586,9 +586,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // every model (A/B runs).
   static const uint32_t treduce_env = env_uint("BLUESHIFT_MATVEC_TREDUCE", 2);
   const bool mv_treduce = treduce_env == 2 ? c.dim <= 3072 : treduce_env != 0;
+  // BLUESHIFT_MV_WFIRST=1: the F16 matvecs load each step's weights before its x (matvec_f16.comp MV_W_FIRST, spec
+  // constant 6; A/B runs).
+  static const uint32_t mv_wfirst = env_uint("BLUESHIFT_MV_WFIRST", 0);
   auto mv_spec = [&](uint32_t wg_size, uint32_t rows) {
     std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
     if (!mv_treduce) spec.push_back({3, 0u});
+    if (mv_wfirst) spec.push_back({6, mv_wfirst});
     return spec;
   };
 

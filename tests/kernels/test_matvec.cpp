@@ -3,6 +3,7 @@
 // a poisoned output, and the accumulate epilogue. Reference: float64 over the dequantized weights.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "runtime/base/half.h"
@@ -180,6 +181,46 @@ TEST_F(Matvec, RopeAndKvFolded) {
       EXPECT_EQ(touched, 0u) << "cache rows other than pos were written";
     }
   }
+}
+
+// matvec_f16.comp's MV_W_FIRST (spec constant 6): a step's weights loaded before its x (1) or after (0). The same
+// products in the same order, so the same bits, for the plain, norm-folded and gated forms, at sizes whose last step
+// leaves lanes past the row (the branch the order is about), with the float64 bound on top.
+TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
+  struct OCase {
+    uint32_t m, k, wg, rows;
+  };
+  for (OCase c : {OCase{37, 264, 32, 2}, OCase{130, 2050, 64, 3}, OCase{9, 4098, 256, 2}})
+    for (const char* form : {"", "_norm", "_gated"}) {
+      const std::string kernel = std::string("matvec_f16") + form;
+      const bool gated = form[1] == 'g', normed = form[0] != 0;
+      Weights w = random_weights(DType::F16, c.m, c.k), wu = random_weights(DType::F16, c.m, c.k);
+      auto x = random_floats(c.k, -3, 3), nw = random_floats(c.k);
+      const float eps = 1e-5f;
+      auto xn = normed ? rms_normed(x, nw, c.k, 1, eps, 0.0f) : x;
+      DotRef ref = dot_ref(w.dq.data(), xn.data(), nullptr, c.m, c.k, 1);
+      DotRef ref_u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, 1);
+      auto bw = upload(w.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
+      std::vector<std::vector<float>> ys;
+      for (uint32_t first : {0u, 1u}) {
+        auto by = poisoned(c.m * 4);
+        const auto& p = kernels().get(kernel, {{0, c.wg}, {1, c.rows}, {6, first}});
+        std::vector<gpu::BindGroupEntry> e = {{0, &bw}, {1, &bx}, {2, &by}};
+        if (normed) e.push_back({3, &bn});
+        if (gated) e.push_back({4, &bu});
+        const uint32_t groups = (c.m + c.rows - 1) / c.rows;
+        if (normed) run_once(p, e, kparams::MatvecNormParams{c.m, c.k, 1, 0, eps, 0.0f, 0, 0}, groups, 1);
+        else run_once(p, e, MatvecParams{c.m, c.k, 1, 0}, groups, 1);
+        ys.push_back(download<float>(by, c.m));
+        const std::string where = kernel + " m=" + std::to_string(c.m) + " k=" + std::to_string(c.k) +
+                                  " w_first=" + std::to_string(first) + " seed=" + std::to_string(test_seed());
+        if (gated) EXPECT_LT(gated_error(ys.back(), ref, ref_u, 0), 1e-5) << where;
+        else EXPECT_LT(scaled_error(ys.back(), ref), 1e-10) << where;
+      }
+      for (uint32_t i = 0; i < c.m; ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(ys[0][i]), std::bit_cast<uint32_t>(ys[1][i]))
+            << kernel << " row " << i << " m=" << c.m << " k=" << c.k << " seed=" << test_seed();
+    }
 }
 
 TEST_F(Matvec, RowRangesThroughBindingOffsets) {
