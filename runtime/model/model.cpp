@@ -586,13 +586,14 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // every model (A/B runs).
   static const uint32_t treduce_env = env_uint("BLUESHIFT_MATVEC_TREDUCE", 2);
   const bool mv_treduce = treduce_env == 2 ? c.dim <= 3072 : treduce_env != 0;
-  // BLUESHIFT_MV_WFIRST=1: the F16 matvecs load each step's weights before its x (matvec_f16.comp MV_W_FIRST, spec
-  // constant 6; A/B runs).
+  // BLUESHIFT_MV_WFIRST=MASK (A/B runs): the F16 matvecs whose bit is set load each step's weights before its x
+  // (matvec_f16.comp MV_W_FIRST, spec constant 6): 1 q/k/v with the rope, 2 the plain and norm-folded ones (o, down),
+  // 4 the gated FFN, 8 the head.
   static const uint32_t mv_wfirst = env_uint("BLUESHIFT_MV_WFIRST", 0);
-  auto mv_spec = [&](uint32_t wg_size, uint32_t rows) {
+  auto mv_spec = [&](uint32_t wg_size, uint32_t rows, uint32_t wfirst_bit = 0) {
     std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
     if (!mv_treduce) spec.push_back({3, 0u});
-    if (mv_wfirst) spec.push_back({6, mv_wfirst});
+    if (mv_wfirst & wfirst_bit) spec.push_back({6, 1u});
     return spec;
   };
 
@@ -749,7 +750,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                shape_label("matvec", w));
     } else if (nrows == 1) {
       const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_MATVEC_ROWS", w.dtype == DType::F16 ? 2 : 4));
-      auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg);
+      auto spec = mv_spec(matvec_wg(w.dtype, k), rows_per_wg, 2);
       if (chain) link(*chain, e, spec);
       const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
       dispatch(weight_kernel("matvec", w.dtype) + (chain ? "_chain" : ""), spec, e, mp, groups, 1,
@@ -896,7 +897,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     uint32_t m = uint32_t(w.shape[0]), k = uint32_t(w.shape[1]);
     const uint32_t rows_per_wg = matvec_rows(m, rows);
     dispatch(weight_kernel("matvec", w.dtype) + "_norm",
-             mv_spec(inv ? inv : matvec_wg(w.dtype, k), rows_per_wg),
+             mv_spec(inv ? inv : matvec_wg(w.dtype, k), rows_per_wg, 2),
              {{0, &w.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}},
              MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
              (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", w));
@@ -912,7 +913,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
     const uint32_t rows_per_wg = std::max(1u, env_uint("BLUESHIFT_GATED_ROWS", wg_.dtype == DType::F16 ? 2 : 4));
     std::vector<BindGroupEntry> e = {
         {0, &wg_.buffer}, {1, &x_, 0, uint64_t(k) * 4}, {2, &y, 0, uint64_t(m) * 4}, {3, &norm.buffer}, {4, &wu.buffer}};
-    auto spec = mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg);
+    auto spec = mv_spec(matvec_wg(wg_.dtype, k), rows_per_wg, 4);
     if (chain) link(*chain, e, spec);
     const uint32_t groups = (m + rows_per_wg - 1) / rows_per_wg;
     dispatch(weight_kernel("matvec", wg_.dtype) + "_gated" + (chain ? "_chain" : ""), spec, e,
@@ -1134,7 +1135,7 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
             e.push_back({7, suffix[1] == 'k' ? &kcache_[l] : &vcache_[l]});
           const uint32_t rope_rows =
               4;  // matvec.glsl's MV_ROPE row permutation takes two pairs per workgroup
-          std::vector<gpu::SpecConstant> spec = mv_spec(matvec_wg(w.dtype, k), rope_rows);
+          std::vector<gpu::SpecConstant> spec = mv_spec(matvec_wg(w.dtype, k), rope_rows, 1);
           ChainLink ch;
           if (chain_qkv) ch.wait_at = chain_slot(l - 1, kChainAfterDown), ch.producers = down_groups;
           if (chain_attn) ch.signal_at = chain_slot(l, kChainAfterQkv), qkv_groups += (m + rope_rows - 1) / rope_rows;
@@ -1403,11 +1404,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
                                          {2, &logits_, (uint64_t(l) * c.vocab + r0) * 4, uint64_t(m) * 4}};
         if (fold_head) {
           e.push_back({3, &on.buffer});
-          dispatch(weight_kernel("matvec", head.dtype) + "_norm", mv_spec(matvec_wg(head.dtype, k), rows_per_wg), e,
+          dispatch(weight_kernel("matvec", head.dtype) + "_norm", mv_spec(matvec_wg(head.dtype, k), rows_per_wg, 8), e,
                    MatvecNormParams{m, k, 1, 0, c.norm_eps, c.norm_offset ? 1.0f : 0.0f, 0, 0},
                    (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
         } else {
-          dispatch(weight_kernel("matvec", head.dtype), mv_spec(matvec_wg(head.dtype, k), rows_per_wg), e,
+          dispatch(weight_kernel("matvec", head.dtype), mv_spec(matvec_wg(head.dtype, k), rows_per_wg, 8), e,
                    MatvecParams{m, k, 1, 0}, (m + rows_per_wg - 1) / rows_per_wg, 1, shape_label("matvec", head));
         }
       }
