@@ -51,7 +51,8 @@ f16vec2 mv_w(uint r, uint i) {
 }
 
 const uint kUnroll = 4;
-// 1: each step's weights are loaded before its x (above); 0: after (A/B runs, Model::record_forward's mv_spec).
+// 1: each step's weights are loaded before its x (below); 2: the first step's only, peeled; 0: after (A/B runs,
+// Model::record_forward's mv_spec).
 layout(constant_id = 6) const uint MV_W_FIRST = 0;
 
 void main() {
@@ -61,11 +62,24 @@ void main() {
   chain_wait();  // a chained consumer: until its producer is done (chain.glsl)
   if ((p.k & 1u) == 0u) {
     uint nw = p.k / 2u, xb = xrow * p.k;
-    for (uint j0 = gl_LocalInvocationID.x; j0 < nw; j0 += kUnroll * wg) {
+    uint j0 = gl_LocalInvocationID.x;
+    if (MV_W_FIRST == 2u) {  // the first step peeled, its weights loaded first (W43's variant 39's gate + up)
+      f16vec2 w0[MV_NR * kUnroll];
+      for (uint r = 0; r < MV_NR; ++r)
+        for (uint u = 0; u < kUnroll; ++u) w0[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
+      if (j0 < nw) {
+        vec2 xv[kUnroll];
+        for (uint u = 0; u < kUnroll; ++u) xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * min(j0 + u * wg, nw - 1u)) : vec2(0.0);
+        for (uint r = 0; r < MV_NR; ++r)
+          for (uint u = 0; u < kUnroll; ++u) mv_acc[r] += dot(vec2(w0[r * kUnroll + u]), xv[u]);
+      }
+      j0 += kUnroll * wg;
+    }
+    for (; j0 < nw; j0 += kUnroll * wg) {
       // MV_W_FIRST: the step's weight loads are issued before its x loads, whose branch (the last step's lanes past
       // nw) and norm arithmetic would otherwise hold them back by an L2 round trip.
       f16vec2 wv[MV_NR * kUnroll];
-      if (MV_W_FIRST != 0u)
+      if (MV_W_FIRST == 1u)
         for (uint r = 0; r < MV_NR; ++r)
           for (uint u = 0; u < kUnroll; ++u) wv[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
       vec2 xv[kUnroll];
@@ -73,7 +87,7 @@ void main() {
         uint j = min(j0 + u * wg, nw - 1u);
         xv[u] = j0 + u * wg < nw ? mv_x2(xb, 2u * j) : vec2(0.0);
       }
-      if (MV_W_FIRST == 0u)
+      if (MV_W_FIRST != 1u)
         for (uint r = 0; r < MV_NR; ++r)
           for (uint u = 0; u < kUnroll; ++u) wv[r * kUnroll + u] = mv_w(r, mv_row(row0, r) * nw + min(j0 + u * wg, nw - 1u));
       for (uint r = 0; r < MV_NR; ++r)

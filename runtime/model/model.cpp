@@ -589,11 +589,13 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   // BLUESHIFT_MV_WFIRST=MASK (A/B runs): the F16 matvecs whose bit is set load each step's weights before its x
   // (matvec_f16.comp MV_W_FIRST, spec constant 6): 1 q/k/v with the rope, 2 the plain and norm-folded ones (o, down),
   // 4 the gated FFN, 8 the head.
+  // BLUESHIFT_MV_WFIRST_MODE: 1 every step (the default), 2 the first step only, peeled.
   static const uint32_t mv_wfirst = env_uint("BLUESHIFT_MV_WFIRST", 0);
+  static const uint32_t mv_wfirst_mode = env_uint("BLUESHIFT_MV_WFIRST_MODE", 1);
   auto mv_spec = [&](uint32_t wg_size, uint32_t rows, uint32_t wfirst_bit = 0) {
     std::vector<gpu::SpecConstant> spec = {{0, wg_size}, {1, rows}};
     if (!mv_treduce) spec.push_back({3, 0u});
-    if (mv_wfirst & wfirst_bit) spec.push_back({6, 1u});
+    if (mv_wfirst & wfirst_bit) spec.push_back({6, mv_wfirst_mode});
     return spec;
   };
 

@@ -183,17 +183,19 @@ TEST_F(Matvec, RopeAndKvFolded) {
   }
 }
 
-// matvec_f16.comp's MV_W_FIRST (spec constant 6): a step's weights loaded before its x (1) or after (0). The same
+// matvec_f16.comp's MV_W_FIRST (spec constant 6): a step's weights loaded before its x (1; 2: the first step's,
+// peeled) or after (0). The same
 // products in the same order, so the same bits, for the plain, norm-folded and gated forms, at sizes whose last step
 // leaves lanes past the row (the branch the order is about), with the float64 bound on top.
 TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
   struct OCase {
     uint32_t m, k, wg, rows;
   };
-  for (OCase c : {OCase{37, 264, 32, 2}, OCase{130, 2050, 64, 3}, OCase{9, 4098, 256, 2}})
+  for (OCase c : {OCase{37, 264, 64, 2}, OCase{9, 2050, 64, 2}})  // one pipeline each form and order: lavapipe compiles slowly
     for (const char* form : {"", "_norm", "_gated"}) {
       const std::string kernel = std::string("matvec_f16") + form;
-      const bool gated = form[1] == 'g', normed = form[0] != 0;
+      const std::string_view f = form;
+      const bool gated = f == "_gated", normed = !f.empty();
       Weights w = random_weights(DType::F16, c.m, c.k), wu = random_weights(DType::F16, c.m, c.k);
       auto x = random_floats(c.k, -3, 3), nw = random_floats(c.k);
       const float eps = 1e-5f;
@@ -202,7 +204,7 @@ TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
       DotRef ref_u = dot_ref(wu.dq.data(), xn.data(), nullptr, c.m, c.k, 1);
       auto bw = upload(w.bytes), bu = upload(wu.bytes), bx = upload(with_nan_tail(x)), bn = upload(with_nan_tail(nw));
       std::vector<std::vector<float>> ys;
-      for (uint32_t first : {0u, 1u}) {
+      for (uint32_t first : {0u, 1u, 2u}) {
         auto by = poisoned(c.m * 4);
         const auto& p = kernels().get(kernel, {{0, c.wg}, {1, c.rows}, {6, first}});
         std::vector<gpu::BindGroupEntry> e = {{0, &bw}, {1, &bx}, {2, &by}};
@@ -217,9 +219,10 @@ TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
         if (gated) EXPECT_LT(gated_error(ys.back(), ref, ref_u, 0), 1e-5) << where;
         else EXPECT_LT(scaled_error(ys.back(), ref), 1e-10) << where;
       }
-      for (uint32_t i = 0; i < c.m; ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(ys[0][i]), std::bit_cast<uint32_t>(ys[1][i]))
-            << kernel << " row " << i << " m=" << c.m << " k=" << c.k << " seed=" << test_seed();
+      for (size_t f = 1; f < ys.size(); ++f)
+        for (uint32_t i = 0; i < c.m; ++i)
+          ASSERT_EQ(std::bit_cast<uint32_t>(ys[0][i]), std::bit_cast<uint32_t>(ys[f][i]))
+              << kernel << " row " << i << " m=" << c.m << " k=" << c.k << " w_first=" << f << " seed=" << test_seed();
     }
 }
 
