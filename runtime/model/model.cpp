@@ -587,9 +587,11 @@ void Model::record_forward(gpu::CommandEncoder& enc, int32_t rows, Recording& re
   static const uint32_t treduce_env = env_uint("BLUESHIFT_MATVEC_TREDUCE", 2);
   const bool mv_treduce = treduce_env == 2 ? c.dim <= 3072 : treduce_env != 0;
   // The F16 matvecs' load order (matvec_f16.comp MV_W_FIRST, spec constant 6). Decode's gated FFN takes its first step
-  // peeled, that step's weights loaded before its x (2): on the H200 (2026-12-02-h200-session47.md, W49) the 1B f16 went
-  // from 890.3 to 903.9 tok/s and the 8B f16 from 195.0 to 197.6, ids the same. Weights first in every step (1) lost:
-  // W47, all of them, 1B -0.6%, 8B -3.6%; W49, the gated one in the chained decode, 8B -3.5%; W48, q/k/v, -0.2%.
+  // peeled, that step's weights loaded before its x (2): on the H200 (2026-12-02-h200-session47.md, W49-W50) the 1B
+  // f16 went from 892.9 to 904.6 tok/s, the 3B f16 from 362.7 to 368.2 and the 8B f16 from 194.6 to 197.2, ids the same.
+  // The peel on q/k/v too gained on the 1B and 8B (915.6, 199.0) and lost on the 3B (364.0); on o and down it gained
+  // only on the 3B (374.2): left off until a rule stands behind them. Weights first in every step (1) lost: W47, all of
+  // them, 1B -0.6%, 8B -3.6%; W49, the gated one in the chained decode, 8B -3.5%; W48, q/k/v, -0.2%.
   // BLUESHIFT_MV_WFIRST=MASK (A/B runs): the matvecs that take it, 1 q/k/v with the rope, 2 the plain and norm-folded
   // ones (o, down), 4 the gated FFN (the default), 8 the head; BLUESHIFT_MV_WFIRST_MODE: 2 (the default) or 1.
   static const uint32_t mv_wfirst = env_uint("BLUESHIFT_MV_WFIRST", 4);
