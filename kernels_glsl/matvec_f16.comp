@@ -52,7 +52,7 @@ f16vec2 mv_w(uint r, uint i) {
 
 const uint kUnroll = 4;
 // MV_W_FIRST: 0 loads each step's x, then its weights; 2 peels the first step and loads its weights before its x (the
-// decode's gated FFN: 1B f16 +1.5%, 8B f16 +1.3% on the H200); 1 loads the weights first in every step (lost: 8B f16
+// decode's gated FFN: 1B, 3B and 8B f16 +1.3-1.5% on the H200); 1 loads the weights first in every step (lost: 8B f16
 // -3.6%). The same products in the same order in each. Which matvecs take which: Model::record_forward's mv_spec. Why
 // the peel gains and weights-first in every step loses, with the same loads, is not known: the driver's schedule.
 layout(constant_id = 6) const uint MV_W_FIRST = 0;

@@ -184,9 +184,8 @@ TEST_F(Matvec, RopeAndKvFolded) {
 }
 
 // matvec_f16.comp's MV_W_FIRST (spec constant 6): a step's weights loaded before its x (1; 2: the first step's,
-// peeled) or after (0). The same
-// products in the same order, so the same bits, for the plain, norm-folded and gated forms, at sizes whose last step
-// leaves lanes past the row (the branch the order is about), with the float64 bound on top.
+// peeled) or after (0). The same products in the same order, so the same bits, for the plain, norm-folded and gated
+// forms, at sizes whose last step leaves lanes past the row, with the float64 bound on top.
 TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
   struct OCase {
     uint32_t m, k, wg, rows;
@@ -194,8 +193,8 @@ TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
   for (OCase c : {OCase{37, 264, 64, 2}, OCase{9, 2050, 64, 2}})  // one pipeline each form and order: lavapipe compiles slowly
     for (const char* form : {"", "_norm", "_gated"}) {
       const std::string kernel = std::string("matvec_f16") + form;
-      const std::string_view f = form;
-      const bool gated = f == "_gated", normed = !f.empty();
+      const std::string_view form_name = form;
+      const bool gated = form_name == "_gated", normed = !form_name.empty();
       Weights w = random_weights(DType::F16, c.m, c.k), wu = random_weights(DType::F16, c.m, c.k);
       auto x = random_floats(c.k, -3, 3), nw = random_floats(c.k);
       const float eps = 1e-5f;
@@ -219,10 +218,10 @@ TEST_F(Matvec, F16WeightLoadOrderKeepsTheBits) {
         if (gated) EXPECT_LT(gated_error(ys.back(), ref, ref_u, 0), 1e-5) << where;
         else EXPECT_LT(scaled_error(ys.back(), ref), 1e-10) << where;
       }
-      for (size_t f = 1; f < ys.size(); ++f)
+      for (size_t order = 1; order < ys.size(); ++order)
         for (uint32_t i = 0; i < c.m; ++i)
-          ASSERT_EQ(std::bit_cast<uint32_t>(ys[0][i]), std::bit_cast<uint32_t>(ys[f][i]))
-              << kernel << " row " << i << " m=" << c.m << " k=" << c.k << " w_first=" << f << " seed=" << test_seed();
+          ASSERT_EQ(std::bit_cast<uint32_t>(ys[0][i]), std::bit_cast<uint32_t>(ys[order][i]))
+              << kernel << " row " << i << " m=" << c.m << " k=" << c.k << " w_first=" << order << " seed=" << test_seed();
     }
 }
 
