@@ -149,7 +149,7 @@ float emu_half(uvec4 q, uint h) { return unpackHalf2x16(q[(h >> 1) & 3u])[h & 1u
 // c += A B for this lane's 8 elements: A row-major in x8 or xs (row i at a.o + i a.stride), B column-major in ws
 // (column j at b.o + j b.stride), products of f16 values exact in f32, sums in f32. Rows of A past the tokens are
 // skipped (their sums stay 0 and are never written): at serve's usual 2-4 sequences that is 4-8x less work than
-// the whole fragment, the difference between a test's 24-token request taking ~6 s and ~25 s on lavapipe.
+// the whole fragment, the difference between a test's 24-token request taking ~8 s and ~25 s on lavapipe (2 cores).
 void emu_mma(EmuRef a, EmuRef b, inout EmuAcc c) {
   [[dont_unroll]] for (uint q = 0; q < 8u; ++q) {
     const uint e = LANE + 32u * q, i = e / 16u, j = e % 16u;
